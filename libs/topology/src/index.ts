@@ -1,1 +1,2 @@
 export * from './errors';
+export * from './config/agentx';
