@@ -5,6 +5,7 @@ const alias = {
   '@infersweep/topology': fileURLToPath(new URL('./libs/topology/src/index.ts', import.meta.url)),
   '@infersweep/slurm': fileURLToPath(new URL('./libs/slurm/src/index.ts', import.meta.url)),
   '@infersweep/agentx': fileURLToPath(new URL('./libs/agentx/src/index.ts', import.meta.url)),
+  '@infersweep/sweep': fileURLToPath(new URL('./libs/sweep/src/index.ts', import.meta.url)),
 };
 
 // Two kinds of test: unit (`*.test.ts`, fast, no services) and integration

@@ -11,7 +11,7 @@ function sources(dir: string): string[] {
 }
 
 describe('workspace layout', () => {
-  it.each(['topology', 'slurm', 'agentx'])('libs/%s exposes exactly one index.ts entry', (lib) => {
+  it.each(['topology', 'slurm', 'agentx', 'sweep'])('libs/%s exposes exactly one index.ts entry', (lib) => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'libs', lib, 'package.json'), 'utf8'));
     expect(pkg.exports).toEqual({ '.': './src/index.ts' });
     expect(existsSync(join(repoRoot, 'libs', lib, 'src', 'index.ts'))).toBe(true);
@@ -24,7 +24,7 @@ describe('workspace layout', () => {
   });
 
   it('no lib imports an app', () => {
-    const offenders = ['topology', 'slurm', 'agentx']
+    const offenders = ['topology', 'slurm', 'agentx', 'sweep']
       .flatMap((lib) => sources(join(repoRoot, 'libs', lib, 'src')))
       .filter((f) => /from\s+['"][^'"]*apps\//.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);

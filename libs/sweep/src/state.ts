@@ -1,0 +1,124 @@
+/**
+ * The point-state machine: pure functions over SweepProgress. The cursor is derived, never
+ * stored: the next point is the first one still pending, so skip/retry edits compose.
+ */
+import type { AllocationEnd, PointState, PointSummary, SweepInput, SweepProgress } from './contract';
+
+export function initialProgress(input: SweepInput, now: string): SweepProgress {
+  return {
+    sweepId: input.sweepId,
+    configName: input.configName,
+    configHash: input.configHash,
+    planHash: input.planHash,
+    orientation: input.orientation,
+    cluster: input.cluster,
+    model: input.model,
+    policy: input.policy,
+    phase: 'starting',
+    points: input.points.map((concurrency) => ({ concurrency, status: 'pending', attempts: 0 })),
+    allocations: [],
+    maxAllocationAttempts: input.maxAllocationAttempts,
+    startedAt: now,
+    updatedAt: now,
+    resultsDir: input.resultsDir,
+  };
+}
+
+/** The first point still to run, or undefined when every point is settled. */
+export function nextPoint(p: SweepProgress): PointState | undefined {
+  return p.points.find((pt) => pt.status === 'pending' || pt.status === 'running');
+}
+
+export function pointAt(p: SweepProgress, concurrency: number): PointState {
+  const pt = p.points.find((x) => x.concurrency === concurrency);
+  if (!pt) throw new Error(`no concurrency point ${concurrency} in this sweep (points: ${p.points.map((x) => x.concurrency).join(', ')})`);
+  return pt;
+}
+
+/** Points already done by an earlier run of the same sweep (results found on disk). */
+export function applyCompleted(p: SweepProgress, done: PointSummary[]): void {
+  for (const s of done) {
+    const pt = p.points.find((x) => x.concurrency === s.concurrency);
+    if (!pt || pt.status !== 'pending') continue;
+    pt.status = s.valid ? 'done' : 'invalid';
+    pt.summary = s;
+    pt.resultPath = s.resultPath;
+  }
+}
+
+export function startPoint(pt: PointState, jobId: string, now: string): void {
+  pt.status = 'running';
+  pt.attempts += 1;
+  pt.startedAt = now;
+  pt.jobId = jobId;
+}
+
+export function finishPoint(pt: PointState, s: PointSummary, now: string): void {
+  pt.status = s.valid ? 'done' : 'invalid';
+  pt.summary = s;
+  pt.resultPath = s.resultPath;
+  pt.finishedAt = now;
+  pt.lastError = s.valid ? undefined : s.reasons.join('; ');
+}
+
+/**
+ * The allocation was lost while the point ran: the point goes back to pending (the attempt is
+ * not held against it) so it reruns first on the next allocation.
+ */
+export function requeuePoint(pt: PointState, reason: string): void {
+  pt.status = 'pending';
+  pt.attempts = Math.max(0, pt.attempts - 1);
+  pt.lastError = reason;
+}
+
+/** The point itself failed (its activity exhausted retries): pending again while attempts remain. */
+export function failPoint(pt: PointState, reason: string, maxAttempts: number, now: string): void {
+  pt.lastError = reason;
+  pt.finishedAt = now;
+  pt.status = pt.attempts >= maxAttempts ? 'failed' : 'pending';
+}
+
+/** Validator for the skipPoint update: throws a message the caller sees. */
+export function validateSkip(p: SweepProgress, concurrency: number): void {
+  const pt = p.points.find((x) => x.concurrency === concurrency);
+  if (!pt) {
+    throw new Error(`no concurrency point ${concurrency}; this sweep has ${p.points.map((x) => x.concurrency).join(', ')}`);
+  }
+  if (pt.status !== 'pending' && pt.status !== 'failed') {
+    throw new Error(`point c=${concurrency} is ${pt.status}; only pending or failed points can be skipped`);
+  }
+}
+
+export function skipPoint(p: SweepProgress, concurrency: number, reason: string): void {
+  const pt = pointAt(p, concurrency);
+  pt.status = 'skipped';
+  pt.lastError = reason;
+}
+
+/** Allocation attempts that ended badly (not counting orderly releases by policy). */
+export function failedAllocationAttempts(p: SweepProgress): number {
+  return p.allocations.filter((a) => a.ended !== undefined && a.ended !== 'released').length;
+}
+
+export function recordAllocationEnd(p: SweepProgress, jobName: string, ended: AllocationEnd, reason: string | undefined, now: string): void {
+  const a = p.allocations.find((x) => x.jobName === jobName);
+  if (!a || a.ended) return;
+  a.ended = ended;
+  a.reason = reason;
+  a.endedAt = now;
+}
+
+/** Counts for a one-line summary (memo, status lines). */
+export function countPoints(p: SweepProgress): Record<PointState['status'], number> {
+  const c: Record<PointState['status'], number> = { pending: 0, running: 0, done: 0, invalid: 0, failed: 0, skipped: 0 };
+  for (const pt of p.points) c[pt.status] += 1;
+  return c;
+}
+
+export function summaryLine(p: SweepProgress): string {
+  const c = countPoints(p);
+  const parts = Object.entries(c)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k}`);
+  return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)`;
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import {
+  allocationJobName,
+  applyCompleted,
+  failPoint,
+  failedAllocationAttempts,
+  finishPoint,
+  initialProgress,
+  nextPoint,
+  recordAllocationEnd,
+  requeuePoint,
+  skipPoint,
+  startPoint,
+  summaryLine,
+  sweepWorkflowId,
+  validateSkip,
+  type SweepInput,
+} from '@infersweep/sweep';
+
+const input = (points: number[]): SweepInput => ({
+  sweepId: 'sweep-kimik3-balanced-local-t1',
+  label: 't1',
+  configName: 'kimik3',
+  configHash: 'c0ffee',
+  planHash: 'abc123',
+  orientation: 'balanced',
+  cluster: 'local',
+  model: 'kimi-k3',
+  image: 'vllm/vllm-openai:kimi-k3',
+  plan: {},
+  points,
+  policy: 'shared-server',
+  pointBudgetSeconds: 60,
+  startupBudgetSeconds: 60,
+  timeLimitMinutes: 30,
+  maxAllocationAttempts: 3,
+  maxPointAttempts: 2,
+  resultsDir: '/shared/results/x',
+  importImage: false,
+});
+
+const summary = (concurrency: number, valid = true) => ({ concurrency, valid, reasons: valid ? [] : ['error rate 0.5 > 0.1'], resultPath: `/r/c${concurrency}.json`, reused: false });
+
+describe('point state machine', () => {
+  it('walks the points in order and ends with none left', () => {
+    const p = initialProgress(input([4, 8, 16]), 't0');
+    const seen: number[] = [];
+    for (let pt = nextPoint(p); pt; pt = nextPoint(p)) {
+      seen.push(pt.concurrency);
+      startPoint(pt, '7', 't');
+      finishPoint(pt, summary(pt.concurrency), 't');
+    }
+    expect(seen).toEqual([4, 8, 16]);
+    expect(p.points.map((x) => x.status)).toEqual(['done', 'done', 'done']);
+  });
+
+  it('resumes at the first unfinished point after an allocation loss, without charging the attempt', () => {
+    const p = initialProgress(input([4, 8, 16]), 't0');
+    const a = nextPoint(p)!;
+    startPoint(a, '1', 't');
+    finishPoint(a, summary(4), 't');
+    const b = nextPoint(p)!;
+    startPoint(b, '1', 't');
+    requeuePoint(b, 'allocation 1 lost: NODE_FAIL');
+    expect(nextPoint(p)?.concurrency).toBe(8);
+    expect(b.attempts).toBe(0);
+    expect(p.points[0]!.status).toBe('done');
+  });
+
+  it('marks a point invalid with its reasons and moves on', () => {
+    const p = initialProgress(input([4, 8]), 't0');
+    const a = nextPoint(p)!;
+    startPoint(a, '1', 't');
+    finishPoint(a, summary(4, false), 't');
+    expect(a.status).toBe('invalid');
+    expect(a.lastError).toContain('error rate');
+    expect(nextPoint(p)?.concurrency).toBe(8);
+  });
+
+  it('retries a failing point until its attempts run out, then marks it failed', () => {
+    const p = initialProgress(input([4]), 't0');
+    const a = nextPoint(p)!;
+    startPoint(a, '1', 't');
+    failPoint(a, 'boom', 2, 't');
+    expect(a.status).toBe('pending');
+    startPoint(a, '1', 't');
+    failPoint(a, 'boom', 2, 't');
+    expect(a.status).toBe('failed');
+    expect(nextPoint(p)).toBeUndefined();
+  });
+
+  it('takes completed points found on disk and never reruns them', () => {
+    const p = initialProgress(input([4, 8, 16]), 't0');
+    applyCompleted(p, [{ ...summary(4), reused: true }, summary(16, false)]);
+    expect(p.points.map((x) => x.status)).toEqual(['done', 'pending', 'invalid']);
+    expect(nextPoint(p)?.concurrency).toBe(8);
+  });
+
+  it('validates skips: unknown points and finished points are refused with the reason', () => {
+    const p = initialProgress(input([4, 8]), 't0');
+    expect(() => validateSkip(p, 5)).toThrow(/no concurrency point 5; this sweep has 4, 8/);
+    const a = nextPoint(p)!;
+    startPoint(a, '1', 't');
+    finishPoint(a, summary(4), 't');
+    expect(() => validateSkip(p, 4)).toThrow(/is done/);
+    validateSkip(p, 8);
+    skipPoint(p, 8, 'operator');
+    expect(nextPoint(p)).toBeUndefined();
+    expect(summaryLine(p)).toBe('balanced on local: 2 points (1 done, 1 skipped), 0 allocation(s)');
+  });
+
+  it('counts only allocations that ended badly against the attempt budget', () => {
+    const p = initialProgress(input([4]), 't0');
+    p.allocations.push({ attempt: 1, jobName: 'a1', nodes: [], requestedAt: 't' }, { attempt: 2, jobName: 'a2', nodes: [], requestedAt: 't' });
+    recordAllocationEnd(p, 'a1', 'NODE_FAIL', 'node2 down', 't');
+    recordAllocationEnd(p, 'a2', 'released', undefined, 't');
+    recordAllocationEnd(p, 'a2', 'TIMEOUT', 'late', 't'); // first end wins
+    expect(failedAllocationAttempts(p)).toBe(1);
+    expect(p.allocations[1]!.ended).toBe('released');
+  });
+});
+
+describe('names', () => {
+  it('derives a Temporal-safe workflow id from config, orientation, cluster and label', () => {
+    expect(sweepWorkflowId('kimik3 fp4', 'balanced', 'local', 'nightly/2026-12-02')).toBe('sweep-kimik3-fp4-balanced-local-nightly-2026-12-02');
+  });
+
+  it('job names are unique per sweep and attempt, Slurm-safe, and carry the janitor prefix', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.integer({ min: 1, max: 99 }), (a, b, n) => {
+        const x = allocationJobName(a, n);
+        expect(x).toMatch(/^infersweep-[A-Za-z0-9-]*-[0-9a-f]{8}-a\d+$/);
+        if (a !== b) expect(x === allocationJobName(b, n) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-')).toBe(false);
+        expect(allocationJobName(a, n)).not.toBe(allocationJobName(a, n + 1));
+      }),
+    );
+  });
+});
