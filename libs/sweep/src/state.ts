@@ -95,9 +95,12 @@ export function skipPoint(p: SweepProgress, concurrency: number, reason: string)
   pt.lastError = reason;
 }
 
-/** Allocation attempts that ended badly (not counting orderly releases by policy). */
-export function failedAllocationAttempts(p: SweepProgress): number {
-  return p.allocations.filter((a) => a.ended !== undefined && a.ended !== 'released').length;
+/**
+ * Allocation attempts that ended badly. Orderly ends do not count: a release by policy, and a
+ * replacement by the time guard after the allocation ran at least one point.
+ */
+export function failedAllocationAttempts(p: SweepProgress, since = 0): number {
+  return p.allocations.filter((a) => a.attempt > since && a.ended !== undefined && a.ended !== 'released' && a.ended !== 'insufficient-time').length;
 }
 
 export function recordAllocationEnd(p: SweepProgress, jobName: string, ended: AllocationEnd, reason: string | undefined, now: string): void {

@@ -1,0 +1,2 @@
+export { sweepWorkflow } from './sweep';
+export { sweepAllWorkflow } from './sweep-all';
