@@ -12,7 +12,8 @@ export default [
       '@nx/enforce-module-boundaries': [
         'error',
         {
-          allow: [],
+          // the CLI embeds a worker (the embedded default): the one app-to-app import allowed
+          allow: ['@infersweep/worker'],
           depConstraints: [
             // libs never import apps; the pure topology lib imports only other pure code
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:lib'] },

@@ -6,6 +6,7 @@ const alias = {
   '@infersweep/slurm': fileURLToPath(new URL('./libs/slurm/src/index.ts', import.meta.url)),
   '@infersweep/agentx': fileURLToPath(new URL('./libs/agentx/src/index.ts', import.meta.url)),
   '@infersweep/sweep': fileURLToPath(new URL('./libs/sweep/src/index.ts', import.meta.url)),
+  '@infersweep/worker': fileURLToPath(new URL('./apps/worker/src/index.ts', import.meta.url)),
 };
 
 // Two kinds of test: unit (`*.test.ts`, fast, no services) and integration

@@ -58,7 +58,7 @@ export interface SweepActivities {
   launchServer(input: { sweepId: string; plan: unknown; allocation: Allocation; serverIndex: number; resultsDir: string }): Promise<Deployment>;
   waitReady(input: { plan: unknown; deployment: Deployment; startupBudgetSeconds: number }): Promise<{ seconds: number }>;
   runPoint(input: PointRequest): Promise<PointSummary>;
-  captureLogs(input: { deployment: Deployment; destDir: string; reason: string }): Promise<{ files: string[]; tails: Record<string, string> }>;
-  stopServer(input: { deployment: Deployment }): Promise<void>;
-  release(input: { jobId?: string; jobName: string }): Promise<{ ended: AllocationEnd; state: string; reason?: string }>;
+  captureLogs(input: { plan: unknown; deployment: Deployment; destDir: string; reason: string }): Promise<{ files: string[]; tails: Record<string, string> }>;
+  stopServer(input: { plan: unknown; deployment: Deployment }): Promise<void>;
+  release(input: { plan: unknown; jobId?: string; jobName: string }): Promise<{ ended: AllocationEnd; state: string; reason?: string }>;
 }

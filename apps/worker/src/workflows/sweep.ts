@@ -163,12 +163,12 @@ export async function sweepWorkflow(input: SweepInput): Promise<SweepResult> {
       serverUsed = false;
       if (dep) {
         await acts.cleanup
-          .captureLogs({ deployment: dep, destDir: `${input.resultsDir}/logs/server-${dep.serverIndex}`, reason: reason ?? ended })
+          .captureLogs({ plan: input.plan, deployment: dep, destDir: `${input.resultsDir}/logs/server-${dep.serverIndex}`, reason: reason ?? ended })
           .catch(() => undefined);
-        await acts.cleanup.stopServer({ deployment: dep }).catch(() => undefined);
+        await acts.cleanup.stopServer({ plan: input.plan, deployment: dep }).catch(() => undefined);
       }
       if (a) {
-        const r = await acts.cleanup.release({ jobId: a.jobId, jobName: a.jobName });
+        const r = await acts.cleanup.release({ plan: input.plan, jobId: a.jobId, jobName: a.jobName });
         // a loss already knows how the allocation ended; an orderly release reports what Slurm says
         recordAllocationEnd(state, a.jobName, ended === 'released' ? r.ended : ended, reason ?? r.reason, new Date().toISOString());
       }
@@ -182,8 +182,8 @@ export async function sweepWorkflow(input: SweepInput): Promise<SweepResult> {
     serverUsed = false;
     if (!dep) return;
     await CancellationScope.nonCancellable(async () => {
-      await acts.cleanup.captureLogs({ deployment: dep, destDir: `${input.resultsDir}/logs/server-${dep.serverIndex}`, reason: 'policy' });
-      await acts.cleanup.stopServer({ deployment: dep });
+      await acts.cleanup.captureLogs({ plan: input.plan, deployment: dep, destDir: `${input.resultsDir}/logs/server-${dep.serverIndex}`, reason: 'policy' });
+      await acts.cleanup.stopServer({ plan: input.plan, deployment: dep });
     });
   };
 
@@ -198,7 +198,7 @@ export async function sweepWorkflow(input: SweepInput): Promise<SweepResult> {
       } catch (err) {
         if (isCancellation(err)) throw err;
         // never leak: whatever was granted under this name is released
-        await CancellationScope.nonCancellable(() => acts.cleanup.release({ jobName }));
+        await CancellationScope.nonCancellable(() => acts.cleanup.release({ plan: input.plan, jobName }));
         recordAllocationEnd(state, jobName, 'allocation-failed', failureMessage(err), new Date().toISOString());
         throw err;
       }

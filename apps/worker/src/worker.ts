@@ -1,0 +1,47 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { taskQueueFor } from '@infersweep/sweep';
+import { bundlerOptions, workflowsPath } from './bundle';
+import { createActivities, type ActivityDeps } from './activities';
+import { temporalTarget, type TemporalTarget } from './temporal-env';
+
+export interface SweepWorkerOptions {
+  cluster: string;
+  target?: TemporalTarget;
+  connection?: NativeConnection;
+  /** pre-built workflow bundle (production); otherwise bundled from source at start */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  deps?: Partial<ActivityDeps>;
+  taskQueue?: string;
+  identity?: string;
+}
+
+export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
+  return NativeConnection.connect({
+    address: target.address,
+    tls: target.tls ? {} : undefined,
+    apiKey: target.apiKey,
+  });
+}
+
+/**
+ * One worker per cluster profile: it polls that cluster's task queue and its activities hold the
+ * cluster's executor (SSH to the login node, or local).
+ */
+export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection; owned: boolean }> {
+  const target = opts.target ?? temporalTarget();
+  const connection = opts.connection ?? (await connectWorker(target));
+  const worker = await Worker.create({
+    connection,
+    namespace: target.namespace,
+    taskQueue: opts.taskQueue ?? taskQueueFor(opts.cluster),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath, bundlerOptions }),
+    activities: createActivities(opts.deps),
+    maxCachedWorkflows: 100,
+    maxConcurrentActivityTaskExecutions: 20,
+    // let running activities heartbeat out and clean up on SIGTERM
+    shutdownGraceTime: '30 seconds',
+    shutdownForceTime: '2 minutes',
+    identity: opts.identity,
+  });
+  return { worker, connection, owned: !opts.connection };
+}
