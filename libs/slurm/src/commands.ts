@@ -1,0 +1,217 @@
+/**
+ * Pure builders of every Slurm / shell command this lib runs, as argv arrays. Values are never
+ * spliced into shell text: where shell syntax is unavoidable (redirection, flock on an fd) the
+ * script is a constant and the values travel as positional parameters ("$1", "$@"), quoted by
+ * shellJoin like everything else.
+ */
+import { createHash } from 'node:crypto';
+import { isEnvName, withEnv } from './quote';
+
+export interface AllocateRequest {
+  /** Unique per sweep attempt (see allocationJobName); used to find the job if salloc's output is lost. */
+  jobName: string;
+  nodes: number;
+  gpusPerNode?: number;
+  /** The cluster has GPU gres configured: request `--gres=gpu:N`. */
+  gres: boolean;
+  exclusive: boolean;
+  timeLimitMinutes: number;
+  partition?: string;
+  account?: string;
+  /** How long salloc may wait for the grant (salloc --immediate); default 300 s. */
+  grantTimeoutSeconds?: number;
+  /** Site-specific salloc flags (--qos, --constraint, --reservation, …), passed verbatim as argv. */
+  extraArgs?: string[];
+}
+
+const JOB_NAME_OK = /^[^,\x00-\x1f\x7f]{1,200}$/;
+
+/** Job names must be findable with `squeue --name` (a comma-separated list) and fit on one squeue line. */
+export function assertJobName(name: string): void {
+  if (!JOB_NAME_OK.test(name)) throw new TypeError(`job name must be 1-200 chars without commas or control characters: ${JSON.stringify(name)}`);
+}
+
+/** `<prefix>-<sweepId>-a<attempt>`, with anything outside [A-Za-z0-9._-] mapped to '_'. */
+export function allocationJobName(prefix: string, sweepId: string, attempt: number): string {
+  const safe = (s: string): string => s.replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${safe(prefix)}-${safe(sweepId)}-a${attempt}`.slice(0, 200);
+}
+
+export const DEFAULT_GRANT_TIMEOUT_SECONDS = 300;
+
+/** salloc --no-shell under both --immediate and an outer `timeout` (killing a waiting salloc cancels its job). */
+export function sallocArgv(req: AllocateRequest): string[] {
+  assertJobName(req.jobName);
+  if (!Number.isInteger(req.nodes) || req.nodes < 1) throw new TypeError(`nodes must be a positive integer: ${req.nodes}`);
+  if (!Number.isInteger(req.timeLimitMinutes) || req.timeLimitMinutes < 1) throw new TypeError(`timeLimitMinutes must be a positive integer: ${req.timeLimitMinutes}`);
+  const grant = req.grantTimeoutSeconds ?? DEFAULT_GRANT_TIMEOUT_SECONDS;
+  if (!Number.isInteger(grant) || grant < 1) throw new TypeError(`grantTimeoutSeconds must be a positive integer: ${grant}`);
+  const argv = ['timeout', '--signal=TERM', '--kill-after=10', String(grant + 30), 'salloc', '--no-shell', `--immediate=${grant}`, `--job-name=${req.jobName}`, `--nodes=${req.nodes}`, `--time=${req.timeLimitMinutes}`];
+  if (req.gpusPerNode !== undefined && req.gpusPerNode > 0) {
+    if (!Number.isInteger(req.gpusPerNode)) throw new TypeError(`gpusPerNode must be an integer: ${req.gpusPerNode}`);
+    argv.push(req.gres ? `--gres=gpu:${req.gpusPerNode}` : `--gpus-per-node=${req.gpusPerNode}`);
+  }
+  if (req.exclusive) argv.push('--exclusive');
+  if (req.partition) argv.push(`--partition=${req.partition}`);
+  if (req.account) argv.push(`--account=${req.account}`);
+  argv.push(...(req.extraArgs ?? []));
+  return argv;
+}
+
+/** One line per job: id|state|reason|nodelist|timeleft|endtime|name (name last: it may contain '|'). */
+export const JOB_FORMAT = '%i|%T|%r|%N|%L|%e|%j';
+
+export function squeueJobArgv(jobId: string): string[] {
+  return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', JOB_FORMAT];
+}
+
+export function squeueByNameArgv(name: string, allStates = true): string[] {
+  assertJobName(name);
+  return ['squeue', `--name=${name}`, ...(allStates ? ['-t', 'all'] : []), '-h', '-o', JOB_FORMAT];
+}
+
+/** Live (pending/running/completing/…) jobs of every name: the janitor filters by prefix. */
+export function squeueLiveArgv(): string[] {
+  return ['squeue', '-h', '-o', JOB_FORMAT];
+}
+
+export function hostnamesArgv(nodelist: string): string[] {
+  return ['scontrol', 'show', 'hostnames', nodelist];
+}
+
+/** `scontrol show node -o a,b` (one line per node, Key=Value). */
+export function showNodesArgv(nodes: string[]): string[] {
+  for (const n of nodes) if (!/^[A-Za-z0-9._-]+$/.test(n)) throw new TypeError(`not a node name: ${JSON.stringify(n)}`);
+  return ['scontrol', 'show', 'node', '-o', nodes.join(',')];
+}
+
+export const STEP_FORMAT = '%i|%N|%j';
+
+export function squeueStepsArgv(jobId: string): string[] {
+  return ['squeue', '-s', '-j', assertJobId(jobId), '-h', '-o', STEP_FORMAT];
+}
+
+export function scancelArgv(jobOrStep: string): string[] {
+  if (!/^\d+(\.\d+)?$/.test(jobOrStep)) throw new TypeError(`not a job or step id: ${JSON.stringify(jobOrStep)}`);
+  return ['scancel', jobOrStep];
+}
+
+export function assertJobId(jobId: string): string {
+  if (!/^\d+$/.test(jobId)) throw new TypeError(`not a Slurm job id: ${JSON.stringify(jobId)}`);
+  return jobId;
+}
+
+export interface StepRuntime {
+  runtime: 'host' | 'pyxis';
+  /** pyxis: the imported squash file (or image reference) for --container-image. */
+  containerImage?: string;
+  /** pyxis: `src:dst[:flags]` entries for --container-mounts. */
+  containerMounts?: string[];
+  /**
+   * Export only the listed env (plus Slurm's own SLURM_* variables) into the step; always on for
+   * pyxis (no host env leaks into the container). For host steps, default off (the task inherits
+   * the login environment, the listed env is added on top).
+   */
+  isolateEnv?: boolean;
+}
+
+export interface StepSpec extends StepRuntime {
+  jobId: string;
+  node: string;
+  stepName: string;
+  argv: string[];
+  env: Record<string, string>;
+}
+
+/** `srun … -- argv` for one single-task step on one named node of an existing allocation. */
+export function srunArgv(spec: StepSpec): string[] {
+  assertJobId(spec.jobId);
+  if (!/^[A-Za-z0-9._-]+$/.test(spec.node)) throw new TypeError(`not a node name: ${JSON.stringify(spec.node)}`);
+  assertJobName(spec.stepName);
+  if (spec.argv.length === 0) throw new TypeError('step argv is empty');
+  const base = ['srun', `--jobid=${spec.jobId}`, '--overlap', '--nodes=1', '--ntasks=1', `--nodelist=${spec.node}`, `--job-name=${spec.stepName}`];
+  const names = Object.keys(spec.env);
+  for (const k of names) if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
+  if (spec.runtime === 'pyxis') {
+    if (!spec.containerImage) throw new TypeError('pyxis runtime needs containerImage');
+    for (const m of spec.containerMounts ?? []) if (m.includes(',')) throw new TypeError(`container mount may not contain a comma: ${JSON.stringify(m)}`);
+    base.push(`--container-image=${spec.containerImage}`);
+    if (spec.containerMounts?.length) base.push(`--container-mounts=${spec.containerMounts.join(',')}`);
+  }
+  if (spec.runtime === 'pyxis' || spec.isolateEnv) {
+    // values travel in srun's own environment (env K=V srun …), only their names on the command line
+    base.push(`--export=${names.length ? names.join(',') : 'NONE'}`);
+    return withEnv([...base, '--', ...spec.argv], spec.env);
+  }
+  return [...base, '--', ...withEnv(spec.argv, spec.env)];
+}
+
+/** Detach a command from the SSH session: `setsid nohup CMD >log 2>&1 </dev/null &`, print its pid. */
+export const LAUNCH_SCRIPT =
+  'log=$1; shift; mkdir -p -- "$(dirname -- "$log")" || exit 70; ' +
+  'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo "$!"';
+
+export function detachedArgv(logFile: string, argv: string[]): string[] {
+  if (!logFile.startsWith('/')) throw new TypeError(`log file must be an absolute path: ${JSON.stringify(logFile)}`);
+  return ['bash', '-c', LAUNCH_SCRIPT, 'infersweep-launch', logFile, ...argv];
+}
+
+/** Is the launcher (srun on the login node) still alive? prints alive|dead. */
+export const PID_ALIVE_SCRIPT = 'if kill -0 "$1" 2>/dev/null; then echo alive; else echo dead; fi';
+
+export function pidAliveArgv(pid: number): string[] {
+  return ['bash', '-c', PID_ALIVE_SCRIPT, 'infersweep-pid', String(pid)];
+}
+
+export const TAIL_SCRIPT =
+  'f=$1; n=$2; if [ ! -e "$f" ]; then echo missing; exit 0; fi; ' +
+  'stat -c %s -- "$f" && tail -n "$n" -- "$f"';
+
+export function tailArgv(file: string, lines: number): string[] {
+  return ['bash', '-c', TAIL_SCRIPT, 'infersweep-tail', file, String(lines)];
+}
+
+// ------------------------------------------------------------------ images
+
+/** Registry reference → a file name safe anywhere (readable part + hash against collisions). */
+export function imageFileName(image: string): string {
+  if (!image.trim()) throw new TypeError('empty image name');
+  const readable = image.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '+').replace(/^[.+-]+/, '').slice(0, 120);
+  const hash = createHash('sha256').update(image).digest('hex').slice(0, 12);
+  return `${readable || 'image'}-${hash}.sqsh`;
+}
+
+/** Exit codes of IMPORT_SCRIPT. */
+export const IMPORT_EXIT = { lockOpen: 71, importFailed: 72, invalidResult: 73, rename: 74, lockTimeout: 75 } as const;
+
+/**
+ * Under `flock -w`: a lock not acquired in time exits 75 (never falls through); an existing
+ * valid squash file is used as is; otherwise the import writes to a temporary name, is validated
+ * with `unsquashfs -l`, and renamed over the final name (atomic on one filesystem).
+ */
+export const IMPORT_SCRIPT = [
+  'squash=$1 lock=$2 wait=$3 tmp=$4; shift 4',
+  'mkdir -p -- "$(dirname -- "$squash")" || exit 71',
+  'exec 9>>"$lock" || { echo "infersweep-image: cannot open lock $lock" >&2; exit 71; }',
+  'flock -w "$wait" 9 || { echo "infersweep-image: lock not acquired within ${wait}s: $lock" >&2; exit 75; }',
+  'if [ -e "$squash" ]; then',
+  '  if unsquashfs -l "$squash" >/dev/null 2>&1; then echo "infersweep-image: cached"; exit 0; fi',
+  '  echo "infersweep-image: existing file is not a valid squashfs, re-importing: $squash" >&2',
+  'fi',
+  'trap \'rm -f -- "$tmp"\' EXIT',
+  'rm -f -- "$tmp"',
+  '"$@" || { rc=$?; echo "infersweep-image: import command failed rc=$rc" >&2; exit 72; }',
+  '{ [ -s "$tmp" ] && unsquashfs -l "$tmp" >/dev/null 2>&1; } || { echo "infersweep-image: import produced no valid squashfs" >&2; exit 73; }',
+  'mv -f -- "$tmp" "$squash" || exit 74',
+  'echo "infersweep-image: imported"',
+].join('\n');
+
+/** The real import on a cluster with enroot. `{out}` and `{image}` are substituted per import. */
+export const ENROOT_IMPORT = ['enroot', 'import', '-o', '{out}', 'docker://{image}'];
+
+export function importArgv(p: { squashPath: string; lockPath: string; lockTimeoutSeconds: number; tmpPath: string; image: string; importCommand: string[] }): string[] {
+  if (!Number.isInteger(p.lockTimeoutSeconds) || p.lockTimeoutSeconds < 0) throw new TypeError(`lockTimeoutSeconds must be a non-negative integer: ${p.lockTimeoutSeconds}`);
+  if (!p.importCommand.some((a) => a.includes('{out}'))) throw new TypeError('importCommand must contain {out}');
+  const cmd = p.importCommand.map((a) => a.replaceAll('{out}', p.tmpPath).replaceAll('{image}', p.image));
+  return ['bash', '-c', IMPORT_SCRIPT, 'infersweep-image', p.squashPath, p.lockPath, String(p.lockTimeoutSeconds), p.tmpPath, ...cmd];
+}

@@ -1,0 +1,84 @@
+import { InfersweepError, type ErrorContext } from '@infersweep/topology';
+
+type Opts = { context?: ErrorContext; cause?: unknown };
+
+/** The host key offered by the server is unknown or differs from the pinned one. Never retried. */
+export class SshHostKeyError extends InfersweepError {
+  constructor(message: string, opts: Opts = {}) {
+    super(message, { retryable: false, ...opts });
+  }
+}
+
+/** Could not connect, or the connection dropped (retryable: reconnecting may work). */
+export class SshConnectionError extends InfersweepError {
+  constructor(message: string, opts: Opts = {}) {
+    super(message, { retryable: true, ...opts });
+  }
+}
+
+/** A command ran past its per-command timeout (its process group was killed). */
+export class CommandTimeoutError extends InfersweepError {
+  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
+    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  }
+}
+
+/** A command exited non-zero where success was required. */
+export class CommandFailedError extends InfersweepError {
+  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
+    super(message, { retryable: opts.retryable ?? false, context: opts.context, cause: opts.cause });
+  }
+}
+
+/** The allocation was not granted (timeout, rejected request). Retryable unless the request can never fit. */
+export class AllocationError extends InfersweepError {
+  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
+    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  }
+}
+
+/** The allocation we were running in ended under us: TIMEOUT, NODE_FAIL, CANCELLED, GONE, … */
+export class AllocationLostError extends InfersweepError {
+  readonly state: string;
+  readonly reason: string;
+  constructor(message: string, opts: Opts & { state: string; reason: string }) {
+    super(message, { retryable: true, context: { ...opts.context, state: opts.state, reason: opts.reason }, cause: opts.cause });
+    this.state = opts.state;
+    this.reason = opts.reason;
+  }
+}
+
+/** srun could not be started for a step. */
+export class StepLaunchError extends InfersweepError {
+  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
+    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  }
+}
+
+/** The per-image lock was not acquired within its timeout (another import is still running). */
+export class ImageLockTimeout extends InfersweepError {
+  constructor(message: string, opts: Opts = {}) {
+    super(message, { retryable: true, ...opts });
+  }
+}
+
+/** The import command failed or produced an invalid squash file. */
+export class ImageImportError extends InfersweepError {
+  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
+    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  }
+}
+
+/** The image does not exist (registry says so): retrying will not help. */
+export class ImageMissingError extends InfersweepError {
+  constructor(message: string, opts: Opts = {}) {
+    super(message, { retryable: false, ...opts });
+  }
+}
+
+/** The caller aborted the command (AbortSignal); its process group was killed. */
+export class CommandAbortedError extends InfersweepError {
+  constructor(message: string, opts: Opts = {}) {
+    super(message, { retryable: false, ...opts });
+  }
+}

@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { tail } from '@infersweep/topology';
+import { shellJoin, withEnv } from './quote';
+import { CommandAbortedError, CommandTimeoutError } from './errors';
+
+export interface RunOptions {
+  /** Kill the command (its whole process group) after this long; throws CommandTimeoutError. */
+  timeoutMs?: number;
+  stdin?: string;
+  /** Passed as `env K=V … argv` (values quoted like every other value). */
+  env?: Record<string, string>;
+  /** Safe to run twice: an SSH executor re-runs it after reconnecting if the connection drops. */
+  idempotent?: boolean;
+  onStdout?(chunk: string): void;
+  onStderr?(chunk: string): void;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+/** Runs argv (joined by the one quoting helper) somewhere: this host or a login node over SSH. */
+export interface Executor {
+  run(argv: string[], opts?: RunOptions): Promise<RunResult>;
+  close(): Promise<void>;
+  describe(): string;
+}
+
+/** The single command line an executor hands to a shell. */
+export function commandLine(argv: readonly string[], env?: Record<string, string>): string {
+  return shellJoin(withEnv(argv, env));
+}
+
+/** Grace between SIGTERM and SIGKILL when a command times out or is aborted. */
+export const KILL_GRACE_MS = 2_000;
+
+/** Child processes of this host, each in its own process group; a timeout/abort kills the whole group. */
+export class LocalExecutor implements Executor {
+  constructor(private readonly shell = '/bin/sh') {}
+
+  describe(): string {
+    return 'local';
+  }
+
+  async close(): Promise<void> {}
+
+  run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
+    const line = commandLine(argv, opts.env);
+    const started = Date.now();
+    return new Promise<RunResult>((resolve, reject) => {
+      if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${line}`));
+      const child = spawn(this.shell, ['-c', `exec ${line}`], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let killedFor: 'timeout' | 'abort' | undefined;
+      const killGroup = (sig: NodeJS.Signals): void => {
+        try {
+          if (child.pid) process.kill(-child.pid, sig);
+        } catch {
+          /* group already gone */
+        }
+      };
+      const stop = (why: 'timeout' | 'abort'): void => {
+        if (killedFor) return;
+        killedFor = why;
+        killGroup('SIGTERM');
+        setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      };
+      const timer = opts.timeoutMs ? setTimeout(() => stop('timeout'), opts.timeoutMs) : undefined;
+      const onAbort = (): void => stop('abort');
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        opts.onStdout?.(d);
+      });
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        opts.onStderr?.(d);
+      });
+      child.stdin.on('error', () => {});
+      child.stdin.end(opts.stdin ?? '');
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        // make sure nothing of the group outlives a timed-out/aborted command
+        if (killedFor) killGroup('SIGKILL');
+        const durationMs = Date.now() - started;
+        const context = { logTail: tail(stderr || stdout), command: line, durationMs };
+        if (killedFor === 'timeout') return reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${line}`, { context }));
+        if (killedFor === 'abort') return reject(new CommandAbortedError(`aborted: ${line}`, { context }));
+        resolve({ code, signal, stdout, stderr, durationMs });
+      });
+    });
+  }
+}

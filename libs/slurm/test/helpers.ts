@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SlurmCluster, SshExecutor, type SshExecutorOptions } from '../src/index';
+
+export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The values scripts/stack.sh wrote for the running stack (`$INFERSWEEP_DATA/stack/env`). */
+export function stackEnv(): Record<string, string> {
+  const file = join(process.env.INFERSWEEP_DATA ?? join(repoRoot, '.infersweep'), 'stack', 'env');
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return out;
+}
+
+function need(e: Record<string, string>, k: string): string {
+  const v = e[k];
+  if (!v) throw new Error(`stack env has no ${k}: is the stack up (scripts/stack.sh up)?`);
+  return v;
+}
+
+/** Every job a test creates carries this prefix (other engineers share the cluster). */
+export const PREFIX = 'infersweep-test-slurm-';
+
+export function uniqueName(tag: string): string {
+  return `${PREFIX}${tag}-${randomUUID().slice(0, 8)}`;
+}
+
+export function sshOptions(over: Partial<SshExecutorOptions> = {}): SshExecutorOptions {
+  const e = stackEnv();
+  return {
+    host: need(e, 'INFERSWEEP_SSH_HOST'),
+    port: Number(need(e, 'INFERSWEEP_SSH_PORT')),
+    username: need(e, 'INFERSWEEP_SSH_USER'),
+    privateKeyPath: need(e, 'INFERSWEEP_SSH_KEY'),
+    hostKey: readFileSync(need(e, 'INFERSWEEP_SSH_HOST_KEY'), 'utf8'),
+    keepaliveIntervalMs: 5_000,
+    readyTimeoutMs: 10_000,
+    ...over,
+  };
+}
+
+export function sshCluster(): { exec: SshExecutor; cluster: SlurmCluster } {
+  const exec = new SshExecutor(sshOptions());
+  return { exec, cluster: new SlurmCluster(exec, { pollIntervalMs: 250 }) };
+}
+
+/** Poll `check` until it returns a truthy value or the deadline passes (no sleeps as synchronisation). */
+export async function until<T>(check: () => Promise<T>, timeoutMs: number, what: string, intervalMs = 250): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await check();
+    if (last) return last as NonNullable<T>;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export const shared = (): string => need(stackEnv(), 'INFERSWEEP_SHARED');
+export const stackDir = (): string => need(stackEnv(), 'INFERSWEEP_STACK');
