@@ -1,2 +1,15 @@
 export * from './errors';
 export * from './config/agentx';
+export * from './config/errors';
+export * from './config/env';
+export * from './config/schema';
+export { parseSweepConfig, lineOf, dotted, type ConfigSource, type LoadedConfig, type ParseOptions, type PathSegment } from './config/parse';
+export * from './hash';
+export * from './topology/validate';
+export * from './topology/commands';
+export * as placeholders from './topology/placeholders';
+export * from './topology/recipes';
+export * from './plan/schema';
+export * from './plan/timelimit';
+export { planSweep, planContentHash, resolveAgentx, resolveBudgets, standInArgv, deepMerge, type PlanOptions } from './plan/plan';
+export { bindPlan, derivePorts, PORT_RANGES, type BindOptions, type DerivedPorts } from './plan/bind';

@@ -4,6 +4,7 @@ import { z } from 'zod';
  * AgentX client settings (the `agentx:` block of a sweep config). Mirrors the flags InferenceX
  * passes to `aiperf profile --scenario inferencex-agentx-mvp` (../shared/reference/agentx-inferencex.md §1.3).
  * Owned by libs/agentx (which consumes it); lives here so the config schema stays one pure schema.
+ * Defaults are InferenceX's (HEAD 843c6254f, `build_replay_cmd`) unless a comment says otherwise.
  */
 export const traceSourceSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -12,17 +13,52 @@ export const traceSourceSchema = z.discriminatedUnion('kind', [
     traces: z.number().int().positive().default(64),
     /** Cap on a single request's prompt, tokens (keep below the server's context window). */
     maxContextTokens: z.number().int().positive().default(32768),
+    /** Multiplies every recorded think time (1 = as generated; 0 = back-to-back, for client tests). */
+    thinkTimeScale: z.number().min(0).default(1),
   }).strict(),
   z.object({
     kind: z.literal('file'),
-    /** JSONL/JSON Weka-style traces on the machine that runs the client. */
+    /** JSONL/JSON Weka-style traces (a file or a directory of *.json) on the machine that runs the client. */
     path: z.string().min(1),
   }).strict(),
 ]);
 
+export const clientHealthSchema = z
+  .object({
+    /** Event-loop delay p99 above this marks the point client-bound (peers.md G4: 5 ms). */
+    maxEventLoopDelayP99Ms: z.number().positive().default(5),
+    /** Client CPU (fraction of one core, user+system) above this marks the point client-bound (aiperf warns at 0.85). */
+    maxCpuFraction: z.number().positive().default(0.85),
+  })
+  .strict();
+
+export const aiperfSettingsSchema = z
+  .object({
+    /** The aiperf executable (InferenceX: the fork pinned at utils/aiperf 754356e9 in its own venv). */
+    binary: z.string().min(1).default('aiperf'),
+    /**
+     * `inferencex` = the exact InferenceX flag set for the pinned fork; `pypi` = the same run expressed with
+     * the flags PyPI aiperf 0.13 accepts (no --warmup-requests-per-lane; the per-trace idle cap is a scenario
+     * lock there, so it needs --unsafe-override). The argv is persisted verbatim either way.
+     */
+    flavor: z.enum(['inferencex', 'pypi']).default('inferencex'),
+    /** `--public-dataset` loader (InferenceX default for ≤256k-context models). Ignored for file traces. */
+    publicDataset: z.string().min(1).default('semianalysis_cc_traces_weka_062126_256k'),
+    numDatasetEntries: z.number().int().positive().default(393),
+    statsIntervalSeconds: z.number().positive().default(30),
+    sliceDurationSeconds: z.number().positive().default(1),
+    /** `--extra-inputs` (recipe-specific request fields), passed verbatim. */
+    extraInputs: z.array(z.string()).default([]),
+    /** Tokenizer id (always the real HF repo, not the served alias); `builtin` for offline runs. */
+    tokenizer: z.string().min(1).optional(),
+    /** Hard wall-clock bound for the aiperf process beyond profile + grace, seconds. */
+    processTimeoutSeconds: z.number().positive().default(3 * 3600),
+  })
+  .strict();
+
 export const agentxSettingsSchema = z
   .object({
-    traces: traceSourceSchema.default({ kind: 'synthetic', seed: 42, traces: 64, maxContextTokens: 32768 }),
+    traces: traceSourceSchema.default({ kind: 'synthetic', seed: 42, traces: 64, maxContextTokens: 32768, thinkTimeScale: 1 }),
     /** Profiling window, seconds (InferenceX default 3600; canonical minimum 900). */
     profileDurationSeconds: z.number().positive().default(3600),
     /** Runs shorter than the canonical minimum must say so explicitly. */
@@ -33,14 +69,35 @@ export const agentxSettingsSchema = z
     trajectoryStartMaxRatio: z.number().min(0).max(1).default(0.75),
     warmupRequestsPerLane: z.number().int().nonnegative().default(10),
     warmupGracePeriodSeconds: z.number().positive().default(1800),
+    /** After the profile ends no request starts; in-flight ones get this long to finish (and count). */
+    profileGracePeriodSeconds: z.number().positive().default(1800),
     traceIdleGapCapSeconds: z.number().positive().default(300),
-    /** Whole-system idle cap (all lanes thinking at once), seconds. */
-    systemIdleGapCapSeconds: z.number().positive().default(60),
+    /** Whole-system idle cap (nothing in flight, every lane thinking), seconds: the AgentX scenario lock is 10 s. */
+    systemIdleGapCapSeconds: z.number().positive().default(10),
     failedRequestThreshold: z.number().min(0).max(1).default(0.1),
+    /** Context-overflow requests / profiled requests above this invalidates the point (AgentX: 1 %). */
+    contextOverflowThreshold: z.number().min(0).max(1).default(0.01),
+    /** TTFT/ITL observations must span at least this fraction of the profiling phase (aiperf coverage gate). */
+    minMetricCoverage: z.number().min(0).max(1).default(0.98),
+    /** Per-request HTTP timeout, seconds (InferenceX raises aiperf's TCP user timeout to 900 s). */
+    requestTimeoutSeconds: z.number().positive().default(3600),
+    /** Server /metrics sampling period during profiling (KV usage max, time series), seconds. */
+    serverMetricsIntervalSeconds: z.number().positive().default(5),
+    clientHealth: clientHealthSchema.default({ maxEventLoopDelayP99Ms: 5, maxCpuFraction: 0.85 }),
     /** Sticky sessions: pin each session to one DP rank with X-data-parallel-rank. */
     stickyDpRouting: z.boolean().default(false),
     /** Which client runs the point: infersweep's own, or the pinned aiperf (bit-for-bit InferenceX). */
     client: z.enum(['infersweep', 'aiperf']).default('infersweep'),
+    aiperf: aiperfSettingsSchema.default({
+      binary: 'aiperf',
+      flavor: 'inferencex',
+      publicDataset: 'semianalysis_cc_traces_weka_062126_256k',
+      numDatasetEntries: 393,
+      statsIntervalSeconds: 30,
+      sliceDurationSeconds: 1,
+      extraInputs: [],
+      processTimeoutSeconds: 3 * 3600,
+    }),
     /** Drain gate between points. */
     drain: z
       .object({
@@ -56,7 +113,12 @@ export const agentxSettingsSchema = z
   .refine((s) => s.trajectoryStartMinRatio <= s.trajectoryStartMaxRatio, {
     message: 'trajectoryStartMinRatio must be ≤ trajectoryStartMaxRatio',
     path: ['trajectoryStartMinRatio'],
+  })
+  .refine((s) => s.nonCanonical || s.profileDurationSeconds >= s.canonicalMinDurationSeconds, {
+    message: 'profileDurationSeconds is below the canonical minimum: set nonCanonical: true to run it anyway',
+    path: ['profileDurationSeconds'],
   });
 
 export type AgentxSettings = z.infer<typeof agentxSettingsSchema>;
+export type AgentxSettingsInput = z.input<typeof agentxSettingsSchema>;
 export type TraceSource = z.infer<typeof traceSourceSchema>;

@@ -1,0 +1,43 @@
+/**
+ * `${VAR}` placeholder expansion for config values. Pure: the caller passes the environment.
+ * `$${` escapes a literal `${`. An unset or empty variable is an error naming it.
+ */
+export type EnvMap = Readonly<Record<string, string | undefined>>;
+
+const PLACEHOLDER = /\$\$\{|\$\{([^}]*)\}/g;
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface ExpandProblem {
+  variable: string;
+  message: string;
+}
+
+/** Expand one string; returns the result or the problems (unset/empty/malformed variables). */
+export function expandEnvString(text: string, env: EnvMap): { value: string; problems: ExpandProblem[] } {
+  const problems: ExpandProblem[] = [];
+  const value = text.replace(PLACEHOLDER, (match, name: string | undefined) => {
+    if (match === '$${') return '${';
+    const varName = name ?? '';
+    if (!VAR_NAME.test(varName)) {
+      problems.push({ variable: varName, message: `malformed placeholder \${${varName}} (use \${NAME} with letters, digits, _)` });
+      return match;
+    }
+    const v = env[varName];
+    if (v === undefined || v === '') {
+      problems.push({
+        variable: varName,
+        message: `environment variable ${varName} is ${v === undefined ? 'not set' : 'empty'} (set it, e.g. source .infersweep/stack/env.sh, or edit the config)`,
+      });
+      return match;
+    }
+    return v;
+  });
+  return { value, problems };
+}
+
+/** Names of the `${VAR}` placeholders in `text`, in order. */
+export function placeholdersIn(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) if (m[0] !== '$${') out.push(m[1] ?? '');
+  return out;
+}

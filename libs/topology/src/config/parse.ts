@@ -1,0 +1,215 @@
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, showValue, type ConfigIssue } from './errors';
+import { expandEnvString, type EnvMap } from './env';
+import { sweepConfigSchema, type SweepConfig } from './schema';
+import { checkTopology } from '../topology/validate';
+
+/** Where a config came from, for error messages: file name and YAML path → line. */
+export interface ConfigSource {
+  file: string;
+  /** Dotted path (`orientations.balanced.topology.ep`) → 1-based line. */
+  lines: Record<string, number>;
+}
+
+export interface LoadedConfig {
+  config: SweepConfig;
+  source: ConfigSource;
+}
+
+export interface ParseOptions {
+  /** File name for messages (e.g. `configs/kimik3-fp4-h200.yaml`). */
+  file: string;
+  /** Environment for `${VAR}` placeholders. */
+  env: EnvMap;
+  /**
+   * Expand placeholders only in these cluster profiles (others keep their text, so a config
+   * whose `local` profile needs INFERSWEEP_STACK can still be planned for `h200`). Default: all.
+   */
+  clusters?: readonly string[];
+}
+
+export type PathSegment = string | number;
+export const dotted = (path: readonly PathSegment[]): string =>
+  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+
+export function lineOf(source: ConfigSource | undefined, path: readonly PathSegment[]): number | undefined {
+  if (source === undefined) return undefined;
+  for (let n = path.length; n >= 0; n--) {
+    const l = source.lines[dotted(path.slice(0, n))];
+    if (l !== undefined) return l;
+  }
+  return undefined;
+}
+
+function collectLines(node: unknown, path: PathSegment[], lc: LineCounter, out: Record<string, number>): void {
+  const lineAt = (n: unknown) => {
+    const r = (n as YamlNode | null)?.range;
+    return r ? lc.linePos(r[0]).line : undefined;
+  };
+  if (isMap(node)) {
+    for (const item of node.items) {
+      if (!isPair(item)) continue;
+      const key = isScalar(item.key) ? String(item.key.value) : String(item.key);
+      const p = [...path, key];
+      const l = lineAt(item.key);
+      if (l !== undefined) out[dotted(p)] = l;
+      collectLines(item.value, p, lc, out);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => {
+      const p = [...path, i];
+      const l = lineAt(item);
+      if (l !== undefined) out[dotted(p)] = l;
+      collectLines(item, p, lc, out);
+    });
+  }
+}
+
+function valueAt(root: unknown, path: readonly PathSegment[]): unknown {
+  let cur: unknown = root;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[seg];
+  }
+  return cur;
+}
+
+/** Keys an object schema at `path` accepts (for "unknown key" messages). */
+function allowedKeysAt(schema: z.ZodType, path: readonly PathSegment[]): string[] | undefined {
+  type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; valueType?: z.ZodType; element?: z.ZodType; in?: z.ZodType; options?: z.ZodType[] };
+  const def = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+  const unwrap = (s: z.ZodType): z.ZodType => {
+    let cur = s;
+    for (;;) {
+      const d = def(cur);
+      if ((d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') && d.innerType) cur = d.innerType;
+      else if (d.type === 'pipe' && d.in) cur = d.in;
+      else return cur;
+    }
+  };
+  let cur = unwrap(schema);
+  for (const seg of path) {
+    const d = def(cur);
+    if (d.type === 'object' && d.shape && typeof seg === 'string' && d.shape[seg]) cur = unwrap(d.shape[seg]);
+    else if (d.type === 'record' && d.valueType) cur = unwrap(d.valueType);
+    else if (d.type === 'array' && d.element) cur = unwrap(d.element);
+    else return undefined;
+  }
+  const d = def(cur);
+  if (d.type === 'object' && d.shape) return Object.keys(d.shape);
+  if (d.type === 'union' && d.options) {
+    const keys = d.options.flatMap((o) => {
+      const od = def(unwrap(o));
+      return od.type === 'object' && od.shape ? Object.keys(od.shape) : [];
+    });
+    return [...new Set(keys)];
+  }
+  return undefined;
+}
+
+/** Turn zod issues into config issues with paths, values, lines and what is allowed. */
+export function zodIssuesToConfigIssues(
+  issues: readonly z.core.$ZodIssue[],
+  root: unknown,
+  source: ConfigSource | undefined,
+  schema: z.ZodType,
+  prefix: readonly PathSegment[] = [],
+): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...(issue.path as PathSegment[])];
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = allowedKeysAt(schema, issue.path as PathSegment[]);
+      for (const key of issue.keys) {
+        const p = [...path, key];
+        out.push({
+          path: dotted(p),
+          value: showValue(valueAt(root, p)),
+          message: `unknown key "${key}"${allowed ? ` (allowed here: ${allowed.join(', ')})` : ''}`,
+          line: lineOf(source, p),
+        });
+      }
+      continue;
+    }
+    const value = valueAt(root, path);
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && value === undefined) message = `required (${issue.expected})`;
+    else if (issue.code === 'invalid_value' && 'values' in issue) message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    else if (issue.code === 'invalid_union' && typeof value === 'object' && value !== null) {
+      const firstBranch = (issue.errors[0] ?? []).map((e) => `${dotted(e.path as PathSegment[]) || '.'}: ${e.message}`);
+      message = `does not match any allowed form (${firstBranch.join('; ') || issue.message})`;
+    }
+    out.push({ path: dotted(path), value: showValue(value), message, line: lineOf(source, path) });
+  }
+  return out;
+}
+
+function expandAll(
+  value: unknown,
+  path: PathSegment[],
+  env: EnvMap,
+  skip: (path: PathSegment[]) => boolean,
+  issues: ConfigIssue[],
+  source: ConfigSource,
+): unknown {
+  if (skip(path)) return value;
+  if (typeof value === 'string') {
+    const { value: v, problems } = expandEnvString(value, env);
+    for (const p of problems) issues.push({ path: dotted(path), value: showValue(value), message: p.message, line: lineOf(source, path) });
+    return v;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expandAll(v, [...path, i], env, skip, issues, source));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source)]));
+  }
+  return value;
+}
+
+/**
+ * Parse and validate a sweep config from YAML text. Pure: the caller reads the file and passes
+ * the environment. Throws ConfigError listing every problem (file, YAML path, value, fix, line).
+ */
+export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  const source: ConfigSource = { file: opts.file, lines: {} };
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      opts.file,
+      doc.errors.map((e) => ({
+        path: '',
+        value: '(YAML)',
+        message: e.message.split('\n')[0] ?? e.message,
+        line: e.linePos?.[0]?.line,
+      })),
+    );
+  }
+  collectLines(doc.contents, [], lc, source.lines);
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(opts.file, [{ path: '', value: showValue(raw), message: 'a sweep config is a YAML mapping (name, model, image, engine, clusters, orientations, …)' }]);
+  }
+  const issues: ConfigIssue[] = [];
+  const selected = opts.clusters;
+  const skip = (p: PathSegment[]) => selected !== undefined && p.length === 2 && p[0] === 'clusters' && !selected.includes(String(p[1]));
+  const expanded = expandAll(raw, [], opts.env, skip, issues, source);
+  if (issues.length > 0) throw new ConfigError(opts.file, issues);
+
+  const parsed = sweepConfigSchema.safeParse(expanded);
+  if (!parsed.success) throw new ConfigError(opts.file, zodIssuesToConfigIssues(parsed.error.issues, expanded, source, sweepConfigSchema));
+  const config = parsed.data;
+
+  // Cluster-independent topology rules (EP derivation, MoE, LB/endpoints) fail at parse time.
+  for (const [name, o] of Object.entries(config.orientations)) {
+    const r = checkTopology({ ...o.topology, nodes: 1, gpusPerNode: o.topology.tp * o.topology.pp * o.topology.dp, moe: config.model.moe });
+    if (r.ok) continue;
+    for (const v of r.violations) {
+      if (v.rule !== 4 && v.rule !== 5 && !(v.rule === 13 && v.field !== 'lbMode')) continue;
+      const p = ['orientations', name, 'topology', v.field];
+      issues.push({ path: dotted(p), value: showValue(v.value), message: v.message, line: lineOf(source, p) });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(opts.file, issues);
+  return { config, source };
+}

@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { agentxSettingsSchema } from '../config/agentx';
+import { budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import { topologySchema } from '../topology/validate';
+
+/**
+ * The sweep plan: everything needed to run one orientation on one cluster, JSON-serializable
+ * (it crosses Temporal boundaries). Values known only after allocation are `{{NAME}}` placeholders
+ * (see topology/placeholders.ts); `bindPlan` substitutes them.
+ */
+const str = z.string().min(1);
+
+export const planNodeSchema = z
+  .object({
+    rank: z.number().int().nonnegative(),
+    /** This node runs an HTTP API server (`--port`). */
+    serves: z.boolean(),
+    /** The real `vllm serve` argv (always computed and validated, even under a simulator override). */
+    argv: z.array(str),
+    /** Per-node environment (engine env + rule-17 values). */
+    env: z.record(z.string(), str),
+    /** What is actually launched: `argv`, or the simulator / stand-in under engineOverride. */
+    launchArgv: z.array(str),
+    /** Identical on every node (rule 9). */
+    commonArgs: z.array(str),
+    /** This node's delta (rules 10–13). */
+    deltaArgs: z.array(str),
+    /** DP ranks whose engines run on this node. */
+    dpRanks: z.array(z.number().int().nonnegative()),
+  })
+  .strict();
+
+export const engineIdsSchema = z.discriminatedUnion('labelled', [
+  z
+    .object({
+      labelled: z.literal(true),
+      /** For metricsEndpoints[i], the `engine="…"` label values that must appear (rule 19/20). */
+      perMetricsEndpoint: z.array(z.array(str)),
+    })
+    .strict(),
+  z.object({ labelled: z.literal(false), reason: str }).strict(),
+]);
+
+export const timeLimitSchema = z
+  .object({
+    minutes: z.number().int().positive(),
+    /** Seconds before the margin. */
+    baseSeconds: z.number().nonnegative(),
+    marginSeconds: z.number().nonnegative(),
+    /** Human-readable sum, e.g. `import 1800 s + startup 3600 s + 4 × (…) + teardown 600 s = … → 598 min`. */
+    derivation: str,
+  })
+  .strict();
+
+export const slurmRequestSchema = z
+  .object({
+    nodes: z.number().int().positive(),
+    gpusPerNode: z.number().int().positive(),
+    gres: z.boolean(),
+    exclusive: z.boolean(),
+    partition: str,
+    account: str.optional(),
+    timeLimitMinutes: z.number().int().positive(),
+    timeLimitDerivation: str,
+    maxWallMinutes: z.number().int().positive(),
+    containerRuntime: z.enum(['pyxis', 'host']),
+    image: str,
+    mounts: z.array(str),
+    squashDir: str.optional(),
+  })
+  .strict();
+
+export const pointBudgetSchema = z
+  .object({
+    concurrency: z.number().int().positive(),
+    warmupSeconds: z.number().nonnegative(),
+    profileSeconds: z.number().nonnegative(),
+    drainSeconds: z.number().nonnegative(),
+    totalSeconds: z.number().nonnegative(),
+  })
+  .strict();
+
+export const sweepPlanSchema = z
+  .object({
+    schemaVersion: z.literal(1),
+    /** FNV-1a 64 of the canonical JSON of the plan without this field. */
+    planHash: z.string().regex(/^[0-9a-f]{16}$/),
+    sweep: str,
+    orientation: str,
+    cluster: str,
+    model: modelSchema,
+    image: str,
+    engine: z
+      .object({
+        kind: z.literal('vllm'),
+        version: str,
+        /** What runs: real vLLM, or the simulator standing in for it on node 0. */
+        launch: z.enum(['vllm', 'simulator']),
+        maxModelLen: z.number().int().positive().optional(),
+      })
+      .strict(),
+    topology: topologySchema,
+    slurm: slurmRequestSchema,
+    timeLimit: timeLimitSchema,
+    login: loginHostSchema,
+    sharedDir: str,
+    nodes: z.array(planNodeSchema),
+    /** Client endpoints (base URLs). More than one ⇒ clientMustBalance. */
+    endpoints: z.array(str),
+    metricsEndpoints: z.array(str),
+    healthEndpoints: z.array(str),
+    clientMustBalance: z.boolean(),
+    engineIds: engineIdsSchema,
+    points: z.array(z.number().int().positive()),
+    pointBudgets: z.array(pointBudgetSchema),
+    budgets: budgetsSchema,
+    /** Readiness deadline for the server (startup budget), seconds. */
+    readinessTimeoutSeconds: z.number().positive(),
+    deployment: z
+      .object({
+        policy: z.enum(['shared-server', 'server-per-point', 'allocation-per-point']),
+        maxAllocationAttempts: z.number().int().positive(),
+        /** Allocations the sweep makes (1, or one per point). */
+        allocations: z.number().int().positive(),
+      })
+      .strict(),
+    agentx: agentxSettingsSchema,
+    /** Placeholder names that bindPlan must fill. */
+    placeholders: z.array(str),
+    warnings: z.array(str),
+    notes: z.array(str),
+  })
+  .strict();
+
+export type SweepPlan = z.infer<typeof sweepPlanSchema>;
+export type PlanNode = z.infer<typeof planNodeSchema>;
+export type EngineIds = z.infer<typeof engineIdsSchema>;
+export type SlurmRequest = z.infer<typeof slurmRequestSchema>;
+export type PointBudget = z.infer<typeof pointBudgetSchema>;
+export type TimeLimit = z.infer<typeof timeLimitSchema>;
+
+export const boundNodeSchema = z
+  .object({
+    rank: z.number().int().nonnegative(),
+    /** Slurm node name (SLURM_JOB_NODELIST order; rank 0 is the head). */
+    node: str,
+    address: str,
+    serves: z.boolean(),
+    argv: z.array(str),
+    env: z.record(z.string(), str),
+    launchArgv: z.array(str),
+  })
+  .strict();
+
+export const boundDeploymentSchema = z
+  .object({
+    planHash: z.string(),
+    jobId: str,
+    headAddress: str,
+    ports: z
+      .object({
+        port: z.number().int().min(1024).max(65535),
+        dpRpcPort: z.number().int().min(1024).max(65535),
+        masterPort: z.number().int().min(1024).max(65535),
+      })
+      .strict(),
+    nodes: z.array(boundNodeSchema),
+    endpoints: z.array(str),
+    metricsEndpoints: z.array(str),
+    healthEndpoints: z.array(str),
+    clientMustBalance: z.boolean(),
+    engineIds: engineIdsSchema,
+  })
+  .strict();
+
+export type BoundDeployment = z.infer<typeof boundDeploymentSchema>;
+export type BoundNode = z.infer<typeof boundNodeSchema>;

@@ -1,0 +1,16 @@
+/** Values known only after allocation appear in plans as these named placeholders. */
+export const HEAD_ADDR = '{{HEAD_ADDR}}';
+export const PORT = '{{PORT}}';
+export const DP_RPC_PORT = '{{DP_RPC_PORT}}';
+export const MASTER_PORT = '{{MASTER_PORT}}';
+/** This node's own address (per-node env, VLLM_HOST_IP). */
+export const NODE_ADDR = '{{NODE_ADDR}}';
+/** Node k's address (per-node endpoints under hybrid/external LB). */
+export const nodeAddrOf = (rank: number): string => `{{NODE_ADDR_${rank}}}`;
+
+/** Any `{{NAME}}` placeholder. */
+export const PLACEHOLDER_RE = /\{\{([A-Z0-9_]+)\}\}/g;
+
+export function placeholdersIn(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER_RE)].map((m) => m[1] ?? '');
+}
