@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import {
+  allocationJobName, detachedArgv, ENROOT_IMPORT, imageFileName, importArgv, sallocArgv, scancelArgv, squeueByNameArgv, squeueJobArgv,
+  srunArgv, tailArgv, showNodesArgv,
+} from '../src/index';
+
+const base = { jobName: 'infersweep-s1-a1', nodes: 2, gres: true, exclusive: true, timeLimitMinutes: 480 };
+
+describe('command builders', () => {
+  it('salloc: --no-shell, grant timeout twice (immediate + outer timeout), gres, exclusive, time, partition', () => {
+    expect(sallocArgv({ ...base, gpusPerNode: 8, partition: 'gpu', account: 'acct', grantTimeoutSeconds: 60 })).toEqual([
+      'timeout', '--signal=TERM', '--kill-after=10', '90', 'salloc', '--no-shell', '--immediate=60', '--job-name=infersweep-s1-a1', '--nodes=2', '--time=480',
+      '--gres=gpu:8', '--exclusive', '--partition=gpu', '--account=acct',
+    ]);
+    const noGres = sallocArgv({ ...base, gres: false, exclusive: false, gpusPerNode: 4 });
+    expect(noGres).toContain('--gpus-per-node=4');
+    expect(noGres).not.toContain('--exclusive');
+    expect(noGres).toContain('--immediate=300');
+    expect(sallocArgv({ ...base, extraArgs: ['--qos=high'] }).at(-1)).toBe('--qos=high');
+  });
+
+  it('salloc rejects bad requests', () => {
+    expect(() => sallocArgv({ ...base, nodes: 0 })).toThrow(TypeError);
+    expect(() => sallocArgv({ ...base, timeLimitMinutes: 1.5 })).toThrow(TypeError);
+    expect(() => sallocArgv({ ...base, jobName: 'a,b' })).toThrow(/comma/);
+    expect(() => sallocArgv({ ...base, jobName: 'a\nb' })).toThrow(TypeError);
+    expect(() => sallocArgv({ ...base, jobName: '' })).toThrow(TypeError);
+  });
+
+  it('job names from sweep id and attempt are safe', () => {
+    expect(allocationJobName('infersweep', 'kimi k3/$(x)', 2)).toBe('infersweep-kimi_k3___x_-a2');
+  });
+
+  it('squeue / scancel / scontrol argv validate ids', () => {
+    expect(squeueJobArgv('12')).toEqual(['squeue', '-j', '12', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
+    expect(squeueByNameArgv('n $(x)')).toEqual(['squeue', '--name=n $(x)', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
+    expect(() => squeueJobArgv('12; rm')).toThrow(TypeError);
+    expect(scancelArgv('12.3')).toEqual(['scancel', '12.3']);
+    expect(() => scancelArgv('')).toThrow(TypeError);
+    expect(showNodesArgv(['node1', 'node2'])).toEqual(['scontrol', 'show', 'node', '-o', 'node1,node2']);
+    expect(() => showNodesArgv(['node1;x'])).toThrow(TypeError);
+  });
+
+  it('srun host step: env as `env K=V` after --, login env inherited', () => {
+    expect(srunArgv({ jobId: '5', node: 'node2', stepName: 's', argv: ['vllm', 'serve'], env: { A: '$(x)' }, runtime: 'host' })).toEqual([
+      'srun', '--jobid=5', '--overlap', '--nodes=1', '--ntasks=1', '--nodelist=node2', '--job-name=s', '--', 'env', 'A=$(x)', 'vllm', 'serve',
+    ]);
+  });
+
+  it('srun pyxis step: container flags and --export limited to the listed names (values in srun env)', () => {
+    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['vllm'], env: { A: '1', B: '2' }, runtime: 'pyxis', containerImage: '/sq/img.sqsh', containerMounts: ['/data:/data', '/m:/m:ro'] })).toEqual([
+      'env', 'A=1', 'B=2', 'srun', '--jobid=5', '--overlap', '--nodes=1', '--ntasks=1', '--nodelist=node1', '--job-name=s',
+      '--container-image=/sq/img.sqsh', '--container-mounts=/data:/data,/m:/m:ro', '--export=A,B', '--', 'vllm',
+    ]);
+    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i' })).toContain('--export=NONE');
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis' })).toThrow(/containerImage/);
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i', containerMounts: ['a,b'] })).toThrow(/comma/);
+    expect(() => srunArgv({ jobId: '5', node: 'node 1', stepName: 's', argv: ['x'], env: {}, runtime: 'host' })).toThrow(TypeError);
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: [], env: {}, runtime: 'host' })).toThrow(TypeError);
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: { 'A B': '1' }, runtime: 'host' })).toThrow(TypeError);
+  });
+
+  it('detached launch and tail pass values as positional parameters of constant scripts', () => {
+    const d = detachedArgv('/shared/l $(x).log', ['srun', 'a']);
+    expect(d.slice(0, 2)).toEqual(['bash', '-c']);
+    expect(d.slice(3)).toEqual(['infersweep-launch', '/shared/l $(x).log', 'srun', 'a']);
+    expect(d[2]).not.toContain('$(x)');
+    expect(() => detachedArgv('rel.log', ['x'])).toThrow(/absolute/);
+    expect(tailArgv('/f', 20).slice(3)).toEqual(['infersweep-tail', '/f', '20']);
+  });
+
+  it('image file names are safe and distinct', () => {
+    expect(imageFileName('vllm/vllm-openai:kimi-k3')).toMatch(/^vllm\+vllm-openai\+kimi-k3-[0-9a-f]{12}\.sqsh$/);
+    expect(imageFileName('docker://nvcr.io#nvidia/x:1')).toMatch(/^nvcr\.io\+nvidia\+x\+1-[0-9a-f]{12}\.sqsh$/);
+    expect(imageFileName('../../etc/passwd')).not.toMatch(/^\.|\//);
+    expect(imageFileName('$(touch /tmp/x)')).toMatch(/^[A-Za-z0-9._+-]+$/);
+    expect(imageFileName('a/b')).not.toBe(imageFileName('a+b'));
+    expect(() => imageFileName(' ')).toThrow(TypeError);
+  });
+
+  it('import argv substitutes {out}/{image} and requires {out}', () => {
+    const a = importArgv({ squashPath: '/sq/i.sqsh', lockPath: '/sq/i.sqsh.lock', lockTimeoutSeconds: 30, tmpPath: '/sq/i.sqsh.tmp-1', image: 'v/x:1', importCommand: ENROOT_IMPORT });
+    expect(a.slice(3)).toEqual(['infersweep-image', '/sq/i.sqsh', '/sq/i.sqsh.lock', '30', '/sq/i.sqsh.tmp-1', 'enroot', 'import', '-o', '/sq/i.sqsh.tmp-1', 'docker://v/x:1']);
+    expect(a[2]).toMatch(/flock -w "\$wait" 9 \|\| \{.*exit 75; \}/);
+    expect(() => importArgv({ squashPath: '/s', lockPath: '/l', lockTimeoutSeconds: 1, tmpPath: '/t', image: 'i', importCommand: ['true'] })).toThrow(/\{out\}/);
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandAbortedError, CommandTimeoutError, LocalExecutor } from '../src/index';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe('LocalExecutor', () => {
+  const ex = new LocalExecutor();
+
+  it('reports stdout, stderr, exit code, env and stdin; values arrive intact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'infersweep-local-'));
+    const r = await ex.run(['bash', '-c', 'echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`', ], { env: { V: "a'b\nc" }, stdin: 'in', });
+    expect(r.code).toBe(3);
+    expect(r.signal).toBeNull();
+    expect(r.stdout).toBe("$(touch x);`y`|a'b\nc\nin");
+    expect(r.stderr).toBe('err\n');
+    expect(existsSync(join(dir, 'x'))).toBe(false);
+  });
+
+  it('reports a terminating signal', async () => {
+    const r = await ex.run(['bash', '-c', 'kill -KILL $$']);
+    expect(r.code).toBeNull();
+    expect(r.signal).toBe('SIGKILL');
+  });
+
+  it('a timeout kills the whole process group, grandchildren included', async () => {
+    const pids: number[] = [];
+    const p = ex.run(['bash', '-c', 'sleep 300 & echo $!; sleep 300'], { timeoutMs: 500, onStdout: (d) => pids.push(Number(d.trim())) });
+    await expect(p).rejects.toBeInstanceOf(CommandTimeoutError);
+    expect(pids[0]).toBeGreaterThan(0);
+    expect(await until(() => !alive(pids[0]!), 5_000)).toBe(true);
+  });
+
+  it('an abort kills the group too', async () => {
+    const ac = new AbortController();
+    const p = ex.run(['sleep', '300'], { signal: ac.signal });
+    setTimeout(() => ac.abort(), 100);
+    await expect(p).rejects.toBeInstanceOf(CommandAbortedError);
+  });
+});
