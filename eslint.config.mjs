@@ -41,4 +41,9 @@ export default [
       ],
     },
   },
+  {
+    // tests may share the repo-level test helpers (test/stack-env.ts) and drive other projects' adapters
+    files: ['**/test/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': 'off' },
+  },
 ];

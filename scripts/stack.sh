@@ -3,7 +3,7 @@
 #   munge + slurmctld + NODES x `slurmd -N nodeK` (one host, no systemd),
 #   sshd on 127.0.0.1:$SSH_PORT (the "login node"), the Temporal dev server
 #   (SQLite file, Web UI) and one llm-d-inference-sim on loopback.
-# Usage: scripts/stack.sh up|down|status|env     (idempotent)
+# Usage: scripts/stack.sh up|down|status|env|restart-temporal     (idempotent)
 # State lives under $INFERSWEEP_DATA/stack (default .infersweep/stack, git-ignored).
 set -euo pipefail
 
@@ -289,6 +289,7 @@ case "${1:-status}" in
   up) up ;;
   down) down ;;
   status) status ;;
+  restart-temporal) stop_pid "$STATE/pids/temporal.pid"; temporal_up; status ;;
   env) [ -s "$STATE/env.sh" ] && cat "$STATE/env.sh" || die "stack not up: run scripts/stack.sh up" ;;
-  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env|restart-temporal" >&2; exit 2 ;;
 esac

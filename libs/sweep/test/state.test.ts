@@ -16,7 +16,7 @@ import {
   sweepWorkflowId,
   validateSkip,
   type SweepInput,
-} from '@infersweep/sweep';
+} from '../src';
 
 const input = (points: number[]): SweepInput => ({
   sweepId: 'sweep-kimik3-balanced-local-t1',

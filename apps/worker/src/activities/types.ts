@@ -10,6 +10,8 @@ export interface StepRef {
   stepName: string;
   logFile: string;
   rank: number;
+  /** pid of the detached srun on the login node */
+  launcherPid?: number;
 }
 
 /** A launched server: where it runs and how to reach it. */

@@ -1,0 +1,98 @@
+/** Test harness for sweeps on the real stack: plans from the shipped config, workers, observation. */
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { planSweep, type SweepPlan } from '@infersweep/topology';
+import { LocalExecutor, SlurmCluster } from '@infersweep/slurm';
+import { progressQuery, type SweepInput, type SweepProgress } from '@infersweep/sweep';
+import { buildSweepInput, connectClient, createSweepWorker, temporalTarget } from '@infersweep/worker';
+import { loadSweepConfig } from '../../cli/src/config-file';
+import { stackEnv } from '../../../test/stack-env';
+
+export const target = temporalTarget();
+
+export function localSlurm(): SlurmCluster {
+  process.env.SLURM_CONF = stackEnv().SLURM_CONF;
+  return new SlurmCluster(new LocalExecutor());
+}
+
+export function testPlan(orientation: string, points: number[], mutate?: (p: SweepPlan) => void): SweepPlan {
+  const loaded = loadSweepConfig({ clusters: ['local'] });
+  const plan = planSweep(loaded.config, { orientation, cluster: 'local', points, source: loaded.source });
+  mutate?.(plan);
+  return plan;
+}
+
+export function testInput(plan: SweepPlan, tag: string): SweepInput {
+  const label = `${tag}-${randomUUID().slice(0, 8)}`;
+  return buildSweepInput(plan, {
+    configName: 'kimik3-test',
+    configHash: 'test',
+    label,
+    resultsRoot: join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps'),
+    operatorTimeout: '10 minutes',
+  });
+}
+
+export async function client(): Promise<Client> {
+  return connectClient(target);
+}
+
+export async function newWorker(taskQueue: string): Promise<Worker> {
+  const { worker } = await createSweepWorker({ cluster: 'local', target, taskQueue });
+  return worker;
+}
+
+/** Start the sweep workflow on a test task queue (same workflow and activities as production). */
+export async function start(c: Client, input: SweepInput, taskQueue: string): Promise<WorkflowHandle> {
+  return c.workflow.start('sweepWorkflow', { taskQueue, workflowId: input.sweepId, args: [input], workflowIdConflictPolicy: 'FAIL' });
+}
+
+/** Poll the progress query until `pred` holds (no fixed sleeps). */
+export async function waitProgress(h: WorkflowHandle, pred: (p: SweepProgress) => boolean, timeoutMs: number, what: string): Promise<SweepProgress> {
+  const deadline = Date.now() + timeoutMs;
+  let last: SweepProgress | undefined;
+  for (;;) {
+    try {
+      last = await h.query(progressQuery);
+      if (pred(last)) return last;
+    } catch {
+      // the first workflow task may not have run yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export function pointRunning(c: number) {
+  return (p: SweepProgress) => p.phase === 'running-point' && p.currentPoint === c;
+}
+
+export interface StoredPoint {
+  identity: { jobId: string; sweepId: string; planHash: string; attempt: number };
+  validity: { valid: boolean; reasons: string[] };
+}
+
+export function readPoint(resultsDir: string, c: number): StoredPoint {
+  return JSON.parse(readFileSync(join(resultsDir, 'points', `c${c}.json`), 'utf8')) as StoredPoint;
+}
+
+/** No live job of this sweep is left in squeue. */
+export async function liveJobsOf(slurm: SlurmCluster, sweepJobNames: string[]): Promise<string[]> {
+  const rows = (await Promise.all(sweepJobNames.map((n) => slurm.jobsNamed(n)))).flat();
+  return rows.filter((r) => ['RUNNING', 'PENDING', 'COMPLETING', 'CONFIGURING'].includes(r.state)).map((r) => `${r.jobId}:${r.state}`);
+}
+
+/** Keep the history of a finished sweep as a replay fixture (checked by replay.test.ts). */
+export async function keepHistory(h: WorkflowHandle, name: string): Promise<void> {
+  const history = await h.fetchHistory();
+  const dir = join(__dirname, 'fixtures', 'histories');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.json`);
+  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(file, JSON.stringify(history));
+  // replay the fresh history right away with the current workflow code
+  const { bundlerOptions, workflowsPath } = await import('../src/bundle');
+  await Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, h.workflowId);
+}
