@@ -181,7 +181,7 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
         path: '',
         value: '(YAML)',
         message: e.message.split('\n')[0] ?? e.message,
-        line: e.linePos?.[0]?.line,
+        line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line,
       })),
     );
   }

@@ -85,7 +85,7 @@ export function checkTopology(input: TopologyInput): TopologyResult {
       rule: 2,
       field: 'nodes',
       value: M,
-      message: `topology uses ${gpus} GPUs (TP${tp}×PP${pp}×DP${dp}) but allocation has ${M * G} (${M} nodes × ${G} GPUs); ${tiling}`,
+      message: `topology uses ${gpus} GPUs but allocation has ${M * G} (TP${tp}×PP${pp}×DP${dp} vs ${M} nodes × ${G} GPUs); ${tiling}`,
     });
   }
 
