@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+
+function cli(args: string[], env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_STACK: '/stack' }) {
+  const r = spawnSync(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('infersweep plan (spawned)', () => {
+  it('--json prints one plan object with the documented fields', () => {
+    const r = cli(['plan', '--orientation', 'balanced', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const p = JSON.parse(r.stdout);
+    expect(p.orientation).toBe('balanced');
+    expect(p.topology).toMatchObject({ tp: 4, pp: 2, dp: 2, ep: 8, nodes: 2, gpusPerNode: 8 });
+    expect(p.slurm).toMatchObject({ nodes: 2, gpusPerNode: 8 });
+    expect(p.slurm.timeLimitMinutes).toBeGreaterThan(0);
+    expect(p.nodes.map((n: { rank: number }) => n.rank)).toEqual([0, 1]);
+    for (const n of p.nodes) {
+      expect(n.argv.slice(0, 2)).toEqual(['vllm', 'serve']);
+      expect(typeof n.env).toBe('object');
+    }
+    expect(p.endpoints).toEqual(['http://{{HEAD_ADDR}}:{{PORT}}']);
+    expect(p.points).toEqual([4, 8, 16, 32]);
+    expect(p.cluster).toBe('local');
+  });
+
+  it('--orientation all prints an array in config order; --points filters', () => {
+    const r = cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json', '--points', '16,32']);
+    // 16 and 32 are not in latency's list → error naming both
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("requested point 16 is not in orientation latency's concurrency list [1, 2, 4, 8]");
+    const all = cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json']);
+    expect(all.code, all.stderr).toBe(0);
+    const plans = JSON.parse(all.stdout);
+    expect(plans.map((p: { orientation: string }) => p.orientation)).toEqual(['latency', 'balanced', 'throughput']);
+    expect(plans[2].slurm.nodes).toBe(4);
+  });
+
+  it('human output shows argv, env, Slurm request, derivation and warnings', () => {
+    const r = cli(['plan', '--orientation', 'throughput', '--cluster', 'h200']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('--headless --data-parallel-start-rank 12');
+    expect(r.stdout).toContain('--gres=gpu:8 --exclusive --time 460');
+    expect(r.stdout).toContain('time limit import 1800 s + startup 3600 s');
+    expect(r.stdout).toContain('WARNING: experimental on H200');
+    expect(r.stdout).toContain('VLLM_HOST_IP={{NODE_ADDR}}');
+  });
+
+  it('a bad config exits non-zero with the specific error on stderr and prints no plan', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'infersweep-cli-'));
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8').replace('dp: 16, ep: 16', 'dp: 16, ep: 8'));
+    const r = cli(['plan', '--orientation', 'throughput', '--config', bad, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain("orientations.throughput.topology.ep: 8 — vLLM's EP size is TP×DP per PP stage = 16");
+    expect(r.stderr).toContain('bad.yaml');
+  });
+
+  it('unknown orientation and unset ${VAR} are errors', () => {
+    const r = cli(['plan', '--orientation', 'nope', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput)');
+    const env = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
+    delete env.INFERSWEEP_STACK;
+    const u = cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);
+    expect(u.code).toBe(2);
+    expect(u.stderr).toContain('environment variable INFERSWEEP_STACK is not set');
+    // …while a profile that needs no variables still plans.
+    expect(cli(['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], env).code).toBe(0);
+  });
+
+  it('bin/infersweep runs the same program', () => {
+    const r = spawnSync(join(root, 'bin/infersweep'), ['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], { cwd: tmpdir(), encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).topology.replica).toBe('spans-nodes');
+  });
+});
