@@ -69,7 +69,7 @@ describe('infersweep plan (spawned)', () => {
     const r = cli(['plan', '--orientation', 'nope', '--json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput)');
-    const env = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
+    const env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
     delete env.INFERSWEEP_STACK;
     const u = cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);
     expect(u.code).toBe(2);
