@@ -1,0 +1,79 @@
+import { InfersweepError, type ErrorContext } from '@infersweep/topology';
+
+/**
+ * Typed AgentX failures. `retryable` is decided here, where the failure is understood:
+ *  - transient conditions of a healthy deployment (a slow drain, a flaky scrape, a busy client) → retryable;
+ *  - a wrong deployment or input (idle DP rank, missing metric family, bad trace file, wrong model) → not.
+ */
+export class DrainTimeout extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { retryable: true, context: { step: 'drain', ...context } });
+  }
+}
+
+/** A /metrics scrape failed (refused, timeout, non-200). */
+export class ScrapeError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
+    super(message, { retryable: true, context, cause });
+  }
+}
+
+/** A metric the engine family must expose is absent: the gate cannot decide, so it fails (never "idle"). */
+export class MetricMissingError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { retryable: false, context });
+  }
+}
+
+/** A DP engine the plan expects is absent from /metrics or served no request ("idle DP rank i"). */
+export class IdleRankError extends InfersweepError {
+  readonly missing: number[];
+  constructor(message: string, missing: number[], context: ErrorContext = {}) {
+    super(message, { retryable: false, context: { ...context, missing } });
+    this.missing = missing;
+  }
+}
+
+/** The client itself was the bottleneck (event-loop delay / CPU over the limits). */
+export class ClientSaturatedError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { retryable: true, context });
+  }
+}
+
+/** The deployment is not ready (health refused/503, model not listed). */
+export class ReadinessError extends InfersweepError {
+  readonly state: 'not-ready' | 'failed';
+  constructor(message: string, state: 'not-ready' | 'failed', context: ErrorContext = {}) {
+    super(message, { retryable: state === 'not-ready', context: { step: 'readiness', ...context } });
+    this.state = state;
+  }
+}
+
+/** The run was aborted by its caller (Temporal cancellation): never retried by us. */
+export class PointAbortedError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { retryable: false, context });
+  }
+}
+
+/** A root warmup request failed terminally (InferenceX: run_cancelled), or the live error threshold tripped. */
+export class PointFailedError extends InfersweepError {
+  constructor(message: string, retryable: boolean, context: ErrorContext = {}) {
+    super(message, { retryable, context });
+  }
+}
+
+/** A trace file does not match the Weka trace schema. */
+export class TraceFormatError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { retryable: false, context });
+  }
+}
+
+/** The aiperf process failed or its exports are missing/unparseable. */
+export class AiperfError extends InfersweepError {
+  constructor(message: string, retryable: boolean, context: ErrorContext = {}) {
+    super(message, { retryable, context });
+  }
+}

@@ -1,0 +1,97 @@
+import type { RequestMetrics, RequestRecord } from '../result';
+import { reciprocalStats, stats } from './stats';
+
+export interface Accounting {
+  records_total: number;
+  records_profiled: number;
+  records_dropped_total: number;
+  records_warmup_dropped: number;
+  records_error_dropped: number;
+  context_overflow_count: number;
+  grace_cancelled: number;
+  error_categories: Record<string, number>;
+}
+
+/** Request accounting (pure): warmup and errored records are excluded from every metric. */
+export function accounting(records: readonly RequestRecord[]): Accounting {
+  const profiled = records.filter((r) => r.phase === 'profiling');
+  const warmup = records.length - profiled.length;
+  const errors = profiled.filter((r) => !r.ok);
+  const cats: Record<string, number> = {};
+  for (const r of errors) {
+    const c = r.error_category ?? 'unknown';
+    cats[c] = (cats[c] ?? 0) + 1;
+  }
+  return {
+    records_total: records.length,
+    records_profiled: profiled.length,
+    records_dropped_total: warmup + errors.length,
+    records_warmup_dropped: warmup,
+    records_error_dropped: errors.length,
+    context_overflow_count: cats['context_overflow'] ?? 0,
+    grace_cancelled: cats['grace_cancelled'] ?? 0,
+    error_categories: cats,
+  };
+}
+
+/** Per-point request metrics (pure) over successful profiled requests; seconds, tokens/s. */
+export function requestMetrics(records: readonly RequestRecord[], gpuCount: number): RequestMetrics {
+  const ok = records.filter((r) => r.phase === 'profiling' && r.ok);
+  const s = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
+  const vals = (f: (r: RequestRecord) => number | null): number[] =>
+    ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
+  const ttft = stats(vals((r) => s(r.ttft_ms)));
+  const e2el = stats(vals((r) => s(r.e2el_ms)));
+  const itl = stats(vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)));
+  const e2eNorm = stats(vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null ? r.e2el_ms / 1000 / r.osl : null)));
+  let duration: number | null = null;
+  let qps = stats([]);
+  if (ok.length > 0) {
+    let first = Infinity;
+    let last = -Infinity;
+    for (const r of ok) {
+      first = Math.min(first, r.start_ms);
+      last = Math.max(last, r.end_ms);
+    }
+    duration = (last - first) / 1000;
+    const windows = Math.max(1, Math.ceil(duration));
+    const counts = new Array<number>(windows).fill(0);
+    for (const r of ok) counts[Math.min(windows - 1, Math.floor((r.end_ms - first) / 1000))]!++;
+    qps = stats(counts);
+  }
+  const sum = (f: (r: RequestRecord) => number | null): number => ok.reduce((a, r) => a + (f(r) ?? 0), 0);
+  const inTok = sum((r) => r.isl);
+  const outTok = sum((r) => r.osl);
+  const rate = (x: number): number | null => (duration !== null && duration > 0 ? x / duration : null);
+  const per = (x: number | null): number | null => (x === null ? null : x / gpuCount);
+  const expIn = sum((r) => r.expected_isl);
+  return {
+    latency: { ttft, e2el, itl, tpot: itl, intvty: reciprocalStats(itl), e2e_norm_intvty: reciprocalStats(e2eNorm) },
+    qps,
+    tokens: {
+      input: stats(vals((r) => r.isl)),
+      output_actual: stats(vals((r) => r.osl)),
+      output_expected: stats(vals((r) => r.expected_osl)),
+    },
+    throughput: {
+      input: { tokens_per_second: rate(inTok) },
+      output: { tokens_per_second: rate(outTok) },
+      total: { tokens_per_second: rate(inTok + outTok) },
+      duration_seconds: duration,
+      per_gpu: { total_tput_tps: per(rate(inTok + outTok)), output_tput_tps: per(rate(outTok)), input_tput_tps: per(rate(inTok)) },
+    },
+    cache: { theoretical_cache_hit_rate: expIn > 0 ? sum((r) => r.theoretical_cache_hit_tokens) / expIn : null },
+  };
+}
+
+/**
+ * Fraction of the profiling window covered by TTFT observations: (last first-token time − window start)
+ * / window length, using successful profiled requests (aiperf `insufficient_profile_metric_coverage`).
+ */
+export function metricCoverage(records: readonly RequestRecord[], profileStartMs: number, profileSeconds: number): number {
+  let last = -Infinity;
+  for (const r of records)
+    if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null) last = Math.max(last, r.start_ms + r.ttft_ms);
+  if (!Number.isFinite(last)) return 0;
+  return Math.min(1, Math.max(0, (last - profileStartMs) / (profileSeconds * 1000)));
+}

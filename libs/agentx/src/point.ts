@@ -1,0 +1,235 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { agentxSettingsSchema, type AgentxSettings, type AgentxSettingsInput } from '@infersweep/topology';
+import { IdleRankError } from './errors';
+import { replay, type Progress } from './client/replay';
+import { writeFileAtomic, writeJsonlAtomic } from './io';
+import { accounting, metricCoverage, requestMetrics } from './metrics/aggregate';
+import { validity } from './metrics/validity';
+import { identitySchema, pointResultSchema, type PointIdentityInput, type PointResult, type RequestRecord } from './result';
+import type { EngineFamily } from './server/families';
+import { checkIdleRanks, type IdleRankCheck } from './server/idle-ranks';
+import { parsePrometheus } from './server/prometheus';
+import { scrapeText } from './server/scrape';
+import { serverMetricsWindow, type EndpointSnapshot } from './server/window';
+import { resolveTraces } from './traces';
+
+export const CLIENT_VERSION = '0.1.0';
+
+export interface RunPointInput {
+  concurrency: number;
+  endpoints: string[];
+  metricsEndpoints: string[];
+  servedModel: string;
+  settings: AgentxSettingsInput | AgentxSettings;
+  gpuCount: number;
+  expectedEngines?: number[] | null;
+  identity: PointIdentityInput;
+  outDir?: string;
+  family?: EngineFamily;
+}
+
+export interface RunPointHooks {
+  onProgress?(p: Progress): void;
+  signal?: AbortSignal;
+}
+
+export async function snapshot(endpoints: string[], timeoutSeconds: number): Promise<EndpointSnapshot[]> {
+  return Promise.all(
+    endpoints.map(async (endpoint) => {
+      try {
+        return { endpoint, samples: parsePrometheus(await scrapeText(endpoint, timeoutSeconds)).samples };
+      } catch (err) {
+        return { endpoint, samples: null, error: (err as Error).message };
+      }
+    }),
+  );
+}
+
+/** Client self-monitoring over the profiling window: event-loop delay and CPU (fraction of one core). */
+class ClientHealth {
+  private readonly h = monitorEventLoopDelay({ resolution: 10 });
+  private cpu0 = process.cpuUsage();
+  private t0 = performance.now();
+  private cpuFraction: number | null = null;
+  start(): void {
+    this.h.reset();
+    this.h.enable();
+    this.cpu0 = process.cpuUsage();
+    this.t0 = performance.now();
+  }
+  stop(): void {
+    this.h.disable();
+    const d = process.cpuUsage(this.cpu0);
+    const wall = (performance.now() - this.t0) * 1000;
+    this.cpuFraction = wall > 0 ? (d.user + d.system) / wall : null;
+  }
+  result(limits: AgentxSettings['clientHealth']): PointResult['client_health'] {
+    const count = this.h.count;
+    // the histogram's floor is its resolution (10 ms timer): report the delay beyond it
+    const p99 = count > 0 ? Math.max(0, this.h.percentile(99) / 1e6 - 10) : null;
+    const max = count > 0 ? Math.max(0, this.h.max / 1e6 - 10) : null;
+    const reasons: string[] = [];
+    if (p99 !== null && p99 > limits.maxEventLoopDelayP99Ms) reasons.push(`event-loop delay p99 ${p99.toFixed(2)} ms > ${limits.maxEventLoopDelayP99Ms} ms`);
+    if (this.cpuFraction !== null && this.cpuFraction > limits.maxCpuFraction)
+      reasons.push(`client CPU ${(this.cpuFraction * 100).toFixed(0)} % of a core > ${(limits.maxCpuFraction * 100).toFixed(0)} %`);
+    return {
+      event_loop_delay_p99_ms: p99,
+      event_loop_delay_max_ms: max,
+      cpu_fraction: this.cpuFraction,
+      peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+      saturated: reasons.length > 0,
+      reason: reasons.length ? reasons.join('; ') : null,
+    };
+  }
+}
+
+/**
+ * Run one AgentX concurrency point with infersweep's client, end to end: traces → warmup → cache
+ * pressure → post-warmup idle-rank check → profiling → drain of in-flight → metrics, server metrics,
+ * validity → result record (+ per-request JSONL, written atomically when outDir is given).
+ */
+export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}): Promise<PointResult> {
+  const settings = agentxSettingsSchema.parse(input.settings);
+  const identity = identitySchema.parse(input.identity);
+  const family = input.family ?? 'vllm';
+  const startedAt = new Date();
+  const { traces, dataset } = resolveTraces(settings.traces);
+  const idleChecks: IdleRankCheck[] = [];
+  const scrapeTimeout = settings.drain.scrapeTimeoutSeconds;
+
+  // readiness-phase idle-rank check (engine labels present)
+  if (input.expectedEngines && input.metricsEndpoints.length > 0) {
+    const snap = await snapshot(input.metricsEndpoints, scrapeTimeout);
+    const bad = snap.find((x) => x.samples === null);
+    if (bad) throw new IdleRankError(`readiness idle-rank check: scrape of ${bad.endpoint} failed: ${bad.error}`, [], { step: 'readiness' });
+    const c = checkIdleRanks(snap.flatMap((x) => x.samples ?? []), input.expectedEngines, 'readiness', family);
+    idleChecks.push(c);
+    if (!c.ok) throw new IdleRankError(c.message ?? 'engine labels missing', c.missing, { step: 'readiness' });
+  } else idleChecks.push(checkIdleRanks([], input.expectedEngines, 'readiness', family));
+
+  const health = new ClientHealth();
+  let startSnap: EndpointSnapshot[] = [];
+  let endSnap: EndpointSnapshot[] = [];
+  const during: EndpointSnapshot[][] = [];
+  let sampler: NodeJS.Timeout | undefined;
+  let sampling = false;
+  const records: RequestRecord[] = [];
+
+  const r = await replay({
+    traces,
+    concurrency: input.concurrency,
+    endpoints: input.endpoints,
+    model: input.servedModel,
+    settings,
+    expectedEngines: input.expectedEngines,
+    onRecord: (rec) => records.push(rec),
+    onProgress: hooks.onProgress,
+    signal: hooks.signal,
+    beforeProfile: async () => {
+      startSnap = await snapshot(input.metricsEndpoints, scrapeTimeout);
+      if (input.expectedEngines && input.metricsEndpoints.length > 0) {
+        const c = checkIdleRanks(startSnap.flatMap((x) => x.samples ?? []), input.expectedEngines, 'post-warmup', family);
+        idleChecks.push(c);
+        if (!c.ok) throw new IdleRankError(c.message ?? 'idle DP rank', c.missing, { step: `point:c=${input.concurrency}` });
+      } else idleChecks.push(checkIdleRanks([], input.expectedEngines, 'post-warmup', family));
+      if (input.metricsEndpoints.length > 0)
+        sampler = setInterval(() => {
+          if (sampling) return;
+          sampling = true;
+          void snapshot(input.metricsEndpoints, scrapeTimeout).then((s) => {
+            during.push(s);
+            sampling = false;
+          });
+        }, settings.serverMetricsIntervalSeconds * 1000);
+      health.start();
+    },
+    afterProfile: async () => {
+      health.stop();
+      clearInterval(sampler);
+      endSnap = await snapshot(input.metricsEndpoints, scrapeTimeout);
+    },
+  });
+  clearInterval(sampler);
+  const endedAt = new Date();
+
+  const acc = accounting(r.records);
+  const metrics = requestMetrics(r.records, input.gpuCount);
+  const successes = r.records.filter((x) => x.phase === 'profiling' && x.ok).length;
+  const coverage = r.profileStartMs === null ? 0 : metricCoverage(r.records, r.profileStartMs, settings.profileDurationSeconds);
+  const server = input.metricsEndpoints.length
+    ? serverMetricsWindow(startSnap, endSnap, during, family)
+    : serverMetricsWindow([], [], [], family);
+  const serverMissing: string[] = [];
+  if (input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
+  else {
+    if (server.tokens.prompt === null) serverMissing.push('prompt-token counter delta unavailable');
+    if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');
+    if (server.kv_cache.gpu_usage_pct === null) serverMissing.push('KV-cache usage gauge unavailable');
+  }
+  const ch = r.profileStartMs !== null ? health.result(settings.clientHealth) : { event_loop_delay_p99_ms: null, event_loop_delay_max_ms: null, cpu_fraction: null, peak_rss_bytes: process.resourceUsage().maxRSS * 1024, saturated: false, reason: null };
+  const sessionsAvg = r.sessions.average();
+  const v = validity({
+    settings,
+    accounting: acc,
+    successes,
+    coverage,
+    clientSaturatedReason: ch.reason,
+    concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
+    runCancelledReason: r.runCancelledReason,
+    serverMetricsMissing: serverMissing,
+    idleRankMessages: idleChecks.filter((c) => !c.ok).map((c) => c.message ?? 'idle rank'),
+  });
+  const wall = (ms: number | null): string | null => (ms === null ? null : new Date(r.originWallMs + ms).toISOString());
+  const recordPath = input.outDir ? join(input.outDir, 'result.json') : null;
+  const jsonlPath = input.outDir ? join(input.outDir, 'requests.jsonl') : null;
+  const profiled = r.records.filter((x) => x.phase === 'profiling');
+  const lastEnd = profiled.reduce((m, x) => Math.max(m, x.end_ms), -Infinity);
+  const result = pointResultSchema.parse({
+    schema_version: 1,
+    scenario_type: 'agentic-coding',
+    benchmark_type: 'agentic_traces',
+    client: { name: 'infersweep', version: CLIENT_VERSION },
+    identity,
+    conc: input.concurrency,
+    served_model: input.servedModel,
+    endpoints: input.endpoints,
+    metrics_endpoints: input.metricsEndpoints,
+    gpu_count: input.gpuCount,
+    settings,
+    dataset,
+    num_requests_total: acc.records_total,
+    num_requests_successful: successes,
+    request_accounting: acc,
+    request_metrics: metrics,
+    concurrency: {
+      target_sessions: input.concurrency,
+      time_weighted_sessions: sessionsAvg,
+      time_weighted_busy_lanes: r.busyLanes.average(),
+      time_weighted_requests_in_flight: r.inFlight.average(),
+      max_requests_in_flight: r.inFlight.max,
+      subagent_requests_profiled: profiled.filter((x) => x.kind === 'subagent').length,
+      plays_started: r.playsStarted,
+    },
+    client_health: ch,
+    server_metrics: server,
+    idle_rank_checks: idleChecks,
+    timing: {
+      started_at: startedAt.toISOString(),
+      profiling_started_at: wall(r.profileStartMs),
+      profiling_ended_at: wall(r.profileEndMs),
+      ended_at: endedAt.toISOString(),
+      profile_duration_seconds: settings.profileDurationSeconds,
+      measured_profile_seconds: r.profileStartMs !== null && Number.isFinite(lastEnd) ? (lastEnd - r.profileStartMs) / 1000 : null,
+      warmup_seconds: r.profileStartMs !== null ? (r.profileStartMs - r.warmupStartMs) / 1000 : null,
+    },
+    submission_valid: v.valid,
+    submission_invalid_reasons: v.reasons,
+    artifacts: { record: recordPath, requests_jsonl: jsonlPath, command: null, raw_dir: null },
+  });
+  if (input.outDir) {
+    writeJsonlAtomic(jsonlPath!, r.records);
+    writeFileAtomic(recordPath!, JSON.stringify(result, null, 2) + '\n');
+  }
+  return result;
+}

@@ -1,0 +1,237 @@
+import { z } from 'zod';
+import { agentxSettingsSchema } from '@infersweep/topology';
+import { statsSchema } from './metrics/stats';
+import { serverMetricsSchema } from './server/window';
+import { idleRankCheckSchema } from './server/idle-ranks';
+
+/**
+ * Result records. Field names follow InferenceX's agentic aggregate JSON
+ * (`utils/agentic/aggregation/process_agentic_result.py`) where an equivalent exists; see README.md for
+ * the mapping. Latencies in the record are seconds (as InferenceX); the per-request JSONL uses ms.
+ */
+export const identitySchema = z
+  .object({
+    sweepId: z.string(),
+    /** Content hash of the sweep plan (resume key), when the caller has one. */
+    planHash: z.string().optional(),
+    orientation: z.string(),
+    cluster: z.string().optional(),
+    /** Topology summary (e.g. "tp8-dp4-ep32") or the structured plan. */
+    topology: z.union([z.string(), z.record(z.string(), z.unknown())]),
+    image: z.string(),
+    model: z.string(),
+    /** Hash of the engine args + env (InferenceX recipe_fingerprint). */
+    engineArgsFingerprint: z.string(),
+    jobId: z.string().nullable(),
+    nodes: z.array(z.string()),
+    attempt: z.number().int().nonnegative(),
+    allocationAttempt: z.number().int().nonnegative().optional(),
+    activityAttempt: z.number().int().nonnegative().optional(),
+    /** 'shared-server' | 'server-per-point' | 'allocation-per-point' (libs/sweep DeploymentPolicy). */
+    deploymentPolicy: z.string(),
+    framework: z.string().default('vllm'),
+    hw: z.string().optional(),
+  })
+  .strict();
+export type PointIdentity = z.infer<typeof identitySchema>;
+export type PointIdentityInput = z.input<typeof identitySchema>;
+
+export const requestPhaseSchema = z.enum(['warmup', 'cache-pressure', 'profiling']);
+export type RequestPhase = z.infer<typeof requestPhaseSchema>;
+
+/** One line of the per-request JSONL. */
+export const requestRecordSchema = z
+  .object({
+    id: z.string(),
+    lane: z.number().int(),
+    trace_id: z.string(),
+    play: z.number().int(),
+    /** Index among the root requests of the trace, or among the subagent's requests. */
+    turn: z.number().int(),
+    kind: z.enum(['root', 'subagent']),
+    agent_id: z.string().nullable(),
+    phase: requestPhaseSchema,
+    endpoint: z.string(),
+    /** ms since the run's monotonic origin (performance.now at run start). */
+    start_ms: z.number(),
+    end_ms: z.number(),
+    ttft_ms: z.number().nullable(),
+    itl_ms: z.number().nullable(),
+    e2el_ms: z.number().nullable(),
+    /** Server-reported (usage) token counts — never counted from chunks. */
+    isl: z.number().int().nullable(),
+    osl: z.number().int().nullable(),
+    cached_tokens: z.number().int().nullable(),
+    expected_isl: z.number().int(),
+    expected_osl: z.number().int(),
+    max_tokens: z.number().int(),
+    theoretical_cache_hit_tokens: z.number().int(),
+    content_chunks: z.number().int(),
+    status: z.number().int().nullable(),
+    ok: z.boolean(),
+    error_category: z.string().nullable(),
+    error: z.string().nullable(),
+  })
+  .strict();
+export type RequestRecord = z.infer<typeof requestRecordSchema>;
+
+export const requestAccountingSchema = z
+  .object({
+    records_total: z.number().int(),
+    records_profiled: z.number().int(),
+    records_dropped_total: z.number().int(),
+    records_warmup_dropped: z.number().int(),
+    records_error_dropped: z.number().int(),
+    context_overflow_count: z.number().int(),
+    /** Requests still in flight when the profile grace period ran out (cancelled, counted as errors). */
+    grace_cancelled: z.number().int(),
+    error_categories: z.record(z.string(), z.number().int()),
+  })
+  .strict();
+
+const tput = z.object({ tokens_per_second: z.number().nullable() }).strict();
+
+export const requestMetricsSchema = z
+  .object({
+    latency: z
+      .object({
+        ttft: statsSchema,
+        e2el: statsSchema,
+        itl: statsSchema,
+        tpot: statsSchema,
+        intvty: statsSchema,
+        e2e_norm_intvty: statsSchema,
+      })
+      .strict(),
+    qps: statsSchema,
+    tokens: z.object({ input: statsSchema, output_actual: statsSchema, output_expected: statsSchema }).strict(),
+    throughput: z
+      .object({
+        input: tput,
+        output: tput,
+        total: tput,
+        duration_seconds: z.number().nullable(),
+        per_gpu: z
+          .object({
+            total_tput_tps: z.number().nullable(),
+            output_tput_tps: z.number().nullable(),
+            input_tput_tps: z.number().nullable(),
+          })
+          .strict(),
+      })
+      .strict(),
+    cache: z.object({ theoretical_cache_hit_rate: z.number().nullable() }).strict(),
+  })
+  .strict();
+export type RequestMetrics = z.infer<typeof requestMetricsSchema>;
+
+export const concurrencySchema = z
+  .object({
+    target_sessions: z.number().int(),
+    /** Time-weighted live session trees during profiling (AgentX concurrency). */
+    time_weighted_sessions: z.number().nullable(),
+    /** Time-weighted lanes with ≥ 1 request in flight (0 think time ⇒ should be ≈ N). */
+    time_weighted_busy_lanes: z.number().nullable(),
+    time_weighted_requests_in_flight: z.number().nullable(),
+    max_requests_in_flight: z.number().int(),
+    subagent_requests_profiled: z.number().int(),
+    plays_started: z.number().int(),
+  })
+  .strict();
+
+export const clientHealthResultSchema = z
+  .object({
+    event_loop_delay_p99_ms: z.number().nullable(),
+    event_loop_delay_max_ms: z.number().nullable(),
+    cpu_fraction: z.number().nullable(),
+    peak_rss_bytes: z.number().nullable(),
+    saturated: z.boolean(),
+    reason: z.string().nullable(),
+  })
+  .strict();
+
+export const pointResultSchema = z
+  .object({
+    schema_version: z.literal(1),
+    scenario_type: z.literal('agentic-coding'),
+    benchmark_type: z.literal('agentic_traces'),
+    client: z.object({ name: z.enum(['infersweep', 'aiperf']), version: z.string() }).strict(),
+    identity: identitySchema,
+    conc: z.number().int().positive(),
+    served_model: z.string(),
+    endpoints: z.array(z.string()),
+    metrics_endpoints: z.array(z.string()),
+    gpu_count: z.number().int().positive(),
+    settings: agentxSettingsSchema,
+    dataset: z
+      .object({
+        source_type: z.enum(['synthetic', 'file', 'public']),
+        loader: z.string(),
+        path: z.string().nullable(),
+        seed: z.number().int().nullable(),
+        entry_count: z.number().int(),
+      })
+      .strict(),
+    num_requests_total: z.number().int(),
+    num_requests_successful: z.number().int(),
+    request_accounting: requestAccountingSchema,
+    request_metrics: requestMetricsSchema,
+    concurrency: concurrencySchema,
+    client_health: clientHealthResultSchema,
+    server_metrics: serverMetricsSchema,
+    idle_rank_checks: z.array(idleRankCheckSchema),
+    timing: z
+      .object({
+        started_at: z.string(),
+        profiling_started_at: z.string().nullable(),
+        profiling_ended_at: z.string().nullable(),
+        ended_at: z.string(),
+        /** Configured profile window, s, and the measured one (profile start → last profiled request end). */
+        profile_duration_seconds: z.number(),
+        measured_profile_seconds: z.number().nullable(),
+        warmup_seconds: z.number().nullable(),
+      })
+      .strict(),
+    submission_valid: z.boolean(),
+    submission_invalid_reasons: z.array(z.string()),
+    artifacts: z
+      .object({
+        record: z.string().nullable(),
+        requests_jsonl: z.string().nullable(),
+        command: z.string().nullable(),
+        raw_dir: z.string().nullable(),
+      })
+      .strict(),
+  })
+  .strict();
+export type PointResult = z.infer<typeof pointResultSchema>;
+
+/** A compact camelCase view of a record (for workflow summaries / progress UIs). */
+export function summarizePoint(r: PointResult): {
+  concurrency: number;
+  valid: boolean;
+  reasons: string[];
+  requestsProfiled: number;
+  requestsSuccessful: number;
+  totalThroughputPerGpu: number | null;
+  outputThroughputPerGpu: number | null;
+  interactivityP50: number | null;
+  e2eNormInteractivityP90: number | null;
+  ttftP50Ms: number | null;
+  e2elP50Ms: number | null;
+} {
+  const ms = (s: number | null): number | null => (s === null ? null : s * 1000);
+  return {
+    concurrency: r.conc,
+    valid: r.submission_valid,
+    reasons: r.submission_invalid_reasons,
+    requestsProfiled: r.request_accounting.records_profiled,
+    requestsSuccessful: r.num_requests_successful,
+    totalThroughputPerGpu: r.request_metrics.throughput.per_gpu.total_tput_tps,
+    outputThroughputPerGpu: r.request_metrics.throughput.per_gpu.output_tput_tps,
+    interactivityP50: r.request_metrics.latency.intvty.p50,
+    e2eNormInteractivityP90: r.request_metrics.latency.e2e_norm_intvty.p90,
+    ttftP50Ms: ms(r.request_metrics.latency.ttft.p50),
+    e2elP50Ms: ms(r.request_metrics.latency.e2el.p50),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Engine families: which gauges say "busy", which counters carry tokens/cache/success. vLLM is measured
+ * here; SGLang names come from ../shared/reference/agentx-inferencex.md §2.3/§3.3 and R5 (not exercised
+ * against a live SGLang).
+ */
+export type EngineFamily = 'vllm' | 'sglang';
+
+export interface FamilySpec {
+  /** Gauges summed (over all label sets) for the drain gate; every one is required on every engine endpoint. */
+  busyGauges: string[];
+  /** Frontend/router gauges added when present (never required). */
+  optionalBusyGauges: string[];
+  promptTokens: string | null;
+  generationTokens: string | null;
+  prefixHits: string | null;
+  prefixQueries: string | null;
+  kvUsage: string | null;
+  /** Scale to turn kvUsage into percent (vLLM reports a 0–1 fraction). */
+  kvUsageToPct: number;
+  requestSuccess: string | null;
+  /** The per-DP-engine label (null: the family exposes none). */
+  engineLabel: string | null;
+}
+
+export const FAMILIES: Record<EngineFamily, FamilySpec> = {
+  vllm: {
+    busyGauges: ['vllm:num_requests_running', 'vllm:num_requests_waiting'],
+    optionalBusyGauges: ['dynamo_frontend_active_requests'],
+    promptTokens: 'vllm:prompt_tokens_total',
+    generationTokens: 'vllm:generation_tokens_total',
+    prefixHits: 'vllm:prefix_cache_hits_total',
+    prefixQueries: 'vllm:prefix_cache_queries_total',
+    kvUsage: 'vllm:kv_cache_usage_perc',
+    kvUsageToPct: 100,
+    requestSuccess: 'vllm:request_success_total',
+    engineLabel: 'engine',
+  },
+  sglang: {
+    busyGauges: ['sglang:num_running_reqs', 'sglang:num_queue_reqs'],
+    optionalBusyGauges: ['dynamo_frontend_active_requests'],
+    promptTokens: 'sglang:prompt_tokens_total',
+    generationTokens: 'sglang:generation_tokens_total',
+    prefixHits: null,
+    prefixQueries: null,
+    kvUsage: 'sglang:token_usage',
+    kvUsageToPct: 100,
+    requestSuccess: null,
+    engineLabel: null,
+  },
+};

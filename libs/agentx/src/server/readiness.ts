@@ -1,0 +1,64 @@
+import { ReadinessError } from '../errors';
+import { checkIdleRanks, type IdleRankCheck } from './idle-ranks';
+import { scrapeText } from './scrape';
+
+export interface ReadinessResult {
+  ready: boolean;
+  state: 'ready' | 'not-ready' | 'failed';
+  reason: string | null;
+  /** One human-readable line (for heartbeats/logs). */
+  detail: string;
+  models: string[];
+  idleRanks: IdleRankCheck;
+}
+
+/**
+ * One readiness probe (vllm-topology.md rule 19): GET /health — refused/timeout → not ready, 503 → failed,
+ * 200 → then /v1/models must list the served name, then (if expectedEngines) every engine label must be
+ * present on /metrics. Never throws for "not ready yet"; throws ReadinessError only for bad arguments.
+ */
+export async function checkReadiness(
+  endpoint: string,
+  servedModel: string,
+  expectedEngines?: number[] | null,
+  opts: { timeoutSeconds?: number; metricsEndpoint?: string } = {},
+): Promise<ReadinessResult> {
+  const timeoutMs = (opts.timeoutSeconds ?? 10) * 1000;
+  const base = endpoint.replace(/\/+$/, '');
+  const na = checkIdleRanks([], null, 'readiness');
+  const notReady = (state: 'not-ready' | 'failed', reason: string): ReadinessResult => ({ ready: false, state, reason, detail: `${state}: ${reason}`, models: [], idleRanks: na });
+  let health: Response;
+  try {
+    health = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await health.arrayBuffer();
+  } catch (err) {
+    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    return notReady('not-ready', `/health unreachable (${code})`);
+  }
+  if (health.status === 503) return notReady('failed', '/health returned 503 (an engine is dead)');
+  if (health.status !== 200) return notReady('not-ready', `/health returned ${health.status}`);
+  let models: string[] = [];
+  try {
+    const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await res.json()) as { data?: Array<{ id?: string }> };
+    models = (body.data ?? []).map((m) => m.id ?? '').filter((m) => m !== '');
+  } catch (err) {
+    return notReady('not-ready', `/v1/models failed: ${(err as Error).message}`);
+  }
+  if (!models.includes(servedModel))
+    return notReady('failed', `served model ${servedModel} not listed by /v1/models (got ${models.join(', ') || 'none'})`);
+  if (!expectedEngines) return { ready: true, state: 'ready', reason: null, detail: 'ready', models, idleRanks: checkIdleRanks([], expectedEngines, 'readiness') };
+  const text = await scrapeText(opts.metricsEndpoint ?? base, opts.timeoutSeconds ?? 10).catch((err: Error) => err);
+  if (text instanceof Error) return { ...notReady('not-ready', text.message), models };
+  const idleRanks = checkIdleRanks(text, expectedEngines, 'readiness');
+  return idleRanks.ok
+    ? { ready: true, state: 'ready', reason: null, detail: 'ready', models, idleRanks }
+    : { ...notReady('failed', idleRanks.message ?? 'engine labels missing'), models, idleRanks };
+}
+
+/** Throwing form for callers that want one call: ReadinessError (retryable iff merely not ready yet). */
+export async function assertReady(endpoint: string, servedModel: string, expectedEngines?: number[] | null): Promise<ReadinessResult> {
+  const r = await checkReadiness(endpoint, servedModel, expectedEngines);
+  if (r.state !== 'ready') throw new ReadinessError(`${endpoint}: ${r.reason ?? r.state}`, r.state === 'failed' ? 'failed' : 'not-ready', { endpoint });
+  return r;
+}
