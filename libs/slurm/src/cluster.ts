@@ -338,9 +338,9 @@ export class SlurmCluster {
     return s ? { stepId: s.stepId } : null;
   }
 
-  private async launcherAlive(h: Pick<StepHandle, 'launcherPid'>): Promise<boolean> {
+  private async launcherAlive(h: Pick<StepHandle, 'launcherPid' | 'stepName'>): Promise<boolean> {
     if (!h.launcherPid) return false;
-    const r = await this.exec.run(pidAliveArgv(h.launcherPid), { timeoutMs: this.cmdTimeout, idempotent: true });
+    const r = await this.exec.run(pidAliveArgv(h.launcherPid, h.stepName), { timeoutMs: this.cmdTimeout, idempotent: true });
     return r.stdout.trim() === 'alive';
   }
 

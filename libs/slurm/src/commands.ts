@@ -156,11 +156,17 @@ export function detachedArgv(logFile: string, argv: string[]): string[] {
   return ['bash', '-c', LAUNCH_SCRIPT, 'infersweep-launch', logFile, ...argv];
 }
 
-/** Is the launcher (srun on the login node) still alive? prints alive|dead. */
-export const PID_ALIVE_SCRIPT = 'if kill -0 "$1" 2>/dev/null; then echo alive; else echo dead; fi';
+/**
+ * Is the launcher (srun on the login node) still alive? prints alive|dead. A zombie is dead, and
+ * a reused pid is told apart by the step name on its command line.
+ */
+export const PID_ALIVE_SCRIPT =
+  'st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -d" " -f1); ' +
+  'if [ -n "$st" ] && [ "$st" != Z ] && tr "\\0" "\\n" < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--job-name=$2"; ' +
+  'then echo alive; else echo dead; fi';
 
-export function pidAliveArgv(pid: number): string[] {
-  return ['bash', '-c', PID_ALIVE_SCRIPT, 'infersweep-pid', String(pid)];
+export function pidAliveArgv(pid: number, stepName: string): string[] {
+  return ['bash', '-c', PID_ALIVE_SCRIPT, 'infersweep-pid', String(pid), stepName];
 }
 
 export const TAIL_SCRIPT =

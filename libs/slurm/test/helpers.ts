@@ -50,12 +50,12 @@ export function sshCluster(): { exec: SshExecutor; cluster: SlurmCluster } {
 }
 
 /** Poll `check` until it returns a truthy value or the deadline passes (no sleeps as synchronisation). */
-export async function until<T>(check: () => Promise<T>, timeoutMs: number, what: string, intervalMs = 250): Promise<NonNullable<T>> {
+export async function until<T>(check: () => Promise<T | false | null | undefined | '' | 0>, timeoutMs: number, what: string, intervalMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
+  let last: T | false | null | undefined | '' | 0;
   for (;;) {
     last = await check();
-    if (last) return last as NonNullable<T>;
+    if (last) return last as T;
     if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
@@ -63,3 +63,14 @@ export async function until<T>(check: () => Promise<T>, timeoutMs: number, what:
 
 export const shared = (): string => need(stackEnv(), 'INFERSWEEP_SHARED');
 export const stackDir = (): string => need(stackEnv(), 'INFERSWEEP_STACK');
+
+/**
+ * pid of the per-connection sshd process serving `x` (the parent of the remote shell), checked
+ * to be a session process (`sshd: user@notty`) and not the listening daemon.
+ */
+export async function sshSessionPid(x: SshExecutor): Promise<string> {
+  const r = await x.run(['bash', '-c', 'echo "$PPID"; tr "\\0" " " < "/proc/$PPID/cmdline"; echo; cat "$1"', 'x', join(stackDir(), 'pids', 'sshd.pid')]);
+  const [pid = '', cmd = '', listener = ''] = r.stdout.split('\n').map((l) => l.trim());
+  if (!/^\d+$/.test(pid) || !/^sshd: \S+@notty/.test(cmd) || pid === listener) throw new Error(`not an sshd session process: ${JSON.stringify(r.stdout)}`);
+  return pid;
+}
