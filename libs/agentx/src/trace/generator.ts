@@ -104,8 +104,8 @@ function subagent(
   index: number,
   o: Required<Pick<GenerateOptions, 'maxContextTokens' | 'thinkTimeScale' | 'model' | 'outputMedian'>>,
 ): WekaSubagent {
-  const system = r.int(1200, 3000);
-  const ctx = new Context(bs, ids, system + r.int(100, 800));
+  const system = Math.min(r.int(1200, 3000), Math.floor(o.maxContextTokens * 0.25));
+  const ctx = new Context(bs, ids, system + Math.min(r.int(100, 800), Math.floor(o.maxContextTokens * 0.2)));
   const n = r.int(2, 6);
   const requests: WekaLeafRequest[] = [];
   let now = t;
@@ -152,7 +152,7 @@ export function generateTrace(index: number, opts: GenerateOptions): WekaTrace {
   const ids = { next: 1 };
   const system = Math.min(r.int(2000, 6000), Math.floor(o.maxContextTokens * 0.25));
   const tools = Math.min(r.int(800, 3000), Math.floor(o.maxContextTokens * 0.1));
-  const ctx = new Context(bs, ids, system + tools + r.int(50, 1500));
+  const ctx = new Context(bs, ids, system + tools + Math.min(r.int(50, 1500), Math.floor(o.maxContextTokens * 0.3)));
   const turns = r.int(tLo, tHi);
   const requests: WekaEntry[] = [];
   let t = 0;
@@ -173,7 +173,7 @@ export function generateTrace(index: number, opts: GenerateOptions): WekaTrace {
     const grow = out + toolResultTokens(r);
     if (ctx.tokens + grow + margin(o.maxContextTokens) >= o.maxContextTokens) {
       // compaction: keep the system+tools prefix, replace history by a summary
-      ctx.compact(system + tools, Math.round(o.maxContextTokens * 0.1) + r.int(0, 500));
+      ctx.compact(system + tools, Math.round(o.maxContextTokens * 0.1) + Math.min(r.int(0, 500), Math.floor(o.maxContextTokens * 0.05)));
     } else ctx.grow(grow);
   }
   return {
