@@ -1,0 +1,60 @@
+/**
+ * `infersweep results ID [--json|--csv]`: the per-point results of a sweep (or of every
+ * orientation of an `all` sweep). Table by default; `--csv` one row per point (RFC 4180);
+ * `--json` an array of sweeps with their points and allocations.
+ */
+import type { Command } from 'commander';
+import { action, out, err, usageExits, UsageError } from '../ops/cli';
+import { fmtNum } from '../report/chart';
+import { toCsv } from '../report/html';
+import { resolveSweeps } from '../report/generate';
+import type { PointRow, SweepResults } from '../report/records';
+
+const cell = (v: number | null) => (v === null ? '–' : fmtNum(v));
+
+export function resultsTable(sweeps: SweepResults[]): string {
+  const lines: string[] = [];
+  for (const s of sweeps) {
+    lines.push(`${s.sweepId}  (${s.orientation}, ${s.points.length} points, results ${s.resultsDir})`);
+    const head = ['conc', 'status', 'valid', 'tok/s/GPU', 'out tok/s/GPU', 'tok/s/user', 'TTFT p50 ms', 'E2E p50 ms', 'requests', 'attempts', 'reasons'];
+    const rows = s.points.map((p: PointRow) => [
+      String(p.concurrency),
+      p.status,
+      p.valid === undefined ? '–' : p.valid ? 'yes' : 'NO',
+      cell(p.totalThroughputPerGpu),
+      cell(p.outputThroughputPerGpu),
+      cell(p.interactivityP50),
+      cell(p.ttftP50Ms),
+      cell(p.e2elP50Ms),
+      cell(p.requestsProfiled),
+      String(p.attempts),
+      [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])].join('; '),
+    ]);
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const fmt = (r: string[]) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd();
+    lines.push(fmt(head));
+    for (const r of rows) lines.push(fmt(r));
+  }
+  return lines.join('\n');
+}
+
+export function register(program: Command): void {
+  usageExits(
+    program
+      .command('results')
+      .description('Print the per-point results of a sweep (table, --csv or --json)')
+      .argument('<id>', 'sweep id (one orientation, or the parent of --orientation all)')
+      .option('--json', 'print JSON: an array of sweeps with points and allocations')
+      .option('--csv', 'print CSV, one row per point')
+      .action(
+        action('results', async (id: string, opts: { json?: boolean; csv?: boolean }) => {
+          if (opts.json && opts.csv) throw new UsageError('choose one of --json and --csv');
+          const r = await resolveSweeps(id);
+          if (r.note) err(`note: ${r.note}`);
+          if (opts.csv) process.stdout.write(toCsv(r.sweeps));
+          else if (opts.json) out(JSON.stringify(r.sweeps, null, 2));
+          else out(resultsTable(r.sweeps));
+        }),
+      ),
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * Text views of a sweep for `status`, `watch` and `sweep`: a header, one line per
+ * ConcurrencyPoint (live requests done / in flight / ETA for the running one) and one per
+ * Allocation. Pure functions over SweepView, so unit tests cover them.
+ */
+import type { AllocationRecord, PointState, SweepProgress } from '@infersweep/sweep';
+import { fmtDuration } from './cli';
+import type { LiveDetail, SweepView } from './temporal';
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+const f1 = (v: number | undefined) => (v === undefined ? '–' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+
+/** The live detail that belongs to a point (heartbeat of its runPoint activity). */
+export function liveFor(view: Pick<SweepView, 'live'>, concurrency: number): LiveDetail | undefined {
+  return view.live.find((l) => l.concurrency === concurrency);
+}
+
+export function pointLine(pt: PointState, live?: LiveDetail): string {
+  const parts = [pad(`c=${pt.concurrency}`, 7), pad(pt.status, 8)];
+  if (pt.status === 'running') {
+    if (live) {
+      parts.push(pad(live.phase ?? 'running', 10));
+      if (live.completed !== undefined) parts.push(`${live.completed} requests done`);
+      if (live.inFlight !== undefined) parts.push(`${live.inFlight} in flight`);
+      if (live.etaSeconds !== undefined) parts.push(`ETA ${fmtDuration(live.etaSeconds)}`);
+    }
+  } else if (pt.summary) {
+    const s = pt.summary;
+    parts.push(s.valid ? 'valid  ' : 'INVALID');
+    if (s.totalThroughputPerGpu !== undefined) parts.push(`${f1(s.totalThroughputPerGpu)} tok/s/GPU`);
+    if (s.interactivityP50 !== undefined) parts.push(`${f1(s.interactivityP50)} tok/s/user`);
+    if (!s.valid && s.reasons.length) parts.push(`(${s.reasons.join('; ')})`);
+  }
+  parts.push(`attempts ${pt.attempts}`);
+  if (pt.resultPath) parts.push(pt.resultPath);
+  if (pt.lastError && pt.status !== 'done' && pt.status !== 'invalid') parts.push(`last error: ${pt.lastError}`);
+  return parts.join('  ');
+}
+
+export function allocationLine(a: AllocationRecord): string {
+  return [
+    pad(`#${a.attempt}`, 4),
+    pad(`job ${a.jobId ?? '–'}`, 12),
+    pad(a.nodes.length ? a.nodes.join(',') : 'no nodes yet', 22),
+    a.ended ? `ended ${a.ended}${a.reason ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
+  ].join('  ');
+}
+
+export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): string[] {
+  const lines: string[] = [];
+  const counts: Record<string, number> = {};
+  for (const pt of p.points) counts[pt.status] = (counts[pt.status] ?? 0) + 1;
+  lines.push(`  phase        ${p.phase}${p.currentPoint !== undefined ? ` (c=${p.currentPoint})` : ''}${p.message ? ` — ${p.message}` : ''}`);
+  if (p.awaitingOperator) lines.push(`  WAITING FOR AN OPERATOR since ${p.awaitingOperator.since}: ${p.awaitingOperator.reason} — \`infersweep resume ${p.sweepId}\` retries now`);
+  lines.push(`  sweep        ${p.orientation} of ${p.model} on ${p.cluster} (config ${p.configName}, plan ${p.planHash})`);
+  lines.push(`  results      ${p.resultsDir}`);
+  lines.push(`  points       ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}`);
+  for (const pt of p.points) lines.push(`    ${pointLine(pt, liveFor(view, pt.concurrency))}`);
+  lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
+  for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
+  return lines;
+}
+
+/** The whole `status` text of a sweep (and its children for `--orientation all`). */
+export function statusText(v: SweepView): string {
+  const lines: string[] = [];
+  lines.push(`${v.workflowId}  ${v.status}${v.kind === 'all' ? '  (all orientations)' : ''}`);
+  lines.push(`  Web UI       ${v.uiLink}`);
+  if (v.failure) lines.push(`  failure      ${v.failure}`);
+  if (v.progress) lines.push(...progressLines(v.progress, v));
+  else if (v.kind === 'sweep') lines.push(`  progress     unavailable: ${v.progressNote ?? 'unknown'}`);
+  for (const c of v.children) {
+    lines.push('');
+    lines.push(...statusText(c).split('\n').map((l) => `  ${l}`));
+  }
+  return lines.join('\n');
+}
+
+/** `status --json`: the progress query's result plus the workflow's status and link. */
+export function statusJson(v: SweepView): Record<string, unknown> {
+  const base = { workflowId: v.workflowId, runId: v.runId, workflowStatus: v.status, uiLink: v.uiLink, ...(v.failure ? { failure: v.failure } : {}) };
+  if (v.kind === 'all') return { ...base, kind: 'all', sweeps: v.children.map(statusJson) };
+  return {
+    ...base,
+    kind: v.kind,
+    ...(v.progress ?? { progressUnavailable: v.progressNote }),
+    live: v.live,
+  };
+}
+
+/** Is a closed sweep a success? (completed with every point done and valid) */
+export function sweepSucceeded(v: SweepView): boolean {
+  if (v.status !== 'COMPLETED') return false;
+  if (v.kind === 'all') return v.children.length > 0 && v.children.every(sweepSucceeded);
+  const p = v.progress;
+  if (!p) return true;
+  return p.phase !== 'aborted' && p.points.every((pt) => pt.status === 'done');
+}

@@ -1,0 +1,312 @@
+/**
+ * The CLI's view of sweeps on Temporal: connect, describe a sweep (its `progress` query merged
+ * with the live heartbeat details of the running point), list sweeps by search attribute, and
+ * check whether any worker polls a cluster's task queue.
+ */
+import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import {
+  SEARCH_ATTRIBUTES,
+  SWEEP_ALL_WORKFLOW_TYPE,
+  SWEEP_WORKFLOW_TYPE,
+  progressQuery,
+  taskQueueFor,
+  type SweepProgress,
+  type SweepResult,
+} from '@infersweep/sweep';
+import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/worker';
+
+export interface Session {
+  client: Client;
+  target: TemporalTarget;
+  close(): Promise<void>;
+}
+
+export async function openSession(target: TemporalTarget = temporalTarget()): Promise<Session> {
+  const client = await connectClient(target);
+  return { client, target, close: () => client.connection.close() };
+}
+
+export async function withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {
+  const s = await openSession();
+  try {
+    return await fn(s);
+  } finally {
+    await s.close().catch(() => undefined);
+  }
+}
+
+/** What the running point's activity last heartbeated (libs/agentx onProgress + phase). */
+export interface LiveDetail {
+  phase?: string;
+  concurrency?: number;
+  completed?: number;
+  inFlight?: number;
+  etaSeconds?: number;
+  activity: string;
+  attempt: number;
+  lastHeartbeat?: string;
+}
+
+export type WorkflowStatusName = 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TERMINATED' | 'CONTINUED_AS_NEW' | 'TIMED_OUT' | 'UNKNOWN' | 'PAUSED' | 'UNSPECIFIED';
+
+export interface SweepView {
+  workflowId: string;
+  runId: string;
+  type: string;
+  kind: 'sweep' | 'all' | 'other';
+  status: WorkflowStatusName;
+  uiLink: string;
+  taskQueue: string;
+  startTime?: string;
+  closeTime?: string;
+  searchAttributes: Record<string, string>;
+  memo: Record<string, unknown>;
+  progress?: SweepProgress;
+  /** why there is no progress (no worker polls, query failed, …) */
+  progressNote?: string;
+  live: LiveDetail[];
+  /** for `--orientation all`: the child sweeps */
+  children: SweepView[];
+  /** the workflow's failure message, if it failed */
+  failure?: string;
+}
+
+type Payloads = Parameters<Client['options']['loadedDataConverter']['payloadConverter']['fromPayload']>[0][];
+
+function decodeDetails(client: Client, payloads: { payloads?: Payloads | null } | null | undefined): unknown {
+  const p = payloads?.payloads?.[0];
+  if (!p) return undefined;
+  try {
+    return client.options.loadedDataConverter.payloadConverter.fromPayload(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function tsToIso(ts: unknown): string | undefined {
+  const t = ts as { seconds?: { toNumber?: () => number } | number | string; nanos?: number } | null | undefined;
+  if (!t || t.seconds === undefined || t.seconds === null) return undefined;
+  const sec = typeof t.seconds === 'object' && t.seconds.toNumber ? t.seconds.toNumber() : Number(t.seconds);
+  return new Date(sec * 1000 + Math.floor((t.nanos ?? 0) / 1e6)).toISOString();
+}
+
+/** Live heartbeat details of a workflow's pending activities, decoded. */
+export function liveDetails(client: Client, desc: WorkflowExecutionDescription): LiveDetail[] {
+  const out: LiveDetail[] = [];
+  for (const a of desc.raw.pendingActivities ?? []) {
+    const d = decodeDetails(client, a.heartbeatDetails as never);
+    const obj = d !== null && typeof d === 'object' ? (d as Record<string, unknown>) : {};
+    const numOf = (k: string) => (typeof obj[k] === 'number' ? (obj[k] as number) : undefined);
+    out.push({
+      phase: typeof obj.phase === 'string' ? obj.phase : undefined,
+      concurrency: numOf('concurrency'),
+      completed: numOf('completed'),
+      inFlight: numOf('inFlight'),
+      etaSeconds: numOf('etaSeconds'),
+      activity: a.activityType?.name ?? '?',
+      attempt: a.attempt ?? 1,
+      lastHeartbeat: tsToIso(a.lastHeartbeatTime as never),
+    });
+  }
+  return out;
+}
+
+/** Workers polling the cluster's workflow task queue (seen in the last `freshSeconds`). */
+export async function activePollers(client: Client, namespace: string, cluster: string, freshSeconds = 75): Promise<number> {
+  const res = await client.workflowService.describeTaskQueue({
+    namespace,
+    // TASK_QUEUE_KIND_NORMAL = 1, TASK_QUEUE_TYPE_WORKFLOW = 1 (temporal.api.enums.v1)
+    taskQueue: { name: taskQueueFor(cluster), kind: 1 },
+    taskQueueType: 1,
+  });
+  const now = Date.now();
+  return (res.pollers ?? []).filter((p) => {
+    const at = tsToIso(p.lastAccessTime as never);
+    return at === undefined || now - Date.parse(at) < freshSeconds * 1000;
+  }).length;
+}
+
+function kindOf(type: string): SweepView['kind'] {
+  return type === SWEEP_WORKFLOW_TYPE ? 'sweep' : type === SWEEP_ALL_WORKFLOW_TYPE ? 'all' : 'other';
+}
+
+function saStrings(desc: WorkflowExecutionDescription): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const { key, value } of desc.typedSearchAttributes.getAll()) {
+    if (Object.values(SEARCH_ATTRIBUTES).includes(key.name as never)) out[key.name] = Array.isArray(value) ? value.join(',') : String(value);
+  }
+  return out;
+}
+
+/** Query the progress of a sweep with a deadline (a query waits for a worker to answer it). */
+export async function queryProgress(client: Client, handle: WorkflowHandle, timeoutMs = 10_000): Promise<SweepProgress> {
+  return client.withDeadline(Date.now() + timeoutMs, () => handle.query(progressQuery));
+}
+
+export class SweepNotFoundError extends Error {
+  constructor(id: string) {
+    super(`no sweep with id ${JSON.stringify(id)} on this Temporal namespace; list sweeps with \`infersweep list\``);
+    this.name = 'SweepNotFoundError';
+  }
+}
+
+export interface DescribeOptions {
+  /** query progress (default true) */
+  query?: boolean;
+  /** for `all` sweeps, describe the children too (default true) */
+  children?: boolean;
+  queryTimeoutMs?: number;
+}
+
+/**
+ * Everything known about one sweep. Progress comes from the `progress` query while a worker
+ * polls; a closed sweep with no worker falls back to its result (points and allocations).
+ */
+export async function describeSweep(s: Session, id: string, opts: DescribeOptions = {}): Promise<SweepView> {
+  const handle = s.client.workflow.getHandle(id);
+  let desc: WorkflowExecutionDescription;
+  try {
+    desc = await handle.describe();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) throw new SweepNotFoundError(id);
+    throw e;
+  }
+  const status = desc.status.name as WorkflowStatusName;
+  const sa = saStrings(desc);
+  const view: SweepView = {
+    workflowId: desc.workflowId,
+    runId: desc.runId,
+    type: desc.type,
+    kind: kindOf(desc.type),
+    status,
+    uiLink: workflowUiLink(s.target, desc.workflowId, desc.runId),
+    taskQueue: desc.taskQueue,
+    startTime: desc.startTime.toISOString(),
+    closeTime: desc.closeTime?.toISOString(),
+    searchAttributes: sa,
+    memo: (desc.memo ?? {}) as Record<string, unknown>,
+    live: liveDetails(s.client, desc),
+    children: [],
+  };
+  if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') {
+    try {
+      await handle.result();
+    } catch (e) {
+      const cause = (e as { cause?: Error }).cause;
+      view.failure = cause?.message ?? (e as Error).message;
+    }
+  }
+  if (view.kind === 'sweep' && opts.query !== false) {
+    const cluster = sa[SEARCH_ATTRIBUTES.cluster] ?? desc.taskQueue.replace(/^infersweep-/, '');
+    const pollers = await activePollers(s.client, s.target.namespace, cluster).catch(() => 1);
+    if (pollers > 0) {
+      try {
+        view.progress = await queryProgress(s.client, handle, opts.queryTimeoutMs);
+      } catch (e) {
+        view.progressNote = `progress query failed: ${(e as Error).message}`;
+      }
+    } else {
+      view.progressNote = `no worker polls task queue ${taskQueueFor(cluster)}; start one with \`npx nx run worker:serve -- --cluster ${cluster}\` (or \`infersweep watch ${id}\`, which starts one in-process)`;
+    }
+    if (!view.progress && status === 'COMPLETED') {
+      const r = (await handle.result()) as SweepResult;
+      view.progress = resultAsProgress(r, sa, desc);
+      view.progressNote = undefined;
+    }
+  }
+  if (view.kind === 'all' && opts.children !== false) {
+    view.children = await childSweeps(s, id, opts);
+  }
+  return view;
+}
+
+/** A completed sweep's result shaped as progress (what `status` shows with no worker). */
+function resultAsProgress(r: SweepResult, sa: Record<string, string>, desc: WorkflowExecutionDescription): SweepProgress {
+  return {
+    sweepId: r.sweepId,
+    configName: sa[SEARCH_ATTRIBUTES.config] ?? '',
+    configHash: '',
+    planHash: String((desc.memo as Record<string, unknown> | undefined)?.planHash ?? ''),
+    orientation: sa[SEARCH_ATTRIBUTES.orientation] ?? '',
+    cluster: sa[SEARCH_ATTRIBUTES.cluster] ?? '',
+    model: sa[SEARCH_ATTRIBUTES.model] ?? '',
+    policy: 'shared-server',
+    phase: r.status === 'aborted' ? 'aborted' : 'completed',
+    points: r.points,
+    allocations: r.allocations,
+    maxAllocationAttempts: 0,
+    startedAt: desc.startTime.toISOString(),
+    updatedAt: (desc.closeTime ?? desc.startTime).toISOString(),
+    resultsDir: r.resultsDir,
+  };
+}
+
+/** The child sweeps of an `--orientation all` parent, in start order. */
+export async function childSweeps(s: Session, parentId: string, opts: DescribeOptions = {}): Promise<SweepView[]> {
+  const ids: string[] = [];
+  for await (const w of s.client.workflow.list({ query: `ParentWorkflowId = ${JSON.stringify(parentId)}` })) ids.push(w.workflowId);
+  const views = await Promise.all([...new Set(ids)].map((id) => describeSweep(s, id, { ...opts, children: false })));
+  return views.sort((a, b) => (a.startTime ?? '').localeCompare(b.startTime ?? ''));
+}
+
+export interface ListedSweep {
+  workflowId: string;
+  runId: string;
+  type: string;
+  status: string;
+  startTime: string;
+  closeTime?: string;
+  orientation?: string;
+  model?: string;
+  cluster?: string;
+  config?: string;
+  sweepStatus?: string;
+  uiLink: string;
+}
+
+/** Visibility query for sweeps: both workflow types, optional filters (search attributes). */
+export function listQuery(f: { running?: boolean; orientation?: string; cluster?: string; model?: string; config?: string; idPrefix?: string }): string {
+  const q = [`(WorkflowType = '${SWEEP_WORKFLOW_TYPE}' OR WorkflowType = '${SWEEP_ALL_WORKFLOW_TYPE}')`];
+  const lit = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  if (f.running) q.push(`ExecutionStatus = 'Running'`);
+  if (f.orientation) q.push(`${SEARCH_ATTRIBUTES.orientation} = ${lit(f.orientation)}`);
+  if (f.cluster) q.push(`${SEARCH_ATTRIBUTES.cluster} = ${lit(f.cluster)}`);
+  if (f.model) q.push(`${SEARCH_ATTRIBUTES.model} = ${lit(f.model)}`);
+  if (f.config) q.push(`${SEARCH_ATTRIBUTES.config} = ${lit(f.config)}`);
+  if (f.idPrefix) q.push(`WorkflowId STARTS_WITH ${lit(f.idPrefix)}`);
+  return q.join(' AND ');
+}
+
+export async function listSweeps(s: Session, query: string, limit = 50): Promise<ListedSweep[]> {
+  const out: ListedSweep[] = [];
+  for await (const w of s.client.workflow.list({ query })) {
+    const get = (k: string) => {
+      const v = w.typedSearchAttributes.getAll().find((p) => p.key.name === k)?.value;
+      return v === undefined ? undefined : String(v);
+    };
+    out.push({
+      workflowId: w.workflowId,
+      runId: w.runId,
+      type: w.type,
+      status: w.status.name,
+      startTime: w.startTime.toISOString(),
+      closeTime: w.closeTime?.toISOString(),
+      orientation: get(SEARCH_ATTRIBUTES.orientation),
+      model: get(SEARCH_ATTRIBUTES.model),
+      cluster: get(SEARCH_ATTRIBUTES.cluster),
+      config: get(SEARCH_ATTRIBUTES.config),
+      sweepStatus: get(SEARCH_ATTRIBUTES.status),
+      uiLink: workflowUiLink(s.target, w.workflowId, w.runId),
+    });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** The most recently started sweep (either type), or undefined. */
+export async function latestSweepId(s: Session): Promise<string | undefined> {
+  const [first] = await listSweeps(s, listQuery({}), 1);
+  return first?.workflowId;
+}
+
+export { temporalTarget, workflowUiLink, taskQueueFor };

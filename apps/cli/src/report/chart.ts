@@ -1,0 +1,160 @@
+/**
+ * The Pareto chart as a self-contained SVG string (no script, no fonts, no network): throughput
+ * per GPU (y) against interactivity (x, tok/s/user). Both axes are "more is better", so the
+ * frontier is the set of points no other point beats on both.
+ */
+
+export interface ChartPoint {
+  x: number;
+  y: number;
+  label: string;
+  /** tooltip lines */
+  detail?: string;
+}
+
+export interface ChartSeries {
+  name: string;
+  points: ChartPoint[];
+}
+
+export interface ChartOptions {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  width?: number;
+  height?: number;
+  /** id prefix, unique per chart in one page */
+  id?: string;
+  /** colour/shape of the first series (so one orientation keeps its colour across charts) */
+  styleOffset?: number;
+}
+
+/** Okabe–Ito: distinguishable for colour-blind readers, readable on white. */
+export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
+const MARKERS = ['circle', 'square', 'diamond', 'triangle'] as const;
+
+/** Points on the Pareto frontier (maximise x and y), sorted by x ascending. */
+export function paretoFrontier<T extends { x: number; y: number }>(pts: readonly T[]): T[] {
+  const sorted = [...pts].sort((a, b) => b.x - a.x || b.y - a.y);
+  const out: T[] = [];
+  let bestY = -Infinity;
+  for (const p of sorted) {
+    if (p.y > bestY) {
+      out.push(p);
+      bestY = p.y;
+    }
+  }
+  return out.reverse();
+}
+
+/** "Nice" axis ticks from 0 to ≥ max (1, 2, 2.5, 5 × 10^k steps). */
+export function niceTicks(max: number, target = 5): number[] {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / target;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
+  const ticks: number[] = [];
+  for (let v = 0; v < max + step * 0.999; v += step) ticks.push(Number(v.toPrecision(12)));
+  if (ticks[ticks.length - 1]! < max) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
+  return ticks;
+}
+
+export function fmtNum(v: number): string {
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 10_000) return `${(v / 1000).toFixed(a >= 100_000 ? 0 : 1)}k`;
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1).replace(/\.0$/, '');
+  return v.toFixed(2).replace(/0$/, '').replace(/\.0?$/, '');
+}
+
+export function esc(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+function marker(shape: (typeof MARKERS)[number], cx: number, cy: number, color: string, cls: string, attrs: string): string {
+  const r = 5.5;
+  const common = `class="${cls}" fill="${color}" stroke="#fff" stroke-width="1.2" ${attrs}`;
+  switch (shape) {
+    case 'square':
+      return `<rect x="${(cx - r).toFixed(1)}" y="${(cy - r).toFixed(1)}" width="${2 * r}" height="${2 * r}" ${common}/>`;
+    case 'diamond':
+      return `<path d="M${cx.toFixed(1)} ${(cy - r - 1).toFixed(1)}L${(cx + r + 1).toFixed(1)} ${cy.toFixed(1)}L${cx.toFixed(1)} ${(cy + r + 1).toFixed(1)}L${(cx - r - 1).toFixed(1)} ${cy.toFixed(1)}Z" ${common}/>`;
+    case 'triangle':
+      return `<path d="M${cx.toFixed(1)} ${(cy - r - 1).toFixed(1)}L${(cx + r + 1).toFixed(1)} ${(cy + r).toFixed(1)}L${(cx - r - 1).toFixed(1)} ${(cy + r).toFixed(1)}Z" ${common}/>`;
+    default:
+      return `<circle cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" r="${r}" ${common}/>`;
+  }
+}
+
+/**
+ * One SVG: every series' points as markers (class `marker`, data-series/data-label), a dashed
+ * line through each series' Pareto frontier, axes with nice ticks, a legend. Empty series are
+ * listed in the legend as "no valid points".
+ */
+export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): string {
+  const W = opts.width ?? 760;
+  const H = opts.height ?? 440;
+  const id = opts.id ?? 'chart';
+  const m = { l: 72, r: 24, t: 44, b: 58 + 18 * Math.ceil(series.length / 3) };
+  const pw = W - m.l - m.r;
+  const ph = H - m.t - m.b;
+  const all = series.flatMap((s) => s.points);
+  const xt = niceTicks(Math.max(0, ...all.map((p) => p.x)) * 1.05);
+  const yt = niceTicks(Math.max(0, ...all.map((p) => p.y)) * 1.05);
+  const xMax = xt[xt.length - 1]!;
+  const yMax = yt[yt.length - 1]!;
+  const X = (v: number) => m.l + (v / xMax) * pw;
+  const Y = (v: number) => m.t + ph - (v / yMax) * ph;
+  const o: string[] = [];
+  o.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" id="${esc(id)}" class="pareto" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(opts.title)}" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">`,
+  );
+  o.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
+  o.push(`<text x="${m.l}" y="24" font-size="15" font-weight="600" fill="#111">${esc(opts.title)}</text>`);
+  // grid + ticks
+  for (const v of yt) {
+    o.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#e5e7eb"/>`);
+    o.push(`<text x="${m.l - 8}" y="${(Y(v) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#444">${fmtNum(v)}</text>`);
+  }
+  for (const v of xt) {
+    o.push(`<line y1="${m.t}" y2="${m.t + ph}" x1="${X(v).toFixed(1)}" x2="${X(v).toFixed(1)}" stroke="#f0f1f3"/>`);
+    o.push(`<text x="${X(v).toFixed(1)}" y="${m.t + ph + 16}" font-size="11" text-anchor="middle" fill="#444">${fmtNum(v)}</text>`);
+  }
+  o.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#9ca3af"/>`);
+  o.push(`<text x="${m.l + pw / 2}" y="${m.t + ph + 36}" font-size="12" text-anchor="middle" fill="#111">${esc(opts.xLabel)}</text>`);
+  o.push(`<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${esc(opts.yLabel)}</text>`);
+  if (all.length === 0) {
+    o.push(`<text x="${m.l + pw / 2}" y="${m.t + ph / 2}" font-size="13" text-anchor="middle" fill="#6b7280">no valid points to plot</text>`);
+  }
+  const off = opts.styleOffset ?? 0;
+  series.forEach((s, j) => {
+    const i = j + off;
+    const color = PALETTE[i % PALETTE.length]!;
+    const shape = MARKERS[i % MARKERS.length]!;
+    const front = paretoFrontier(s.points);
+    if (front.length > 1) {
+      const d = front.map((p, k) => `${k === 0 ? 'M' : 'L'}${X(p.x).toFixed(1)} ${Y(p.y).toFixed(1)}`).join('');
+      o.push(`<path class="frontier" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${color}" stroke-width="2" stroke-dasharray="5 4" opacity="0.8"/>`);
+    }
+    for (const p of [...s.points].sort((a, b) => a.x - b.x)) {
+      const onFront = front.includes(p);
+      o.push(`<g>`);
+      o.push(marker(shape, X(p.x), Y(p.y), color, onFront ? 'marker on-frontier' : 'marker', `data-series="${esc(s.name)}" data-label="${esc(p.label)}"`));
+      o.push(`<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`);
+      o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
+    }
+  });
+  // legend
+  series.forEach((s, j) => {
+    const i = j + off;
+    const col = j % 3;
+    const row = Math.floor(j / 3);
+    const lx = m.l + col * (pw / 3);
+    const ly = m.t + ph + 54 + row * 18;
+    o.push(marker(MARKERS[i % MARKERS.length]!, lx + 6, ly - 4, PALETTE[i % PALETTE.length]!, 'legend-marker', ''));
+    o.push(`<text x="${lx + 18}" y="${ly}" font-size="12" fill="#111">${esc(s.name)}${s.points.length === 0 ? ' (no valid points)' : ''}</text>`);
+  });
+  o.push('</svg>');
+  return o.join('\n');
+}

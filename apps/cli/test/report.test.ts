@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { niceTicks, paretoFrontier, paretoSvg } from '../src/report/chart';
+import { loadSweepResults, rowFromRecord } from '../src/report/records';
+import { csvCell, renderReport, toCsv, CSV_COLUMNS } from '../src/report/html';
+import { locateOnDisk } from '../src/report/generate';
+import { pointRecord, tempRoot, writeSweep } from './fixtures/sweep-results';
+
+const markers = (html: string) => (html.match(/class="marker[ "]/g) ?? []).length;
+
+describe('point records', () => {
+  it('reads the InferenceX-shaped record: per-GPU throughput, interactivity, latencies in ms', () => {
+    const r = rowFromRecord(pointRecord('s', 'balanced', { concurrency: 16, valid: true, tputPerGpu: 812.5, interactivity: 42, ttftSeconds: 0.25 }), '/x/c16.json');
+    expect(r).toMatchObject({ concurrency: 16, valid: true, status: 'done', totalThroughputPerGpu: 812.5, outputThroughputPerGpu: 81.25, interactivityP50: 42, ttftP50Ms: 250, ttftP99Ms: 500, requestsProfiled: 100, requestsFailed: 2, jobId: '101' });
+  });
+
+  it('keeps the validity reasons of an invalid point', () => {
+    const r = rowFromRecord(pointRecord('s', 'b', { concurrency: 64, valid: false, reasons: ['error rate 0.31 > 0.10', 'profile 300 s < 900 s'], tputPerGpu: 1, interactivity: 1 }), null);
+    expect(r.valid).toBe(false);
+    expect(r.status).toBe('invalid');
+    expect(r.reasons).toEqual(['error rate 0.31 > 0.10', 'profile 300 s < 900 s']);
+  });
+
+  it('tolerates a record with missing metrics (nulls, not NaN)', () => {
+    const r = rowFromRecord({ conc: 8, submission_valid: true }, null);
+    expect(r.totalThroughputPerGpu).toBeNull();
+    expect(r.interactivityP50).toBeNull();
+  });
+});
+
+describe('Pareto frontier and axes', () => {
+  it('keeps exactly the points no other point beats on both axes', () => {
+    const pts = [
+      { x: 10, y: 100 },
+      { x: 20, y: 90 },
+      { x: 15, y: 80 }, // dominated by (20, 90)
+      { x: 40, y: 30 },
+      { x: 5, y: 100 }, // dominated by (10, 100)
+    ];
+    expect(paretoFrontier(pts)).toEqual([{ x: 10, y: 100 }, { x: 20, y: 90 }, { x: 40, y: 30 }]);
+  });
+
+  it('nice ticks start at 0 and cover the maximum', () => {
+    expect(niceTicks(87)).toEqual([0, 20, 40, 60, 80, 100]);
+    const t = niceTicks(0.37);
+    expect(t[0]).toBe(0);
+    expect(t[t.length - 1]).toBeGreaterThanOrEqual(0.37);
+  });
+
+  it('draws one marker per point and says so when there are none', () => {
+    const svg = paretoSvg([{ name: 'a', points: [{ x: 1, y: 2, label: 'c=1' }, { x: 2, y: 1, label: 'c=2' }] }], { title: 't', xLabel: 'x', yLabel: 'y' });
+    expect(markers(svg)).toBe(2);
+    expect(svg).toContain('class="frontier"');
+    expect(paretoSvg([{ name: 'a', points: [] }], { title: 't', xLabel: 'x', yLabel: 'y' })).toContain('no valid points');
+  });
+});
+
+describe('the HTML report', () => {
+  const root = tempRoot();
+  const a = writeSweep(root, {
+    sweepId: 'sweep-kimik3-balanced-local-L1',
+    orientation: 'balanced',
+    points: [
+      { concurrency: 4, valid: true, tputPerGpu: 300, interactivity: 80 },
+      { concurrency: 16, valid: true, tputPerGpu: 900, interactivity: 50 },
+      { concurrency: 64, valid: false, reasons: ['error rate 0.31 > 0.10'], tputPerGpu: 950, interactivity: 10 },
+    ],
+    missing: [{ concurrency: 128, status: 'failed', lastError: 'server lost twice' }],
+  });
+  const b = writeSweep(root, {
+    sweepId: 'sweep-kimik3-throughput-local-L1',
+    orientation: 'throughput',
+    points: [{ concurrency: 32, valid: true, tputPerGpu: 1500, interactivity: 25 }],
+  });
+  const sweeps = [loadSweepResults(a.dir, a.progress), loadSweepResults(b.dir, b.progress)];
+  const html = renderReport({ sweeps, outDir: root, generatedAt: new Date('2026-01-01T00:00:00Z') });
+
+  it('has one marker per valid point in each orientation chart and in the overview', () => {
+    const overview = html.slice(html.indexOf('id="chart-all"'), html.indexOf('</svg>', html.indexOf('id="chart-all"')));
+    expect(markers(overview)).toBe(3);
+    const first = html.slice(html.indexOf('id="chart-0"'), html.indexOf('</svg>', html.indexOf('id="chart-0"')));
+    expect(markers(first)).toBe(2);
+    expect(first).not.toContain('c=64');
+  });
+
+  it('lists every point with validity, reasons and the failed point\'s last error', () => {
+    expect((html.match(/<tr class="point/g) ?? []).length).toBe(5);
+    expect(html).toContain('error rate 0.31 &gt; 0.10');
+    expect(html).toContain('server lost twice');
+    expect(html).toMatch(/badge bad">failed/);
+  });
+
+  it('shows the allocation history with how each allocation ended', () => {
+    expect(html).toContain('NODE_FAIL');
+    expect(html).toContain('node2 died');
+    expect((html.match(/<tr class="allocation"/g) ?? []).length).toBe(4);
+  });
+
+  it('links logs and records relative to the report and needs no network', () => {
+    expect(html).toContain('href="sweep-kimik3-balanced-local-L1/logs/server-0/rank0-node1.log"');
+    expect(html).toContain('href="sweep-kimik3-balanced-local-L1/points/c16.json"');
+    expect(html).not.toMatch(/<script|<link|src=|url\(|@import/);
+  });
+
+  it('escapes text from records', () => {
+    const c = writeSweep(tempRoot(), { sweepId: 's-x', orientation: '<img onerror=x>', points: [{ concurrency: 1, valid: false, reasons: ['<b>bad</b>'], tputPerGpu: 1, interactivity: 1 }] });
+    const h = renderReport({ sweeps: [loadSweepResults(c.dir, c.progress)], outDir: c.dir });
+    expect(h).not.toContain('<img onerror');
+    expect(h).toContain('&lt;b&gt;bad&lt;/b&gt;');
+  });
+
+  it('falls back to the progress snapshot, then to the files alone', () => {
+    const files = loadSweepResults(a.dir);
+    expect(files.source).toBe('files');
+    expect(files.points.map((p) => p.concurrency)).toEqual([4, 16, 64]);
+    expect(files.orientation).toBe('balanced');
+  });
+
+  it('finds the orientations of an all-sweep on disk by its label', () => {
+    expect(locateOnDisk('sweep-kimik3-all-local-L1', root).map((l) => l.id)).toEqual(['sweep-kimik3-balanced-local-L1', 'sweep-kimik3-throughput-local-L1']);
+    expect(locateOnDisk('sweep-kimik3-all-local-NOPE', root)).toEqual([]);
+  });
+
+  it('writes CSV with one row per point and RFC 4180 quoting', () => {
+    const csv = toCsv(sweeps);
+    const lines = csv.trimEnd().split('\r\n');
+    expect(lines[0]).toBe(CSV_COLUMNS.join(','));
+    expect(lines).toHaveLength(1 + 5);
+    expect(lines.find((l) => l.includes(',64,'))).toContain('error rate 0.31 > 0.10');
+    expect(csvCell('a,"b"')).toBe('"a,""b"""');
+  });
+
+  it('the record fixture is what the report reads from disk', () => {
+    const rec = JSON.parse(readFileSync(join(a.dir, 'points', 'c16.json'), 'utf8'));
+    expect(rec.conc).toBe(16);
+  });
+});
