@@ -140,6 +140,13 @@ export interface SweepAllInput {
   sweeps: SweepInput[];
   /** 1 = one orientation after another (default) */
   maxConcurrentSweeps: number;
+  /**
+   * Set by schedules (one frozen input, many runs): each run gets its own sweep ids and results
+   * folders, derived from this workflow's id (a schedule appends the run's time to it): child id
+   * `<parent workflow id>-<orientation>`, results in `<resultsRoot>/<child id>`. Absent: the
+   * children use their inputs as given.
+   */
+  perRun?: { resultsRoot: string };
 }
 
 export interface SweepResult {

@@ -1,5 +1,5 @@
-import { ParentClosePolicy, executeChild } from '@temporalio/workflow';
-import { type SweepAllInput, type SweepResult } from '@infersweep/sweep';
+import { ParentClosePolicy, executeChild, workflowInfo } from '@temporalio/workflow';
+import { type SweepAllInput, type SweepInput, type SweepResult } from '@infersweep/sweep';
 import { sweepWorkflow } from './sweep';
 
 /**
@@ -8,11 +8,17 @@ import { sweepWorkflow } from './sweep';
  */
 export async function sweepAllWorkflow(input: SweepAllInput): Promise<SweepResult[]> {
   const results: SweepResult[] = new Array(input.sweeps.length);
+  // schedules: one frozen input, a fresh sweep id and results folder per run (see SweepAllInput.perRun)
+  const forRun = (s: SweepInput): SweepInput => {
+    if (!input.perRun) return s;
+    const sweepId = `${workflowInfo().workflowId}-${s.orientation}`.replace(/[^A-Za-z0-9._-]+/g, '-');
+    return { ...s, sweepId, resultsDir: `${input.perRun.resultsRoot.replace(/\/+$/, '')}/${sweepId}` };
+  };
   let next = 0;
   const lane = async () => {
     while (next < input.sweeps.length) {
       const i = next++;
-      const sweep = input.sweeps[i]!;
+      const sweep = forRun(input.sweeps[i]!);
       results[i] = await executeChild(sweepWorkflow, {
         workflowId: sweep.sweepId,
         args: [sweep],
