@@ -1,0 +1,68 @@
+/**
+ * `infersweep resume ID [--detach]`:
+ *  - a sweep waiting for an operator (allocation attempts exhausted): the `retryNow` update;
+ *  - a running sweep: nothing to resume, it is followed;
+ *  - a sweep that ended failed, cancelled, terminated or aborted: started again under the same id
+ *    with the same frozen input (read from its history); points with a valid result on disk are
+ *    not re-run, so it continues at the first unfinished point.
+ * Then follows it like `watch` (running a worker in-process when none polls).
+ */
+import type { Command } from 'commander';
+import type { Client } from '@temporalio/client';
+import { retryNowUpdate, SWEEP_ALL_WORKFLOW_TYPE, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { startSweep, startSweepAll } from '@infersweep/worker';
+import { action, out, usageExits, EXIT } from '../ops/cli';
+import { follow } from '../ops/follow';
+import { describeSweep, withSession, type Session, type SweepView } from '../ops/temporal';
+import { sweepSucceeded } from '../ops/render';
+
+/** The input a workflow was started with (first history event), decoded. */
+export async function startInput(client: Client, id: string, runId?: string): Promise<unknown> {
+  const history = await client.workflow.getHandle(id, runId).fetchHistory();
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new Error(`sweep ${id}: its history has no start input`);
+  return client.options.loadedDataConverter.payloadConverter.fromPayload(payload);
+}
+
+async function restart(s: Session, view: SweepView): Promise<string> {
+  const input = await startInput(s.client, view.workflowId, view.runId);
+  if (view.type === SWEEP_ALL_WORKFLOW_TYPE) {
+    const all = input as SweepAllInput;
+    return (await startSweepAll(s.client, s.target, all.sweeps, all.maxConcurrentSweeps)).runId;
+  }
+  return (await startSweep(s.client, s.target, input as SweepInput)).runId;
+}
+
+export function register(program: Command): void {
+  usageExits(
+    program
+      .command('resume')
+      .description('Resume a sweep: retry now if it waits for an operator; restart an ended one with its frozen plan (finished points are kept)')
+      .argument('<id>', 'sweep (workflow) id')
+      .option('--reason <text>', 'why (recorded with the retryNow update)', 'resumed from the CLI')
+      .option('--detach', 'do not follow the sweep afterwards')
+      .action(
+        action('resume', async (id: string, opts: { reason: string; detach?: boolean }) =>
+          withSession(async (s) => {
+            const view = await describeSweep(s, id, { queryTimeoutMs: 5000 });
+            if (view.status === 'RUNNING') {
+              const waiting = [view, ...view.children].filter((v) => v.progress?.awaitingOperator && v.status === 'RUNNING');
+              for (const w of waiting) {
+                await s.client.workflow.getHandle(w.workflowId).executeUpdate(retryNowUpdate, { args: [{ reason: opts.reason }] });
+                out(`${w.workflowId}: was waiting for an operator (${w.progress!.awaitingOperator!.reason}); retrying now`);
+              }
+              if (waiting.length === 0) out(`${id} is running; nothing to resume${view.progressNote ? ` (${view.progressNote})` : ''}`);
+            } else if (sweepSucceeded(view)) {
+              out(`${id} completed with every point done; nothing to resume (report: infersweep report ${id})`);
+              return EXIT.ok;
+            } else {
+              const runId = await restart(s, view);
+              out(`${id} had ended ${view.status}${view.progress?.phase === 'aborted' ? ' (aborted)' : ''}; started again with the same plan (run ${runId}); points with valid results are kept`);
+            }
+            if (opts.detach) return EXIT.ok;
+            return follow(s, id);
+          }),
+        ),
+      ),
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * `infersweep sweep --orientation <name|all> [--config FILE] [--cluster PROFILE] [--points 16,32]
+ *                  [--label L] [--detach] [--json]`
+ * Validates and plans (a bad config prints what `plan` prints and exits 2, nothing started),
+ * starts the durable sweep, prints its id and Web UI link, then shows live progress until it ends
+ * and writes the report. Ctrl-C detaches. `--detach --json` prints one JSON object and returns.
+ */
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { fnv1a64, InfersweepError, type SweepPlan } from '@infersweep/topology';
+import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/worker';
+import { taskQueueFor } from '@infersweep/sweep';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG, resolveConfigPath } from '../config-file';
+import { makePlans } from './plan';
+import { action, out, err, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
+import { openSessionOrStartStack } from '../ops/embedded';
+import { follow } from '../ops/follow';
+import { activePollers } from '../ops/temporal';
+
+interface SweepOpts {
+  orientation: string;
+  config: string;
+  cluster: string;
+  points?: string;
+  label?: string;
+  detach?: boolean;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  usageExits(
+    program
+      .command('sweep')
+      .description('Plan, start and follow a durable sweep (Ctrl-C detaches; the sweep keeps its state on Temporal)')
+      .requiredOption('-o, --orientation <name>', 'orientation name, or "all" (one child sweep per orientation, one after another)')
+      .option('-c, --config <file>', 'sweep config', DEFAULT_CONFIG)
+      .option('--cluster <profile>', 'cluster profile', DEFAULT_CLUSTER)
+      .option('--points <list>', 'only these concurrency points, e.g. 16,32')
+      .option('--label <label>', 'run label, part of the sweep id (default: a UTC timestamp)')
+      .option('--detach', 'start and return (no progress view)')
+      .option('--json', 'machine-readable: one JSON object {sweepId, uiLink, …} on stdout (progress, if followed, on stderr)')
+      .addHelpText(
+        'after',
+        `
+Temporal: TEMPORAL_ADDRESS (+ TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY) selects a deployed
+cluster whose workers must be running. Without it the local dev server is used (started with the
+local stack if down) and, when no worker polls the cluster's task queue, one runs in this process.
+
+Examples:
+  infersweep sweep --orientation balanced
+  infersweep sweep --orientation all --label nightly-1 --detach --json`,
+      )
+      .action(
+        action('sweep', async (opts: SweepOpts) => {
+          if (opts.label !== undefined && !/^[A-Za-z0-9._-]+$/.test(opts.label)) {
+            throw new UsageError(`--label ${JSON.stringify(opts.label)}: use letters, digits, '.', '_' and '-' only (it becomes part of the workflow id), e.g. --label nightly-1`);
+          }
+          let plans: SweepPlan[];
+          try {
+            plans = makePlans(opts);
+          } catch (e) {
+            // the same output as `plan` on error
+            if (e instanceof InfersweepError) throw new ExitWith(EXIT.usage, e.message.includes('\n') ? `\n${e.message}` : e.message);
+            throw e;
+          }
+          const configText = readFileSync(resolveConfigPath(opts.config), 'utf8');
+          const label = opts.label ?? defaultLabel();
+          const inputs = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash: fnv1a64(configText), label }));
+          const say = opts.json ? (l: string) => err(l) : (l: string) => out(l);
+          const s = await openSessionOrStartStack(say);
+          try {
+            let started;
+            try {
+              started = opts.orientation === 'all' ? await startSweepAll(s.client, s.target, inputs) : await startSweep(s.client, s.target, inputs[0]!);
+            } catch (e) {
+              if (e instanceof SweepAlreadyRunningError) throw new ExitWith(EXIT.failure, e.message);
+              throw e;
+            }
+            const summary = {
+              sweepId: started.workflowId,
+              runId: started.runId,
+              uiLink: started.uiLink,
+              orientations: inputs.map((i) => ({ orientation: i.orientation, sweepId: i.sweepId, points: i.points, resultsDir: i.resultsDir })),
+              cluster: opts.cluster,
+              taskQueue: taskQueueFor(opts.cluster),
+            };
+            if (opts.json) out(JSON.stringify(summary));
+            else {
+              out(`sweep   ${started.workflowId}`);
+              out(`Web UI  ${started.uiLink}`);
+              out(`points  ${inputs.map((i) => `${i.orientation}: c=${i.points.join(',')}`).join('; ')}`);
+            }
+            if (opts.detach) {
+              const pollers = await activePollers(s.client, s.target.namespace, opts.cluster).catch(() => 1);
+              if (pollers === 0) {
+                say(
+                  `note: no worker polls ${taskQueueFor(opts.cluster)} yet, so the sweep waits until one does: run \`npx nx run worker:serve -- --cluster ${opts.cluster}\`, or \`infersweep watch ${started.workflowId}\` (runs one in-process)`,
+                );
+              } else if (!opts.json) say(`follow it: infersweep watch ${started.workflowId}`);
+              return EXIT.ok;
+            }
+            return await follow(s, started.workflowId, opts.json ? { write: (l) => err(l), plain: true } : {});
+          } finally {
+            await s.close().catch(() => undefined);
+          }
+        }),
+      ),
+  );
+}

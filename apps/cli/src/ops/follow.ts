@@ -1,0 +1,94 @@
+/**
+ * Following a sweep from the CLI (`sweep`, `watch`, `resume`): run an in-process worker when the
+ * embedded default needs one, show live progress, and on the end write the report; Ctrl-C
+ * detaches and says honestly what happens to the sweep next.
+ */
+import { SEARCH_ATTRIBUTES, taskQueueFor } from '@infersweep/sweep';
+import { EXIT, err } from './cli';
+import { ensureWorker, type EmbeddedWorker } from './embedded';
+import { describeSweep, type Session, type SweepView } from './temporal';
+import { statusText, sweepSucceeded } from './render';
+import { watchSweep } from './watcher';
+import { resolveSweeps, writeReport } from '../report/generate';
+
+export interface FollowOptions {
+  /** progress lines go here (stderr for --json runs) */
+  write?: (line: string) => void;
+  plain?: boolean;
+  /** write the report when the sweep ends (default true) */
+  report?: boolean;
+}
+
+/** The cluster a sweep runs on (its search attribute, else its task queue). */
+export async function clusterOf(s: Session, id: string): Promise<{ cluster: string; view: SweepView }> {
+  const view = await describeSweep(s, id, { query: false, children: false });
+  return { cluster: view.searchAttributes[SEARCH_ATTRIBUTES.cluster] ?? view.taskQueue.replace(/^infersweep-/, ''), view };
+}
+
+function detachMessage(id: string, cluster: string, worker: EmbeddedWorker | null): string {
+  const lines = [`detached from ${id}; the sweep itself was not cancelled.`];
+  if (worker) {
+    lines.push(
+      `This process was running the only worker for task queue ${taskQueueFor(cluster)}, so the sweep pauses (its state is safe on Temporal; a running point is retried) until a worker polls again:`,
+      `  npx nx run worker:serve -- --cluster ${cluster}     (a long-lived worker), or`,
+      `  infersweep watch ${id}      (re-attach; runs a worker in-process again)`,
+    );
+  } else {
+    lines.push(`It keeps running on its worker. Re-attach: infersweep watch ${id}    Stop it: infersweep cancel ${id}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Watch `id` until it closes or the user presses Ctrl-C. Returns the exit code: 0 success, 3 the
+ * sweep failed or has invalid/failed points, 130 detached.
+ */
+export async function follow(s: Session, id: string, opts: FollowOptions = {}): Promise<number> {
+  const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const { cluster, view } = await clusterOf(s, id);
+  let worker: EmbeddedWorker | null = null;
+  if (view.status === 'RUNNING') worker = await ensureWorker(s, cluster, write);
+
+  let sigints = 0;
+  let detachNow!: () => void;
+  const detach = new Promise<void>((r) => (detachNow = r));
+  const onSigint = () => {
+    sigints += 1;
+    if (sigints === 1) detachNow();
+    else {
+      err('second Ctrl-C: exiting now (running activities of the in-process worker are abandoned; Temporal retries them)');
+      process.exit(EXIT.detached);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    if (view.status === 'RUNNING') write(`watching ${id} — Ctrl-C detaches (the sweep keeps its state on Temporal)`);
+    const end = await watchSweep(s, id, { detach, write, plain: opts.plain });
+    if (end.kind === 'detached') {
+      write(detachMessage(id, cluster, worker));
+      if (worker) {
+        write('stopping the in-process worker (running activities get up to 30 s to stop)…');
+        await worker.stop();
+      }
+      return EXIT.detached;
+    }
+    if (worker) await worker.stop();
+    const final = await describeSweep(s, id).catch(() => end.view);
+    write('');
+    write(statusText(final));
+    if (opts.report !== false) {
+      try {
+        const r = await resolveSweeps(id, { session: s });
+        const w = await writeReport(r);
+        write('');
+        write(`report: ${w.html}`);
+      } catch (e) {
+        write(`(no report written: ${(e as Error).message})`);
+      }
+    }
+    return sweepSucceeded(final) ? EXIT.ok : EXIT.sweepFailed;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    if (worker) await worker.stop();
+  }
+}
