@@ -19,4 +19,7 @@ export * from './server/wait-for-drain';
 export * from './server/readiness';
 export * from './client/plan';
 export * from './client/http';
+export * from './aiperf/argv';
+export * from './aiperf/parse';
+export * from './aiperf/run';
 export { replay, type Progress, type Phase, type ReplayOptions, type ReplayResult } from './client/replay';

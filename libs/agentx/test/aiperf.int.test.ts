@@ -1,0 +1,51 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pointResultSchema, requestRecordSchema, runAiperfPoint } from '@infersweep/agentx';
+import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
+import { startSim, type Sim } from './sim';
+
+describe('runAiperfPoint: a real aiperf run against llm-d-inference-sim', () => {
+  let sim: Sim;
+  beforeAll(async () => {
+    assertAiperfAvailable();
+    sim = await startSim({ ttft: '50ms', itl: '10ms', maxModelLen: 16384 });
+  });
+  afterAll(async () => sim?.stop());
+
+  it('persists the argv, runs aiperf and produces the same PointResult shape', async () => {
+    const outDir = mkdtempSync(join(tmpdir(), 'agentx-aiperf-'));
+    const r = await runAiperfPoint({
+      concurrency: 2,
+      endpoints: [sim.url],
+      metricsEndpoints: [sim.url],
+      servedModel: 'agentx-sim',
+      gpuCount: 1,
+      settings: {
+        profileDurationSeconds: 8,
+        nonCanonical: true,
+        warmupGracePeriodSeconds: 60,
+        aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer },
+      },
+      identity: {
+        sweepId: 'int', orientation: 'latency', topology: 'sim', image: 'sim', model: 'agentx-sim',
+        engineArgsFingerprint: 'x', jobId: null, nodes: [], attempt: 0, deploymentPolicy: 'shared-server',
+      },
+      outDir,
+      traceFile: new URL('./data/traces', import.meta.url).pathname,
+    });
+    expect(r.aiperf.exitCode).toBe(0);
+    const cmd = readFileSync(join(outDir, 'benchmark_command.txt'), 'utf8');
+    expect(cmd).toContain('profile --scenario inferencex-agentx-mvp');
+    expect(existsSync(join(outDir, 'aiperf_artifacts', 'profile_export_aiperf.json'))).toBe(true);
+    const onDisk = pointResultSchema.parse(JSON.parse(readFileSync(join(outDir, 'result.json'), 'utf8')));
+    expect(onDisk.client.name).toBe('aiperf');
+    expect(onDisk.num_requests_successful).toBeGreaterThan(0);
+    expect(onDisk.request_metrics.latency.ttft.mean!).toBeGreaterThan(0.045);
+    expect(onDisk.submission_valid).toBe(false);
+    expect(onDisk.submission_invalid_reasons).toContain('aiperf:unsafe_override');
+    const lines = readFileSync(join(outDir, 'requests.jsonl'), 'utf8').trim().split('\n');
+    for (const l of lines) requestRecordSchema.parse(JSON.parse(l));
+  });
+});

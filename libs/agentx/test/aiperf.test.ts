@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { agentxSettingsSchema } from '@infersweep/topology';
+import { aiperfToRecords, buildAiperfArgv, parseAiperfJsonl, parseTimes, shellQuote } from '@infersweep/agentx';
+
+const reference = {
+  urls: ['http://10.0.0.1:8000'],
+  servedModel: 'kimi-k3',
+  tokenizer: 'moonshotai/Kimi-K3',
+  concurrency: 16,
+  metricsEndpoints: ['http://10.0.0.1:8000/metrics', 'http://10.0.0.2:8000/metrics'],
+  artifactDir: '/logs/agentic/conc_16/aiperf_artifacts',
+  dataset: { kind: 'public' as const, loader: 'semianalysis_cc_traces_weka_062126_256k', entries: 393 },
+};
+
+describe('buildAiperfArgv', () => {
+  it('reproduces the InferenceX build_replay_cmd flag set for a reference config (snapshot)', () => {
+    const argv = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({}) });
+    expect(shellQuote(['aiperf', ...argv])).toMatchInlineSnapshot(`"aiperf profile --scenario inferencex-agentx-mvp --url http://10.0.0.1:8000 --endpoint /v1/chat/completions --endpoint-type chat --streaming --model kimi-k3 --tokenizer moonshotai/Kimi-K3 --concurrency 16 --benchmark-duration 3600 --stats-interval 30 --random-seed 42 --failed-request-threshold 0.1 --trajectory-start-min-ratio 0.25 --trajectory-start-max-ratio 0.75 --warmup-requests-per-lane 10 --trace-idle-gap-cap-seconds 300 --warmup-grace-period 1800 --use-server-token-count --no-gpu-telemetry --tokenizer-trust-remote-code --num-dataset-entries 393 --slice-duration 1.0 --server-metrics http://10.0.0.1:8000/metrics http://10.0.0.2:8000/metrics --output-artifact-dir /logs/agentic/conc_16/aiperf_artifacts --public-dataset semianalysis_cc_traces_weka_062126_256k"`);
+  });
+  it('adds --unsafe-override iff duration < 900 s (or explicitly asked)', () => {
+    const short = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({ profileDurationSeconds: 600, nonCanonical: true }) });
+    expect(short).toContain('--unsafe-override');
+    const canon = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({ profileDurationSeconds: 900 }) });
+    expect(canon).not.toContain('--unsafe-override');
+    expect(buildAiperfArgv({ ...reference, unsafeOverride: true, settings: agentxSettingsSchema.parse({}) })).toContain('--unsafe-override');
+  });
+  it('pypi flavour drops fork-only flags and uses a local Weka directory', () => {
+    const argv = buildAiperfArgv({
+      ...reference,
+      tokenizer: 'builtin',
+      dataset: { kind: 'file', path: '/data/traces', entries: 8 },
+      settings: agentxSettingsSchema.parse({ aiperf: { flavor: 'pypi' }, profileDurationSeconds: 900 }),
+    });
+    expect(argv).not.toContain('--warmup-requests-per-lane');
+    expect(argv).toContain('--agentic-warmup-grace-period');
+    expect(argv.join(' ')).toContain('--custom-dataset-type weka_trace --input-file /data/traces');
+    expect(argv).toContain('--unsafe-override');
+    expect(argv).not.toContain('--tokenizer-trust-remote-code');
+  });
+  it('shell-quotes arguments safely', () => {
+    expect(shellQuote(['a b', "it's", 'x'])).toBe(`'a b' 'it'\\''s' x`);
+  });
+});
+
+describe('aiperf export parsing', () => {
+  it('maps profile_export.jsonl rows (real aiperf 0.13.0 output) to request records', () => {
+    // libs/agentx/test/data/aiperf-profile-export.jsonl: the first rows of a real `aiperf profile` run
+    // (PyPI aiperf 0.13.0, inferencex-agentx-mvp scenario) against llm-d-inference-sim v0.10.2.
+    const rows = parseAiperfJsonl(readFileSync(new URL('./data/aiperf-profile-export.jsonl', import.meta.url), 'utf8'));
+    const recs = aiperfToRecords(rows, 'http://sim');
+    expect(recs.length).toBe(rows.length);
+    expect(recs.some((r) => r.phase === 'warmup')).toBe(true);
+    expect(recs.some((r) => r.phase === 'profiling')).toBe(true);
+    for (const r of recs) {
+      expect(r.ok).toBe(true);
+      expect(r.osl).toBeGreaterThan(0);
+      expect(r.ttft_ms!).toBeGreaterThan(0);
+      expect(r.e2el_ms!).toBeGreaterThanOrEqual(r.ttft_ms!);
+    }
+  });
+  it('parses bash `times` for the child CPU', () => {
+    expect(parseTimes('x\n0m0.010s 0m0.002s\n1m2.500s 0m0.500s\n')).toBeCloseTo(63);
+    expect(parseTimes('nothing')).toBeNull();
+  });
+});
