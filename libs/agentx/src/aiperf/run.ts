@@ -1,34 +1,24 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentxSettingsSchema, tail, type AgentxSettingsInput, type AgentxSettings } from '@infersweep/topology';
+import { agentxSettingsSchema, tail } from '@infersweep/topology';
 import { loadTraces } from '../trace/loader';
 import { AiperfError, PointAbortedError } from '../errors';
 import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestMetrics } from '../metrics/aggregate';
 import { validity } from '../metrics/validity';
-import { identitySchema, pointResultSchema, type PointIdentityInput, type PointResult } from '../result';
-import { snapshot } from '../point';
-import type { EngineFamily } from '../server/families';
+import { identitySchema, pointResultSchema, type PointResult } from '../result';
+import { snapshot, type RunPointInput } from '../point';
 import { checkIdleRanks } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
 import { AIPERF_ENV, buildAiperfArgv, shellQuote } from './argv';
 import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl } from './parse';
 
-export interface RunAiperfInput {
-  concurrency: number;
-  endpoints: string[];
-  metricsEndpoints: string[];
-  servedModel: string;
-  settings: AgentxSettingsInput | AgentxSettings;
-  gpuCount: number;
-  expectedEngines?: number[] | null;
-  identity: PointIdentityInput;
+export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
   /** Required: the argv, logs and aiperf artifacts live here. */
   outDir: string;
   /** Local Weka traces (file/dir) instead of the pinned public loader (offline runs). */
   traceFile?: string;
-  family?: EngineFamily;
   /** Extra environment for the aiperf process. */
   env?: Record<string, string>;
 }

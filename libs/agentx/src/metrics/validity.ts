@@ -32,12 +32,10 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   const reasons: string[] = [];
   const s = v.settings;
   if (v.runCancelledReason) reasons.push(`run_cancelled: ${v.runCancelledReason}`);
-  if (s.profileDurationSeconds < s.canonicalMinDurationSeconds)
-    reasons.push(
-      `unsafe_override: profile ${s.profileDurationSeconds} s < canonical minimum ${s.canonicalMinDurationSeconds} s${
-        s.nonCanonical ? ' (marked non-canonical)' : ''
-      }`,
-    );
+  // A short profile is a gate failure unless the run is explicitly marked non-canonical (the record
+  // keeps settings.nonCanonical, so such points are never mistaken for publishable ones).
+  if (s.profileDurationSeconds < s.canonicalMinDurationSeconds && !s.nonCanonical)
+    reasons.push(`unsafe_override: profile ${s.profileDurationSeconds} s < canonical minimum ${s.canonicalMinDurationSeconds} s (set agentx.nonCanonical: true for a diagnostic run)`);
   const a = v.accounting;
   const completed = a.records_profiled - a.context_overflow_count;
   if (v.successes < 1) reasons.push('no_successful_requests: num_requests_successful == 0');
