@@ -6,12 +6,10 @@
  * and writes the report. Ctrl-C detaches. `--detach --json` prints one JSON object and returns.
  */
 import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
-import { fnv1a64, InfersweepError, type SweepPlan } from '@infersweep/topology';
 import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/worker';
 import { taskQueueFor } from '@infersweep/sweep';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG, resolveConfigPath } from '../config-file';
-import { makePlans } from './plan';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '../config-file';
+import { plansOrUsageError } from '../ops/plans';
 import { action, out, err, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
 import { openSessionOrStartStack } from '../ops/embedded';
 import { follow } from '../ops/follow';
@@ -55,17 +53,9 @@ Examples:
           if (opts.label !== undefined && !/^[A-Za-z0-9._-]+$/.test(opts.label)) {
             throw new UsageError(`--label ${JSON.stringify(opts.label)}: use letters, digits, '.', '_' and '-' only (it becomes part of the workflow id), e.g. --label nightly-1`);
           }
-          let plans: SweepPlan[];
-          try {
-            plans = makePlans(opts);
-          } catch (e) {
-            // the same output as `plan` on error
-            if (e instanceof InfersweepError) throw new ExitWith(EXIT.usage, e.message.includes('\n') ? `\n${e.message}` : e.message);
-            throw e;
-          }
-          const configText = readFileSync(resolveConfigPath(opts.config), 'utf8');
+          const { plans, configHash } = plansOrUsageError(opts);
           const label = opts.label ?? defaultLabel();
-          const inputs = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash: fnv1a64(configText), label }));
+          const inputs = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash, label }));
           const say = opts.json ? (l: string) => err(l) : (l: string) => out(l);
           const s = await openSessionOrStartStack(say);
           try {

@@ -1,0 +1,117 @@
+/**
+ * `infersweep janitor [--apply] [--cluster P] [--config F] [--name-contains S] [--json]`:
+ * Slurm allocations that carry infersweep's job-name prefix but whose sweep is closed or unknown
+ * to Temporal (leaked by a crash, a lost worker, a deleted workflow). Lists them; cancels them
+ * with `--apply`. Jobs of running sweeps are never touched; without Temporal it refuses to judge.
+ */
+import type { Command } from 'commander';
+import { executorForProfile, SlurmCluster } from '@infersweep/slurm';
+import { allocationJobName, JOB_NAME_PREFIX, SWEEP_WORKFLOW_TYPE } from '@infersweep/sweep';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '../config-file';
+import { action, out, usageExits, UsageError } from '../ops/cli';
+import { withSession, type Session } from '../ops/temporal';
+
+export interface LiveJob {
+  jobId: string;
+  name: string;
+  state: string;
+  nodes: string[];
+}
+
+export interface JanitorVerdict extends LiveJob {
+  verdict: 'running-sweep' | 'closed-sweep' | 'unknown-sweep';
+  sweepId?: string;
+  sweepStatus?: string;
+}
+
+/** The job-name stem of every allocation of a sweep: `infersweep-<tail>-<hash>-a` (attempt follows). */
+export function jobNameStem(sweepId: string): string {
+  return allocationJobName(sweepId, 0).replace(/0$/, '');
+}
+
+/** Match live jobs to sweeps by their name stem. Orphans: a closed sweep, or none known. */
+export function judge(jobs: LiveJob[], sweeps: { workflowId: string; status: string }[]): JanitorVerdict[] {
+  const byStem = new Map<string, { workflowId: string; status: string }>();
+  // a running execution wins over an older closed one with the same id
+  for (const s of sweeps) {
+    const stem = jobNameStem(s.workflowId);
+    const prev = byStem.get(stem);
+    if (!prev || s.status === 'RUNNING') byStem.set(stem, s);
+  }
+  return jobs.map((j) => {
+    const m = /^(.*-a)\d+$/.exec(j.name);
+    const s = m ? byStem.get(m[1]!) : undefined;
+    if (!s) return { ...j, verdict: 'unknown-sweep' };
+    return { ...j, verdict: s.status === 'RUNNING' ? 'running-sweep' : 'closed-sweep', sweepId: s.workflowId, sweepStatus: s.status };
+  });
+}
+
+async function knownSweeps(s: Session): Promise<{ workflowId: string; status: string }[]> {
+  const out: { workflowId: string; status: string }[] = [];
+  // running ones first and all of them; closed ones only to name them in the listing
+  for await (const w of s.client.workflow.list({ query: `WorkflowType = '${SWEEP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) out.push({ workflowId: w.workflowId, status: w.status.name });
+  let n = 0;
+  for await (const w of s.client.workflow.list({ query: `WorkflowType = '${SWEEP_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'` })) {
+    out.push({ workflowId: w.workflowId, status: w.status.name });
+    if (++n >= 2000) break;
+  }
+  return out;
+}
+
+interface JanitorOpts {
+  apply?: boolean;
+  cluster: string;
+  config: string;
+  nameContains?: string;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  usageExits(
+    program
+      .command('janitor')
+      .description("List (and with --apply cancel) Slurm allocations named infersweep-* whose sweep is closed or unknown")
+      .option('--apply', 'cancel the orphaned allocations (default: only list)')
+      .option('--cluster <profile>', 'cluster profile (its login host is queried)', DEFAULT_CLUSTER)
+      .option('-c, --config <file>', 'sweep config holding the cluster profile', DEFAULT_CONFIG)
+      .option('--name-contains <text>', 'only jobs whose name contains this text')
+      .option('--json', 'print a JSON array of verdicts')
+      .action(
+        action('janitor', async (opts: JanitorOpts) => {
+          const { config } = loadSweepConfig({ config: opts.config, clusters: [opts.cluster] });
+          const profile = config.clusters[opts.cluster];
+          if (!profile) throw new UsageError(`--cluster ${JSON.stringify(opts.cluster)}: no such profile in ${opts.config} (have: ${Object.keys(config.clusters).join(', ')})`);
+          const exec = executorForProfile(profile);
+          try {
+            const slurm = new SlurmCluster(exec);
+            const jobs = (await slurm.findOrphans(JOB_NAME_PREFIX)).filter((j) => !opts.nameContains || j.name.includes(opts.nameContains));
+            const verdicts = await withSession(async (s) => judge(jobs, await knownSweeps(s)));
+            const orphans = verdicts.filter((v) => v.verdict !== 'running-sweep');
+            const cancelled: string[] = [];
+            if (opts.apply) {
+              for (const o of orphans) {
+                await slurm.release(o.jobId);
+                cancelled.push(o.jobId);
+              }
+            }
+            if (opts.json) {
+              out(JSON.stringify(verdicts.map((v) => ({ ...v, cancelled: cancelled.includes(v.jobId) })), null, 2));
+              return;
+            }
+            if (verdicts.length === 0) {
+              out(`no live ${JOB_NAME_PREFIX}* allocations on ${opts.cluster}`);
+              return;
+            }
+            for (const v of verdicts) {
+              const why = v.verdict === 'running-sweep' ? `keep: sweep ${v.sweepId} is running` : v.verdict === 'closed-sweep' ? `ORPHAN: sweep ${v.sweepId} is ${v.sweepStatus}` : 'ORPHAN: no sweep on Temporal matches this job name';
+              out(`job ${v.jobId.padEnd(8)} ${v.name.padEnd(60)} ${v.state.padEnd(10)} ${v.nodes.join(',').padEnd(14)} ${why}${cancelled.includes(v.jobId) ? ' → cancelled' : ''}`);
+            }
+            if (orphans.length && !opts.apply) out(`${orphans.length} orphaned allocation(s); cancel them with \`infersweep janitor --apply\``);
+            else if (opts.apply) out(`${cancelled.length} orphaned allocation(s) cancelled`);
+          } finally {
+            await exec.close().catch(() => undefined);
+          }
+        }),
+      ),
+  );
+}
