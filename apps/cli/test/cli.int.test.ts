@@ -112,6 +112,15 @@ describe('a sweep followed from the CLI (real workflow, fake activities)', () =>
     expect(both.code).toBe(2);
   });
 
+  it('logs shows the captured server logs, filtered by node', async () => {
+    const r = await cli(['logs', started.workflowId, '--node', 'node1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('fake server log');
+    const none = await cli(['logs', started.workflowId, '--node', 'node9']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no server logs');
+  });
+
   it('report: one marker per valid point in the browser; PNG export; screenshot artifact', async () => {
     const r = await cli(['report', started.workflowId, '--png', join(artifacts, 'chart.png')]);
     expect(r.code, r.stderr).toBe(0);
@@ -332,6 +341,15 @@ describe('help and exit codes', () => {
     const u = await cli(['status', '--bogus']);
     expect(u.code).toBe(2);
     expect(u.stderr).toContain("unknown option '--bogus'");
+  });
+
+  it('stack status reports the local stack; a bad verb is a usage error', async () => {
+    const r = await cli(['stack', 'status']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/temporal\s+127\.0\.0\.1:\d+\s+up/);
+    const bad = await cli(['stack', 'sideways']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('up, down, status');
   });
 
   it('report without an id asks for one or --latest', async () => {

@@ -136,3 +136,18 @@ describe('the HTML report', () => {
     expect(rec.conc).toBe(16);
   });
 });
+
+describe('results folder layouts', () => {
+  it('reads a folder per point (points/c<N>/result.json + requests.jsonl)', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const root = tempRoot();
+    const dir = join(root, 'sweep-y');
+    mkdirSync(join(dir, 'points', 'c4'), { recursive: true });
+    writeFileSync(join(dir, 'points', 'c4', 'result.json'), JSON.stringify(pointRecord('sweep-y', 'balanced', { concurrency: 4, valid: true, tputPerGpu: 423, interactivity: 182 })));
+    writeFileSync(join(dir, 'points', 'c4', 'requests.jsonl'), '{}\n');
+    const r = loadSweepResults(dir);
+    expect(r.points).toHaveLength(1);
+    expect(r.points[0]).toMatchObject({ concurrency: 4, valid: true, totalThroughputPerGpu: 423, requestsJsonl: join(dir, 'points', 'c4', 'requests.jsonl') });
+    expect(markers(renderReport({ sweeps: [r], outDir: dir }))).toBe(1);
+  });
+});

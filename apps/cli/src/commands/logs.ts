@@ -19,12 +19,12 @@ interface LogsOpts {
   captured?: boolean;
 }
 
-/** Does a log file `…/rank<r>-<node>.log` match `--node` (a node name or a rank number)? */
+/** Does a log file `…/[rank<r>-]<node>.log` match `--node` (a node name, or a rank number)? */
 export function matchesNode(file: string, node: string | undefined): boolean {
   if (!node) return true;
-  const m = /rank(\d+)-(.+)\.log$/.exec(file);
+  const m = /(?:^|\/)(?:rank(\d+)-)?([^/]+)\.log$/.exec(file);
   if (!m) return false;
-  return /^\d+$/.test(node) ? m[1] === node : m[2] === node;
+  return /^\d+$/.test(node) && m[1] !== undefined ? m[1] === node : m[2] === node;
 }
 
 function planOf(s: SweepResults): { sharedDir?: string; login?: LoginHost } {

@@ -42,7 +42,7 @@ export function allocationLine(a: AllocationRecord): string {
     pad(`#${a.attempt}`, 4),
     pad(`job ${a.jobId ?? '–'}`, 12),
     pad(a.nodes.length ? a.nodes.join(',') : 'no nodes yet', 22),
-    a.ended ? `ended ${a.ended}${a.reason ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
+    a.ended ? `ended ${a.ended}${a.reason && a.reason !== 'None' ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
   ].join('  ');
 }
 

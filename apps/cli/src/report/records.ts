@@ -188,15 +188,17 @@ export function readPointRecords(resultsDir: string): Map<number, PointRow> {
   const dir = join(resultsDir, 'points');
   if (!existsSync(dir)) return out;
   for (const f of readdirSync(dir)) {
-    const m = /^c(\d+)\.json$/.exec(f);
+    // points/c<N>.json, or a folder per point: points/c<N>/result.json (+ requests.jsonl)
+    const m = /^c(\d+)(\.json)?$/.exec(f);
     if (!m) continue;
-    const file = join(dir, f);
+    const file = m[2] ? join(dir, f) : join(dir, f, 'result.json');
+    if (!existsSync(file)) continue;
     const rec = readJson(file);
     if (rec === undefined) continue;
     const row = rowFromRecord(rec, file);
     if (row.concurrency === 0) row.concurrency = Number(m[1]);
     if (row.requestsJsonl === null) {
-      const jsonl = [`c${m[1]}.requests.jsonl`, `c${m[1]}.jsonl`].map((n) => join(dir, n)).find((p) => existsSync(p));
+      const jsonl = [`c${m[1]}.requests.jsonl`, `c${m[1]}.jsonl`, `c${m[1]}/requests.jsonl`].map((n) => join(dir, n)).find((p) => existsSync(p));
       if (jsonl) row.requestsJsonl = jsonl;
     }
     out.set(row.concurrency, row);
@@ -244,6 +246,12 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     } else source = 'files';
   }
   const records = readPointRecords(resultsDir);
+  for (const pt of prog?.points ?? []) {
+    // a record the workflow points at (another layout, or a folder moved since)
+    if (records.has(pt.concurrency) || !pt.resultPath || !existsSync(pt.resultPath)) continue;
+    const rec = readJson(pt.resultPath);
+    if (rec !== undefined) records.set(pt.concurrency, rowFromRecord(rec, pt.resultPath));
+  }
   let points: PointRow[];
   if (prog) {
     const rows = prog.points.map((pt) => mergePoint(pt, records.get(pt.concurrency)));
