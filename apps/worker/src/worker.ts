@@ -41,7 +41,7 @@ export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{ wor
     // let running activities heartbeat out and clean up on SIGTERM
     shutdownGraceTime: '30 seconds',
     shutdownForceTime: '2 minutes',
-    identity: opts.identity,
+    ...(opts.identity ? { identity: opts.identity } : {}),
   });
   return { worker, connection, owned: !opts.connection };
 }

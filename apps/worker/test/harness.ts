@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planSweep, type SweepPlan } from '@infersweep/topology';
 import { LocalExecutor, SlurmCluster } from '@infersweep/slurm';
+import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { progressQuery, type SweepInput, type SweepProgress } from '@infersweep/sweep';
 import { buildSweepInput, connectClient, createSweepWorker, temporalTarget } from '@infersweep/worker';
 import { loadSweepConfig } from '../../cli/src/config-file';
@@ -70,13 +71,8 @@ export function pointRunning(c: number) {
   return (p: SweepProgress) => p.phase === 'running-point' && p.currentPoint === c;
 }
 
-export interface StoredPoint {
-  identity: { jobId: string; sweepId: string; planHash: string; attempt: number };
-  validity: { valid: boolean; reasons: string[] };
-}
-
-export function readPoint(resultsDir: string, c: number): StoredPoint {
-  return JSON.parse(readFileSync(join(resultsDir, 'points', `c${c}.json`), 'utf8')) as StoredPoint;
+export function readPoint(resultsDir: string, c: number): PointResult {
+  return pointResultSchema.parse(JSON.parse(readFileSync(join(resultsDir, 'points', `c${c}`, 'result.json'), 'utf8')));
 }
 
 /** No live job of this sweep is left in squeue. */

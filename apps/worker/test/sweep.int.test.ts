@@ -35,10 +35,8 @@ afterAll(async () => {
   await c?.connection.close();
 });
 
-const jobNames = (p: SweepProgress) => p.allocations.map((a) => a.jobName);
-
-async function expectNoLeak(p: SweepProgress) {
-  expect(await liveJobsOf(slurm, jobNames(p))).toEqual([]);
+async function expectNoLeak(p: Pick<SweepProgress, 'allocations'>) {
+  expect(await liveJobsOf(slurm, p.allocations.map((a) => a.jobName))).toEqual([]);
 }
 
 describe('durable sweep on the real stack', () => {
@@ -55,13 +53,14 @@ describe('durable sweep on the real stack', () => {
     expect(result.allocations[0]!.ended).toBe('released');
     for (const pt of [1, 2, 4]) {
       const r = readPoint(input.resultsDir, pt);
-      expect(r.validity).toEqual({ valid: true, reasons: [] });
+      expect(r.submission_invalid_reasons).toEqual([]);
+      expect(r.submission_valid).toBe(true);
+      expect(r.identity.deploymentPolicy).toBe('shared-server');
       expect(r.identity.jobId).toBe(result.allocations[0]!.jobId);
       expect(r.identity.planHash).toBe(plan.planHash);
     }
-    const progress = await h.query<SweepProgress>('progress');
-    await expectNoLeak(progress);
-    expect(readdirSync(join(input.resultsDir, 'logs', 'server-1')).length).toBe(2);
+    await expectNoLeak(result);
+    expect(readdirSync(join(input.resultsDir, 'logs', 'server-1')).sort()).toEqual([...result.allocations[0]!.nodes].map((n) => `${n}.log`).sort());
     await keepHistory(h, 'happy-path');
   });
 
@@ -92,7 +91,7 @@ describe('durable sweep on the real stack', () => {
     const history = await h.fetchHistory();
     const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint');
     expect(scheduled.length).toBe(4); // c=1, c=2 (lost), c=2 again, c=4
-    await expectNoLeak(await h.query<SweepProgress>('progress'));
+    await expectNoLeak(result);
     await keepHistory(h, 'scancel-mid-point');
   });
 
@@ -115,7 +114,7 @@ describe('durable sweep on the real stack', () => {
       expect(result.points.every((p) => p.status === 'done')).toBe(true);
       expect(readPoint(input.resultsDir, 1).identity.jobId).toBe(result.allocations[0]!.jobId);
       expect(readPoint(input.resultsDir, 2).identity.jobId).toBe(result.allocations.at(-1)!.jobId);
-      await expectNoLeak(await h.query<SweepProgress>('progress'));
+      await expectNoLeak(result);
       await keepHistory(h, 'node-down-mid-point');
     } finally {
       if (downed) execFileSync('scontrol', ['update', `nodename=${downed}`, 'state=resume'], { env: { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF } });
@@ -141,7 +140,7 @@ describe('durable sweep on the real stack', () => {
       expect(result.status).toBe('completed');
       expect(result.points.every((p) => p.status === 'done')).toBe(true);
       expect(readPoint(input.resultsDir, 1).identity.jobId).toBe(result.allocations[0]!.jobId);
-      await expectNoLeak(await h.query<SweepProgress>('progress'));
+      await expectNoLeak(result);
     } finally {
       w.kill('SIGTERM');
     }
@@ -171,7 +170,7 @@ describe('durable sweep on the real stack', () => {
     const tq = `t-${randomUUID()}`;
     const worker = await newWorker(tq);
     const h = await start(c, input, tq);
-    await worker.runUntil(async () => {
+    const progress = await worker.runUntil(async () => {
       const during = await waitProgress(h, pointRunning(1), 120_000, 'point c=1 running');
       const jobId = during.allocation!.jobId;
       const t0 = Date.now();
@@ -184,12 +183,12 @@ describe('durable sweep on the real stack', () => {
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(Date.now() - t0).toBeLessThan(60_000);
+      return h.query<SweepProgress>('progress');
     });
     const d = await h.describe();
     expect(d.status.name).toBe('CANCELLED');
     const logs = join(input.resultsDir, 'logs', 'server-1');
     expect(existsSync(logs) && readdirSync(logs).length).toBe(2);
-    const progress = await h.query<SweepProgress>('progress');
     expect(progress.phase).toBe('cancelled');
     expect(progress.allocations[0]!.ended).toBe('released');
     await expectNoLeak(progress);
@@ -221,7 +220,7 @@ describe('durable sweep on the real stack', () => {
     // the point after the guard ran on the new allocation; nothing was killed mid-point
     expect(readPoint(input.resultsDir, 2).identity.jobId).toBe(result.allocations[1]!.jobId);
     expect(result.points.every((p) => !p.lastError)).toBe(true);
-    await expectNoLeak(await h.query<SweepProgress>('progress'));
+    await expectNoLeak(result);
     await keepHistory(h, 'time-guard');
   });
 });

@@ -13,7 +13,7 @@ import {
   imageFileName,
   type Executor,
 } from '@infersweep/slurm';
-import { checkReadiness, pointResultSchema, runPoint as runAgentxPoint, waitForDrain, type PointResult } from '@infersweep/agentx';
+import { checkReadiness, pointResultSchema, runPoint as runAgentxPoint, waitForDrain, type PointResult, type Progress } from '@infersweep/agentx';
 import type { AllocationEnd, PointSummary } from '@infersweep/sweep';
 import type { Allocation, Deployment, PointRequest, StepRef, SweepActivities } from './types';
 
@@ -84,23 +84,27 @@ const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.share
 const fingerprint = (plan: SweepPlan) =>
   createHash('sha256').update(JSON.stringify([plan.engine, plan.nodes[0]?.commonArgs ?? []])).digest('hex').slice(0, 16);
 
-const pointFile = (resultsDir: string, concurrency: number) => join(resultsDir, 'points', `c${concurrency}.json`);
+/** Where runPoint writes a point: `<resultsDir>/points/c<N>/result.json` (+ requests.jsonl). */
+const pointDir = (resultsDir: string, concurrency: number) => join(resultsDir, 'points', `c${concurrency}`);
+export const pointFile = (resultsDir: string, concurrency: number) => join(pointDir(resultsDir, concurrency), 'result.json');
 
 export function summarize(r: PointResult, resultPath: string, reused: boolean): PointSummary {
+  const m = r.request_metrics;
+  const orUndef = (x: number | null | undefined) => (x === null || x === undefined ? undefined : x);
   return {
-    concurrency: r.concurrency,
-    valid: r.validity.valid,
-    reasons: r.validity.reasons,
+    concurrency: r.conc,
+    valid: r.submission_valid,
+    reasons: r.submission_invalid_reasons,
     resultPath,
     reused,
-    jobId: r.identity.jobId,
+    jobId: r.identity.jobId ?? undefined,
     attempt: r.identity.attempt,
-    requestsProfiled: r.accounting.profiled,
-    outputThroughputPerGpu: r.throughput.outputPerGpu,
-    totalThroughputPerGpu: r.throughput.totalPerGpu,
-    interactivityP50: r.interactivity.p50,
-    ttftP50Ms: r.ttft.p50 * 1000,
-    e2elP50Ms: r.e2el.p50 * 1000,
+    requestsProfiled: r.request_accounting.records_profiled,
+    outputThroughputPerGpu: orUndef(m.throughput.per_gpu.output_tput_tps),
+    totalThroughputPerGpu: orUndef(m.throughput.per_gpu.total_tput_tps),
+    interactivityP50: orUndef(m.latency.intvty.p50),
+    ttftP50Ms: m.latency.ttft.p50 === null ? undefined : m.latency.ttft.p50 * 1000,
+    e2elP50Ms: m.latency.e2el.p50 === null ? undefined : m.latency.e2el.p50 * 1000,
   };
 }
 
@@ -116,7 +120,7 @@ async function storedResult(resultsDir: string, sweepId: string, planHash: strin
   const parsed = pointResultSchema.safeParse(JSON.parse(text));
   if (!parsed.success) return undefined;
   const r = parsed.data;
-  if (r.identity.sweepId !== sweepId || r.identity.planHash !== planHash || !r.validity.valid) return undefined;
+  if (r.identity.sweepId !== sweepId || r.identity.planHash !== planHash || !r.submission_valid) return undefined;
   return summarize(r, file, true);
 }
 
@@ -343,7 +347,7 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
             heartbeat({ phase: 'draining', concurrency: req.concurrency });
             await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
           }
-          const outDir = join(req.resultsDir, 'points');
+          const outDir = pointDir(req.resultsDir, req.concurrency);
           const info = activityInfo();
           const result = await runAgentxPoint(
             {
@@ -374,7 +378,7 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
             },
             {
               signal: abort.signal,
-              onProgress: (p) => heartbeat({ ...p, concurrency: req.concurrency }),
+              onProgress: (p: Progress) => heartbeat({ ...p, concurrency: req.concurrency }),
             },
           );
           return summarize(result, pointFile(req.resultsDir, req.concurrency), false);

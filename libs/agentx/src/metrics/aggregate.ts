@@ -85,13 +85,15 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
 }
 
 /**
- * Fraction of the profiling window covered by TTFT observations: (last first-token time − window start)
+ * Fraction of the profiling window covered by TTFT/ITL observations: (last observation − window start)
  * / window length, using successful profiled requests (aiperf `insufficient_profile_metric_coverage`).
+ * A streaming request observes ITL until its last token, so its end (not only its first token) counts:
+ * a long request still streaming when the window closes keeps the window covered.
  */
 export function metricCoverage(records: readonly RequestRecord[], profileStartMs: number, profileSeconds: number): number {
   let last = -Infinity;
   for (const r of records)
-    if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null) last = Math.max(last, r.start_ms + r.ttft_ms);
+    if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null) last = Math.max(last, r.start_ms + r.ttft_ms, r.itl_ms !== null ? r.end_ms : -Infinity);
   if (!Number.isFinite(last)) return 0;
   return Math.min(1, Math.max(0, (last - profileStartMs) / (profileSeconds * 1000)));
 }
