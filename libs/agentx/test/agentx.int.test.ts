@@ -49,14 +49,14 @@ afterAll(async () => {
   await Promise.all(sims.map((s) => s.stop()));
 });
 
-describe('runPoint against llm-d-inference-sim (constant TTFT 250 ms, ITL 50 ms)', () => {
+describe('runPoint against llm-d-inference-sim (constant TTFT 500 ms, ITL 100 ms)', () => {
   let sim: Sim;
   let outDir: string;
   let result: ReturnType<typeof pointResultSchema.parse>;
   let records: RequestRecord[];
   const N = 4;
   beforeAll(async () => {
-    sim = await startSim({ ttft: '250ms', itl: '50ms', maxModelLen: 4096 });
+    sim = await startSim({ ttft: '500ms', itl: '100ms', maxModelLen: 4096 });
     sims.push(sim);
     outDir = mkdtempSync(join(tmpdir(), 'agentx-point-'));
     const phases: string[] = [];
@@ -68,12 +68,14 @@ describe('runPoint against llm-d-inference-sim (constant TTFT 250 ms, ITL 50 ms)
         servedModel: 'agentx-sim',
         gpuCount: 8,
         settings: {
-          traces: { kind: 'file', path: corpus(3, 24) },
+          traces: { kind: 'file', path: corpus(3, 16) },
           profileDurationSeconds: 12,
           nonCanonical: true,
           warmupRequestsPerLane: 2,
           serverMetricsIntervalSeconds: 1,
           minMetricCoverage: 0.8,
+          // 2 shared cores: host contention alone can push loop-delay p99 past the 5 ms default (G4)
+          clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 },
         },
         identity,
         outDir,
@@ -91,16 +93,18 @@ describe('runPoint against llm-d-inference-sim (constant TTFT 250 ms, ITL 50 ms)
     expect(records.length).toBe(result.num_requests_total);
     expect(result.request_accounting.records_warmup_dropped).toBeGreaterThanOrEqual(N * 2);
     expect(result.request_accounting.records_error_dropped).toBe(0);
-    // only the explicit non-canonical duration (and nothing else) invalidates this point
-    expect(result.submission_invalid_reasons).toHaveLength(1);
-    expect(result.submission_invalid_reasons[0]).toMatch(/^unsafe_override/);
+    // an explicitly non-canonical (short) run with nothing else wrong is a valid diagnostic point
+    expect(result.submission_invalid_reasons).toEqual([]);
+    expect(result.submission_valid).toBe(true);
+    expect(result.settings.nonCanonical).toBe(true);
   });
 
   it('measures mean TTFT and ITL within ±2 % of the configured constants', () => {
     const ttft = result.request_metrics.latency.ttft.mean!;
     const itl = result.request_metrics.latency.itl.mean!;
-    expect(Math.abs(ttft / 0.25 - 1)).toBeLessThan(0.02);
-    expect(Math.abs(itl / 0.05 - 1)).toBeLessThan(0.02);
+    console.info(`measured TTFT ${(ttft * 1000).toFixed(2)} ms (${((ttft / 0.5 - 1) * 100).toFixed(2)} %), ITL ${(itl * 1000).toFixed(3)} ms (${((itl / 0.1 - 1) * 100).toFixed(2)} %), sessions ${result.concurrency.time_weighted_sessions?.toFixed(3)}, busy lanes ${result.concurrency.time_weighted_busy_lanes?.toFixed(3)} of ${N}`);
+    expect(Math.abs(ttft / 0.5 - 1)).toBeLessThan(0.02);
+    expect(Math.abs(itl / 0.1 - 1)).toBeLessThan(0.02);
   });
 
   it('gets exactly max_tokens output tokens (usage), and ISL from usage', () => {

@@ -132,8 +132,12 @@ describe('aggregation and validity', () => {
     expect(m.latency.e2e_norm_intvty.p50).toBeCloseTo(91);
     expect(m.cache.theoretical_cache_hit_rate).toBe(0.5);
   });
-  it('coverage = last TTFT observation / window', () => {
-    expect(metricCoverage(records, 0, 2)).toBeCloseTo(0.65);
+  it('coverage = last TTFT/ITL observation / window (a streaming request observes ITL until its end)', () => {
+    expect(metricCoverage(records, 0, 2)).toBe(1);
+    expect(metricCoverage(records, 0, 4)).toBe(0.5);
+    const noItl = records.map((r) => ({ ...r, itl_ms: null }));
+    expect(metricCoverage(noItl, 0, 2)).toBeCloseTo(0.65);
+    expect(metricCoverage([], 0, 2)).toBe(0);
   });
   it('gates: each failure adds its reason; a clean point is valid', () => {
     const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 900 });
@@ -141,7 +145,7 @@ describe('aggregation and validity', () => {
     expect(validity(base)).toEqual({ valid: true, reasons: [] });
     const bad = validity({
       ...base,
-      settings: agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true }),
+      settings: { ...agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true }), nonCanonical: false },
       accounting: accounting(records),
       successes: 0,
       coverage: 0.5,
@@ -156,6 +160,11 @@ describe('aggregation and validity', () => {
       'run_cancelled', 'unsafe_override', 'no_successful_requests', 'error_rate_exceeded', 'context_overflow_rate_exceeded',
       'insufficient_profile_metric_coverage', 'concurrency_not_held', 'client_saturated', 'server_metrics_missing', 'idle_dp_rank',
     ]);
+  });
+  it('a short run explicitly marked non-canonical is not invalidated for its duration', () => {
+    const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true });
+    const v = validity({ settings, accounting: accounting(records.slice(0, 3)), successes: 2, coverage: 1, clientSaturatedReason: null, concurrencyHeld: 1, runCancelledReason: null, serverMetricsMissing: [], idleRankMessages: [] });
+    expect(v).toEqual({ valid: true, reasons: [] });
   });
   it('settings: a short run must be marked non-canonical', () => {
     expect(agentxSettingsSchema.safeParse({ profileDurationSeconds: 60 }).success).toBe(false);
