@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { planSweep, type SweepPlan } from '@infersweep/topology';
 import { LocalExecutor, SlurmCluster } from '@infersweep/slurm';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
-import { progressQuery, type SweepInput, type SweepProgress } from '@infersweep/sweep';
+import { allocationJobName, progressQuery, type SweepInput, type SweepProgress } from '@infersweep/sweep';
 import { buildSweepInput, connectClient, createSweepWorker, temporalTarget } from '@infersweep/worker';
 import { loadSweepConfig } from '../../cli/src/config-file';
 import { stackEnv } from '../../../test/stack-env';
@@ -46,9 +46,27 @@ export async function newWorker(taskQueue: string): Promise<Worker> {
   return worker;
 }
 
+const started: { handle: WorkflowHandle; sweepId: string }[] = [];
+
 /** Start the sweep workflow on a test task queue (same workflow and activities as production). */
 export async function start(c: Client, input: SweepInput, taskQueue: string): Promise<WorkflowHandle> {
-  return c.workflow.start('sweepWorkflow', { taskQueue, workflowId: input.sweepId, args: [input], workflowIdConflictPolicy: 'FAIL' });
+  const handle = await c.workflow.start('sweepWorkflow', { taskQueue, workflowId: input.sweepId, args: [input], workflowIdConflictPolicy: 'FAIL' });
+  started.push({ handle, sweepId: input.sweepId });
+  return handle;
+}
+
+/**
+ * After a failed test: a sweep left running without its worker would hold its allocation until the
+ * time limit. Terminate it and release every job it could have created (names are derived).
+ */
+export async function cleanupStarted(slurm: SlurmCluster): Promise<void> {
+  for (const { handle, sweepId } of started.splice(0)) {
+    const d = await handle.describe().catch(() => undefined);
+    if (d?.status.name === 'RUNNING') await handle.terminate('test cleanup').catch(() => undefined);
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      for (const j of await slurm.jobsNamed(allocationJobName(sweepId, attempt))) await slurm.release(j.jobId);
+    }
+  }
 }
 
 /** Poll the progress query until `pred` holds (no fixed sleeps). */

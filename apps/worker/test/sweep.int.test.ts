@@ -2,7 +2,7 @@
  * The durable sweep on the real stack: Temporal dev server + local Slurm over the loopback sshd +
  * the simulator launched per allocation through srun. Short durations (the `local` profile).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { SweepProgress, SweepResult } from '@infersweep/sweep';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
 import {
+  cleanupStarted,
   client as connect,
   keepHistory,
   liveJobsOf,
@@ -30,6 +31,9 @@ let c: Client;
 
 beforeAll(async () => {
   c = await connect();
+});
+afterEach(async () => {
+  await cleanupStarted(slurm);
 });
 afterAll(async () => {
   await c?.connection.close();

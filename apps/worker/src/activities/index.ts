@@ -161,6 +161,8 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
     for (const s of dep.steps) {
       const st = await slurm.stepStatus(s);
       if (st !== 'running') {
+        // a step ends when its allocation ends: report the allocation's fate if that is the cause
+        await slurm.assertAlive(dep.jobId, step);
         const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
         const tail = logs?.[0]?.tail ?? '';
         throw new ServerLostError(`server step ${s.stepName} on ${s.node} (rank ${s.rank}) is ${st}`, {
@@ -215,7 +217,8 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
           const a = await slurm.allocate({
             jobName,
             nodes: plan.slurm.nodes,
-            gpusPerNode: plan.slurm.gpusPerNode,
+            // GPUs are requested only where the profile asks for gres (the local stack shares nodes)
+            gpusPerNode: plan.slurm.gres ? plan.slurm.gpusPerNode : undefined,
             gres: plan.slurm.gres,
             exclusive: plan.slurm.exclusive,
             timeLimitMinutes: plan.slurm.timeLimitMinutes,
@@ -318,6 +321,8 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
         const slurm = slurmFor(plan);
         const dep = req.deployment;
 
+        // a dead allocation is a loss, not a lack of time: check liveness first
+        await watch(slurm, dep, `point:c=${req.concurrency}`);
         // time guard: never start a point the allocation cannot finish
         const margin = 30;
         const budget = plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
@@ -328,7 +333,6 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
             { jobId: dep.jobId, step: `point:c=${req.concurrency}`, timeLeftSeconds: left },
           );
         }
-        await watch(slurm, dep, `point:c=${req.concurrency}`);
 
         const signal = cancellationSignal();
         const abort = new AbortController();

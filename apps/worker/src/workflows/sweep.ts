@@ -169,8 +169,9 @@ export async function sweepWorkflow(input: SweepInput): Promise<SweepResult> {
       }
       if (a) {
         const r = await acts.cleanup.release({ plan: input.plan, jobId: a.jobId, jobName: a.jobName });
-        // a loss already knows how the allocation ended; an orderly release reports what Slurm says
-        recordAllocationEnd(state, a.jobName, ended === 'released' ? r.ended : ended, reason ?? r.reason, new Date().toISOString());
+        // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
+        // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
+        recordAllocationEnd(state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, new Date().toISOString());
       }
       state.allocation = undefined;
     });
