@@ -37,6 +37,10 @@ export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{ wor
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath, bundlerOptions }),
     activities: createActivities(opts.deps),
     maxCachedWorkflows: 100,
+    // heartbeats carry live progress (phase, requests, ETA) for `watch` and the Web UI: send them
+    // at most every 2 s instead of 80 % of the heartbeat timeout (they add no history events)
+    maxHeartbeatThrottleInterval: '2 seconds',
+    defaultHeartbeatThrottleInterval: '2 seconds',
     maxConcurrentActivityTaskExecutions: 20,
     // let running activities heartbeat out and clean up on SIGTERM
     shutdownGraceTime: '30 seconds',

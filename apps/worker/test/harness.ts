@@ -1,6 +1,7 @@
 /** Test harness for sweeps on the real stack: plans from the shipped config, workers, observation. */
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,6 +82,23 @@ export async function waitProgress(h: WorkflowHandle, pred: (p: SweepProgress) =
       // the first workflow task may not have run yet
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Poll the running activity's last heartbeat until `pred` holds (e.g. the point is profiling). */
+export async function waitHeartbeat(h: WorkflowHandle, pred: (details: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const d = await h.describe();
+    for (const a of d.raw.pendingActivities ?? []) {
+      const payload = a.heartbeatDetails?.payloads?.[0];
+      if (!payload) continue;
+      last = defaultPayloadConverter.fromPayload(payload);
+      if (last && typeof last === 'object' && pred(last as Record<string, unknown>)) return last as Record<string, unknown>;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last heartbeat ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -23,6 +23,7 @@ import {
   start,
   testInput,
   testPlan,
+  waitHeartbeat,
   waitProgress,
 } from './harness';
 
@@ -207,6 +208,8 @@ describe('durable sweep on the real stack', () => {
     const budget = plan.pointBudgets[1]!.totalSeconds;
     const result = (await worker.runUntil(async () => {
       const during = await waitProgress(h, pointRunning(1), 120_000, 'point c=1 running');
+      // past point 1's own time guard: its client is profiling
+      await waitHeartbeat(h, (d) => d.concurrency === 1 && d.phase === 'profiling', 60_000, 'point c=1 profiling');
       const jobId = during.allocation!.jobId;
       // shrink the running allocation so that point 1 still finishes but point 2 cannot
       const info = await slurm.describe(jobId);
