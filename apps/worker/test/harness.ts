@@ -1,7 +1,8 @@
 /** Test harness for sweeps on the real stack: plans from the shipped config, workers, observation. */
 import { Client, type WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,14 @@ import { loadSweepConfig } from '../../cli/src/config-file';
 import { stackEnv } from '../../../test/stack-env';
 
 export const target = temporalTarget();
+
+// keep test output readable: the SDK's INFO lines (worker state changes, activity failures the
+// tests provoke on purpose) are noise here
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed in this process
+}
 
 export function localSlurm(): SlurmCluster {
   process.env.SLURM_CONF = stackEnv().SLURM_CONF;
@@ -123,7 +132,7 @@ export async function keepHistory(h: WorkflowHandle, name: string): Promise<void
   const dir = join(__dirname, 'fixtures', 'histories');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
-  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(file, JSON.stringify(history));
+  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(file, historyToJSON(history));
   // replay the fresh history right away with the current workflow code
   const { bundlerOptions, workflowsPath } = await import('../src/bundle');
   await Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, h.workflowId);
