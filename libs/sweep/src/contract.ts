@@ -81,26 +81,17 @@ export type SweepPhase =
   | 'aborted';
 
 /** The `progress` query's answer; also the workflow's whole state. */
-export interface SweepProgress {
-  sweepId: string;
-  configName: string;
-  configHash: string;
-  planHash: string;
-  orientation: string;
-  cluster: string;
-  model: string;
-  policy: DeploymentPolicy;
+export interface SweepProgress
+  extends Pick<SweepInput, 'sweepId' | 'configName' | 'configHash' | 'planHash' | 'orientation' | 'cluster' | 'model' | 'policy' | 'maxAllocationAttempts' | 'resultsDir'> {
   phase: SweepPhase;
   currentPoint?: number;
   allocation?: { jobId: string; nodes: string[]; attempt: number; grantedAt: string; timeLimitMinutes: number };
   points: PointState[];
   allocations: AllocationRecord[];
-  maxAllocationAttempts: number;
   awaitingOperator?: { reason: string; since: string };
   abortRequested?: string;
   startedAt: string;
   updatedAt: string;
-  resultsDir: string;
   message?: string;
 }
 
