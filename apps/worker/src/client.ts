@@ -8,7 +8,7 @@ import type { SweepPlan } from '@infersweep/topology';
 import {
   SWEEP_ALL_WORKFLOW_TYPE,
   SWEEP_WORKFLOW_TYPE,
-  searchAttributeKeys,
+  sweepSearchAttributes,
   sweepWorkflowId,
   taskQueueFor,
   type SweepAllInput,
@@ -87,16 +87,6 @@ export interface StartedSweep {
   handle: WorkflowHandle;
 }
 
-function searchAttributes(input: SweepInput) {
-  return [
-    { key: searchAttributeKeys.orientation, value: input.orientation },
-    { key: searchAttributeKeys.model, value: input.model },
-    { key: searchAttributeKeys.cluster, value: input.cluster },
-    { key: searchAttributeKeys.config, value: input.configName },
-    { key: searchAttributeKeys.status, value: 'starting' },
-  ];
-}
-
 /** Start one orientation's sweep; a second start with the same id while one runs is refused. */
 export async function startSweep(client: Client, target: TemporalTarget, input: SweepInput): Promise<StartedSweep> {
   try {
@@ -105,7 +95,7 @@ export async function startSweep(client: Client, target: TemporalTarget, input: 
       workflowId: input.sweepId,
       args: [input],
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: searchAttributes(input),
+      typedSearchAttributes: sweepSearchAttributes(input),
       memo: { configHash: input.configHash, planHash: input.planHash, resultsDir: input.resultsDir },
       staticSummary: `${input.orientation} sweep of ${input.model} on ${input.cluster}: ${input.points.length} points (c=${input.points.join(',')})`,
     });
@@ -128,7 +118,7 @@ export async function startSweepAll(client: Client, target: TemporalTarget, inpu
       workflowId,
       args: [arg],
       workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: [...searchAttributes({ ...first, orientation: 'all' })],
+      typedSearchAttributes: sweepSearchAttributes({ ...first, orientation: 'all' }),
       staticSummary: `all orientations (${inputs.map((i) => i.orientation).join(', ')}) of ${first.model} on ${first.cluster}`,
     });
     return { workflowId, runId: handle.firstExecutionRunId, uiLink: workflowUiLink(target, workflowId, handle.firstExecutionRunId), handle };

@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { SweepProgress } from './contract';
+import type { SweepInput, SweepProgress } from './contract';
 import { ABORT_UPDATE, PROGRESS_QUERY, RETRY_NOW_UPDATE, SEARCH_ATTRIBUTES, SKIP_POINT_UPDATE } from './contract';
 
 /** Query: the whole sweep state (points, allocations, phase). Costs no history events. */
@@ -20,3 +20,14 @@ export const searchAttributeKeys = {
   config: defineSearchAttributeKey(SEARCH_ATTRIBUTES.config, SearchAttributeType.KEYWORD),
   status: defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, SearchAttributeType.KEYWORD),
 };
+
+/** The search attributes a sweep starts with (the CLI's start and the parent workflow's children). */
+export function sweepSearchAttributes(input: Pick<SweepInput, 'orientation' | 'model' | 'cluster' | 'configName'>, status = 'starting') {
+  return [
+    { key: searchAttributeKeys.orientation, value: input.orientation },
+    { key: searchAttributeKeys.model, value: input.model },
+    { key: searchAttributeKeys.cluster, value: input.cluster },
+    { key: searchAttributeKeys.config, value: input.configName },
+    { key: searchAttributeKeys.status, value: status },
+  ];
+}

@@ -1,5 +1,5 @@
 import { ParentClosePolicy, executeChild, workflowInfo } from '@temporalio/workflow';
-import { type SweepAllInput, type SweepInput, type SweepResult } from '@infersweep/sweep';
+import { sweepSearchAttributes, type SweepAllInput, type SweepInput, type SweepResult } from '@infersweep/sweep';
 import { sweepWorkflow } from './sweep';
 
 /**
@@ -23,6 +23,8 @@ export async function sweepAllWorkflow(input: SweepAllInput): Promise<SweepResul
         workflowId: sweep.sweepId,
         args: [sweep],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        // children are sweeps in their own right: the Web UI filters them by these
+        typedSearchAttributes: sweepSearchAttributes(sweep),
       });
     }
   };
