@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
-import type { SweepProgress, SweepResult } from '@infersweep/sweep';
+import { abortUpdate, retryNowUpdate, skipPointUpdate, type SweepProgress, type SweepResult } from '@infersweep/sweep';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
 import {
   cleanupStarted,
@@ -229,5 +229,51 @@ describe('durable sweep on the real stack', () => {
     expect(result.points.every((p) => !p.lastError)).toBe(true);
     await expectNoLeak(result);
     await keepHistory(h, 'time-guard');
+  });
+
+  it('8. past the allocation-attempt budget the sweep waits for an operator: retryNow retries, skip is validated, abort ends it', async () => {
+    const plan = testPlan('latency', [1, 2], (p) => {
+      p.slurm.partition = 'no-such-partition'; // salloc refuses at once: a permanent allocation error
+    });
+    const input = { ...testInput(plan, 'operator'), maxAllocationAttempts: 1 };
+    const tq = `t-${randomUUID()}`;
+    const worker = await newWorker(tq);
+    const h = await start(c, input, tq);
+    const result = (await worker.runUntil(async () => {
+      const waiting = await waitProgress(h, (p) => p.phase === 'awaiting-operator', 120_000, 'awaiting-operator');
+      expect(waiting.awaitingOperator?.reason).toMatch(/1 allocation attempts failed/);
+      expect(waiting.allocations).toHaveLength(1);
+      expect(waiting.allocations[0]!.ended).toBe('allocation-failed');
+      expect(waiting.allocations[0]!.reason).toMatch(/partition/i);
+      // an unknown point is refused by the validator, with the points it has
+      await expect(h.executeUpdate(skipPointUpdate, { args: [{ concurrency: 3 }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/no concurrency point 3; this sweep has 1, 2/) } });
+      // retryNow: one more attempt (it fails the same way) and the sweep waits again
+      await h.executeUpdate(retryNowUpdate, { args: [{ reason: 'test' }] });
+      await waitProgress(h, (p) => p.phase === 'awaiting-operator' && p.allocations.length === 2, 120_000, 'second wait');
+      await h.executeUpdate(skipPointUpdate, { args: [{ concurrency: 1, reason: 'operator skip' }] });
+      await h.executeUpdate(abortUpdate, { args: [{ reason: 'partition is gone' }] });
+      return h.result();
+    })) as SweepResult;
+    expect(result.status).toBe('aborted');
+    expect(result.points.map((p) => [p.concurrency, p.status])).toEqual([[1, 'skipped'], [2, 'pending']]);
+    await expectNoLeak(result);
+  });
+
+  it.each(['server-per-point', 'allocation-per-point'] as const)('9. deployment policy %s: fresh server or allocation per point, recorded in every result', async (policy) => {
+    const plan = testPlan('latency', [1, 2], (p) => {
+      p.deployment.policy = policy;
+    });
+    const input = testInput(plan, policy);
+    const tq = `t-${randomUUID()}`;
+    const worker = await newWorker(tq);
+    const h = await start(c, input, tq);
+    const result = (await worker.runUntil(h.result())) as SweepResult;
+    expect(result.status).toBe('completed');
+    expect(result.points.every((p) => p.status === 'done')).toBe(true);
+    expect(result.allocations.map((a) => a.ended)).toEqual(policy === 'allocation-per-point' ? ['released', 'released'] : ['released']);
+    for (const pt of [1, 2]) expect(readPoint(input.resultsDir, pt).identity.deploymentPolicy).toBe(policy);
+    // a fresh server per point: one log folder per server
+    expect(readdirSync(join(input.resultsDir, 'logs')).sort()).toEqual(['server-1', 'server-2']);
+    await expectNoLeak(result);
   });
 });
