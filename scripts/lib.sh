@@ -4,5 +4,6 @@ export INFERSWEEP_DATA=${INFERSWEEP_DATA:-$ROOT/.infersweep}
 export INFERSWEEP_TOOLS=${INFERSWEEP_TOOLS:-$ROOT/.tools}
 TEMPORAL_CLI_VERSION=v1.5.1
 SIM_VERSION=v0.10.2
+KV_CACHE_VERSION=v0.9.0
 AIPERF_VERSION=${AIPERF_VERSION:-0.13.0}
 APT_PACKAGES=(slurm-wlm munge openssh-server openssh-client squashfs-tools util-linux chromium iproute2 procps)

@@ -52,6 +52,18 @@ if [ ! -x "$INFERSWEEP_TOOLS/bin/llm-d-inference-sim" ]; then
   rm -rf "$b"
 fi
 
+# ---- a small local Hugging Face tokenizer for aiperf (it must load one even with server token
+# counts; no hub is reachable): the test tokenizer that the llm-d-kv-cache Go module ships
+if [ ! -s "$INFERSWEEP_TOOLS/tokenizer/tokenizer.json" ]; then
+  step "aiperf's offline tokenizer from github.com/llm-d/llm-d-kv-cache@$KV_CACHE_VERSION (Go module)"
+  dir=$(go mod download -json "github.com/llm-d/llm-d-kv-cache@$KV_CACHE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] && [ -s "$dir/pkg/tokenization/testdata/test-model/tokenizer.json" ] \
+    || fail "go mod download github.com/llm-d/llm-d-kv-cache@$KV_CACHE_VERSION did not bring its test tokenizer"
+  mkdir -p "$INFERSWEEP_TOOLS/tokenizer"
+  cp "$dir"/pkg/tokenization/testdata/test-model/* "$INFERSWEEP_TOOLS/tokenizer/"
+  chmod u+w "$INFERSWEEP_TOOLS"/tokenizer/*
+fi
+
 # ---- aiperf peer (benchmarks and the InferenceX adapter), its own venv
 if [ ! -x "$INFERSWEEP_TOOLS/aiperf-venv/bin/aiperf" ]; then
   step "pip install aiperf into $INFERSWEEP_TOOLS/aiperf-venv"
