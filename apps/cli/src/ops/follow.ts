@@ -6,7 +6,7 @@
 import { SEARCH_ATTRIBUTES, taskQueueFor } from '@infersweep/sweep';
 import { EXIT, err } from './cli';
 import { ensureWorker, type EmbeddedWorker } from './embedded';
-import { describeSweep, type Session, type SweepView } from './temporal';
+import { activePollers, describeSweep, type Session, type SweepView } from './temporal';
 import { statusText, sweepSucceeded } from './render';
 import { watchSweep } from './watcher';
 import { resolveSweeps, writeReport } from '../report/generate';
@@ -25,11 +25,11 @@ export async function clusterOf(s: Session, id: string): Promise<{ cluster: stri
   return { cluster: view.searchAttributes[SEARCH_ATTRIBUTES.cluster] ?? view.taskQueue.replace(/^infersweep-/, ''), view };
 }
 
-function detachMessage(id: string, cluster: string, worker: EmbeddedWorker | null): string {
+function detachMessage(id: string, cluster: string, worker: EmbeddedWorker | null, otherPollers: number): string {
   const lines = [`detached from ${id}; the sweep itself was not cancelled.`];
-  if (worker) {
+  if (worker || otherPollers === 0) {
     lines.push(
-      `This process was running the only worker for task queue ${taskQueueFor(cluster)}, so the sweep pauses (its state is safe on Temporal; a running point is retried) until a worker polls again:`,
+      `${worker ? 'This process was running the only worker' : 'No worker polls'} for task queue ${taskQueueFor(cluster)}, so the sweep pauses (its state is safe on Temporal; a running point is retried) until a worker polls again:`,
       `  npx nx run worker:serve -- --cluster ${cluster}     (a long-lived worker), or`,
       `  infersweep watch ${id}      (re-attach; runs a worker in-process again)`,
     );
@@ -63,9 +63,28 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
   process.on('SIGINT', onSigint);
   try {
     if (view.status === 'RUNNING') write(`watching ${id} — Ctrl-C detaches (the sweep keeps its state on Temporal)`);
-    const end = await watchSweep(s, id, { detach, write, plain: opts.plain });
+    // A worker that just stopped still counts as a poller for about a minute: re-check while
+    // watching and start the in-process worker once none polls.
+    let checking = false;
+    const recheck = setInterval(() => {
+      if (worker || checking || !s.target.embedded) return;
+      checking = true;
+      activePollers(s.client, s.target.namespace, cluster)
+        .then(async (n) => {
+          if (n === 0 && !worker) worker = await ensureWorker(s, cluster, write);
+        })
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    }, 15_000);
+    let end;
+    try {
+      end = await watchSweep(s, id, { detach, write, plain: opts.plain });
+    } finally {
+      clearInterval(recheck);
+    }
     if (end.kind === 'detached') {
-      write(detachMessage(id, cluster, worker));
+      const others = worker ? 0 : await activePollers(s.client, s.target.namespace, cluster).catch(() => 1);
+      write(detachMessage(id, cluster, worker, others));
       if (worker) {
         write('stopping the in-process worker (running activities get up to 30 s to stop)…');
         await worker.stop();

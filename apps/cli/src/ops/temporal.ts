@@ -112,7 +112,7 @@ export function liveDetails(client: Client, desc: WorkflowExecutionDescription):
 }
 
 /** Workers polling the cluster's workflow task queue (seen in the last `freshSeconds`). */
-export async function activePollers(client: Client, namespace: string, cluster: string, freshSeconds = 75): Promise<number> {
+export async function activePollers(client: Client, namespace: string, cluster: string, freshSeconds = 70): Promise<number> {
   const res = await client.workflowService.describeTaskQueue({
     namespace,
     // TASK_QUEUE_KIND_NORMAL = 1, TASK_QUEUE_TYPE_WORKFLOW = 1 (temporal.api.enums.v1)
