@@ -49,13 +49,15 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
   let worker: EmbeddedWorker | null = null;
   if (view.status === 'RUNNING') worker = await ensureWorker(s, cluster, write);
 
-  let sigints = 0;
+  let firstSigint = 0;
   let detachNow!: () => void;
   const detach = new Promise<void>((r) => (detachNow = r));
   const onSigint = () => {
-    sigints += 1;
-    if (sigints === 1) detachNow();
-    else {
+    // one Ctrl-C can arrive twice (the terminal signals the group, and tsx relays it too)
+    if (firstSigint === 0) {
+      firstSigint = Date.now();
+      detachNow();
+    } else if (Date.now() - firstSigint > 1000) {
       err('second Ctrl-C: exiting now (running activities of the in-process worker are abandoned; Temporal retries them)');
       process.exit(EXIT.detached);
     }
