@@ -134,12 +134,20 @@ describe('durable sweep on the real stack', () => {
       spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', 'local', '--task-queue', tq], {
         cwd: repoRoot,
         stdio: 'ignore',
+        detached: true, // its own process group: tsx's node child dies with it
       });
+    const killGroup = (p: ChildProcess, sig: NodeJS.Signals) => {
+      try {
+        process.kill(-p.pid!, sig);
+      } catch {
+        // already gone
+      }
+    };
     let w = spawnWorker();
     const h = await start(c, input, tq);
     try {
       await waitProgress(h, pointRunning(2), 180_000, 'point c=2 running');
-      w.kill('SIGKILL');
+      killGroup(w, 'SIGKILL');
       w = spawnWorker();
       const result = (await h.result()) as SweepResult;
       expect(result.status).toBe('completed');
@@ -147,7 +155,7 @@ describe('durable sweep on the real stack', () => {
       expect(readPoint(input.resultsDir, 1).identity.jobId).toBe(result.allocations[0]!.jobId);
       await expectNoLeak(result);
     } finally {
-      w.kill('SIGTERM');
+      killGroup(w, 'SIGTERM');
     }
   });
 
