@@ -6,7 +6,7 @@ import { replay, type Progress } from './client/replay';
 import { writeFileAtomic, writeJsonlAtomic } from './io';
 import { accounting, metricCoverage, requestMetrics } from './metrics/aggregate';
 import { validity } from './metrics/validity';
-import { identitySchema, pointResultSchema, type PointIdentityInput, type PointResult, type RequestRecord } from './result';
+import { identitySchema, pointResultSchema, type PointIdentity, type PointIdentityInput, type PointResult, type RequestRecord } from './result';
 import type { EngineFamily } from './server/families';
 import { checkIdleRanks, type IdleRankCheck } from './server/idle-ranks';
 import { parsePrometheus } from './server/prometheus';
@@ -82,6 +82,23 @@ class ClientHealth {
       reason: reasons.length ? reasons.join('; ') : null,
     };
   }
+}
+
+/** The fields every result record starts with, whichever client measured the point. */
+export function recordHeader(input: RunPointInput, client: { name: 'infersweep' | 'aiperf'; version: string }, identity: PointIdentity, settings: AgentxSettings) {
+  return {
+    schema_version: 1 as const,
+    scenario_type: 'agentic-coding' as const,
+    benchmark_type: 'agentic_traces' as const,
+    client,
+    identity,
+    conc: input.concurrency,
+    served_model: input.servedModel,
+    endpoints: input.endpoints,
+    metrics_endpoints: input.metricsEndpoints,
+    gpu_count: input.gpuCount,
+    settings,
+  };
 }
 
 /**
@@ -186,17 +203,7 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
   const profiled = r.records.filter((x) => x.phase === 'profiling');
   const lastEnd = profiled.reduce((m, x) => Math.max(m, x.end_ms), -Infinity);
   const result = pointResultSchema.parse({
-    schema_version: 1,
-    scenario_type: 'agentic-coding',
-    benchmark_type: 'agentic_traces',
-    client: { name: 'infersweep', version: CLIENT_VERSION },
-    identity,
-    conc: input.concurrency,
-    served_model: input.servedModel,
-    endpoints: input.endpoints,
-    metrics_endpoints: input.metricsEndpoints,
-    gpu_count: input.gpuCount,
-    settings,
+    ...recordHeader(input, { name: 'infersweep', version: CLIENT_VERSION }, identity, settings),
     dataset,
     num_requests_total: acc.records_total,
     num_requests_successful: successes,

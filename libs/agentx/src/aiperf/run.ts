@@ -8,7 +8,7 @@ import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestMetrics } from '../metrics/aggregate';
 import { validity } from '../metrics/validity';
 import { identitySchema, pointResultSchema, type PointResult } from '../result';
-import { snapshot, type RunPointInput } from '../point';
+import { recordHeader, snapshot, type RunPointInput } from '../point';
 import { checkIdleRanks } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
 import { AIPERF_ENV, buildAiperfArgv, shellQuote } from './argv';
@@ -137,17 +137,7 @@ export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: Ab
   const recordPath = join(input.outDir, 'result.json');
   const reqPath = join(input.outDir, 'requests.jsonl');
   const result = pointResultSchema.parse({
-    schema_version: 1,
-    scenario_type: 'agentic-coding',
-    benchmark_type: 'agentic_traces',
-    client: { name: 'aiperf', version: agg.aiperf_version ?? 'unknown' },
-    identity,
-    conc: input.concurrency,
-    served_model: input.servedModel,
-    endpoints: input.endpoints,
-    metrics_endpoints: input.metricsEndpoints,
-    gpu_count: input.gpuCount,
-    settings,
+    ...recordHeader(input, { name: 'aiperf', version: agg.aiperf_version ?? 'unknown' }, identity, settings),
     dataset: input.traceFile
       ? { source_type: 'file', loader: 'weka_trace', path: input.traceFile, seed: null, entry_count: entries }
       : { source_type: 'public', loader: settings.aiperf.publicDataset, path: null, seed: null, entry_count: entries },
