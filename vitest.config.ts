@@ -2,15 +2,17 @@ import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
 
 const alias = {
+  '@infersweep/core': fileURLToPath(new URL('./libs/core/src/index.ts', import.meta.url)),
   '@infersweep/topology': fileURLToPath(new URL('./libs/topology/src/index.ts', import.meta.url)),
   '@infersweep/slurm': fileURLToPath(new URL('./libs/slurm/src/index.ts', import.meta.url)),
   '@infersweep/agentx': fileURLToPath(new URL('./libs/agentx/src/index.ts', import.meta.url)),
   '@infersweep/sweep': fileURLToPath(new URL('./libs/sweep/src/index.ts', import.meta.url)),
-  '@infersweep/worker': fileURLToPath(new URL('./apps/worker/src/index.ts', import.meta.url)),
+  '@infersweep/orchestrator': fileURLToPath(new URL('./libs/orchestrator/src/index.ts', import.meta.url)),
 };
 
-// Two kinds of test: unit (`*.test.ts`, fast, no services) and integration
-// (`*.int.test.ts`, the real local stack; brought up by test/global-setup.ts).
+// Three kinds of test: unit (`*.test.ts`, fast, no services), integration (`*.int.test.ts`, the
+// real local stack; brought up by test/global-setup.ts) and production (`*.prod.test.ts`, the
+// production-shaped Temporal of scripts/stack-production.sh).
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -19,8 +21,8 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['**/*.int.test.ts', '**/node_modules/**'],
+          include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts'],
+          exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/node_modules/**'],
           testTimeout: 20_000,
         },
       },
@@ -37,6 +39,23 @@ export default defineConfig({
           poolOptions: { forks: { singleFork: true } },
           testTimeout: 240_000,
           hookTimeout: 240_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          // the production-shaped stack (scripts/stack-production.sh: PostgreSQL, mutual TLS,
+          // namespace infersweep, two clusters); brought up by test/production/global-setup.ts
+          name: 'production',
+          include: ['test/production/**/*.prod.test.ts'],
+          exclude: ['**/node_modules/**'],
+          globalSetup: ['test/production/global-setup.ts'],
+          // after unit and integration (group 0): the two stacks share one Slurm and two cores
+          sequence: { groupOrder: 1 },
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -9,45 +9,16 @@
  * Bounded: each point runs a short profile; everything ends within a few minutes.
  *   npm run bench -- agentx [--conc 16,64] [--duration 15] [--no-rss] [--no-aiperf]
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { generateTraces, runAiperfPoint, type RunPointInput, type WekaTrace } from '@infersweep/agentx';
+import { generateTraces, runAiperfPoint } from '@infersweep/agentx';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '../libs/agentx/test/aiperf-env';
+import { fmt, growingCorpus, identity, runClient, writeCorpus } from './common';
 
-const run = promisify(execFile);
 const TTFT_MS = 100;
 const ITL_MS = 10;
-
-interface ChildSummary {
-  wallSeconds: number;
-  cpuSeconds: number;
-  maxRssBytes: number;
-  outputTokens: number;
-  requests: number;
-  errors: number;
-  maxIsl: number;
-  ttftMean: number | null;
-  itlMean: number | null;
-  sessions: number | null;
-  busyLanes: number | null;
-  loopP99: number | null;
-  reasons: string[];
-}
-
-const identity = {
-  sweepId: 'bench', orientation: 'bench', topology: 'sim', image: 'llm-d-inference-sim:v0.10.2', model: 'agentx-sim',
-  engineArgsFingerprint: 'bench', jobId: null, nodes: ['localhost'], attempt: 0, deploymentPolicy: 'shared-server',
-};
-
-function writeCorpus(traces: WekaTrace[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentx-bench-traces-'));
-  for (const t of traces) writeFileSync(join(dir, `${t.id}.json`), JSON.stringify(t));
-  return dir;
-}
 
 /** Short-context corpus (fast streaming, client-bound workloads): zero think time, ~64-token outputs. */
 function streamingCorpus(): string {
@@ -60,36 +31,7 @@ function streamingCorpus(): string {
   return writeCorpus(traces);
 }
 
-/** Long agentic contexts: every root request ≥ 100k tokens, growing turn by turn on a shared prefix. */
-function longCorpus(n: number): string {
-  const bs = 64;
-  const traces: WekaTrace[] = [];
-  for (let k = 0; k < n; k++) {
-    const requests: WekaTrace['requests'] = [];
-    let nextId = 1;
-    const full: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const tokens = 100_000 + i * 1_500 + k;
-      while (full.length < Math.floor(tokens / bs)) full.push(nextId++);
-      const ids = tokens % bs ? [...full, nextId++] : [...full];
-      requests.push({ t: i, type: 'n', model: 'm', in: tokens, out: 4, hash_ids: ids, input_types: [], output_types: [], stop: 'tool_use', api_time: 0.1, think_time: 0 });
-    }
-    traces.push({ id: `long-${k}`, models: ['m'], block_size: bs, hash_id_scope: 'local', tool_tokens: 2000, system_tokens: 4000, requests, totals: null });
-  }
-  return writeCorpus(traces);
-}
-
-async function ours(input: RunPointInput): Promise<ChildSummary> {
-  const { stdout } = await run('npx', ['tsx', join(__dirname, 'agentx-child.ts'), JSON.stringify(input)], {
-    cwd: join(__dirname, '..'),
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 600_000,
-  });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildSummary;
-}
-
 const pct = (x: number | null, ref: number): string => (x === null ? 'n/a' : `${(((x * 1000) / ref - 1) * 100).toFixed(2)} %`);
-const f = (x: number, d = 0): string => x.toFixed(d);
 
 export async function agentxBench(args: string[]): Promise<void> {
   const opt = (k: string): string | undefined => {
@@ -118,24 +60,42 @@ export async function agentxBench(args: string[]): Promise<void> {
         gpuCount: 1,
         identity,
       };
-      const settings = { traces: { kind: 'file' as const, path: corpus }, profileDurationSeconds: duration, nonCanonical: true, warmupRequestsPerLane: 2, minMetricCoverage: 0 };
-      const a = await ours({ ...base, settings, outDir: join(out, `ours-c${c}`) });
+      const settings = {
+        traces: { kind: 'file' as const, path: corpus },
+        profileDurationSeconds: duration,
+        nonCanonical: true,
+        warmupRequestsPerLane: 2,
+        minMetricCoverage: 0,
+      };
+      const a = await runClient({ ...base, settings, outDir: join(out, `ours-c${c}`) });
       const aTps = a.outputTokens / a.cpuSeconds;
-      console.log(`| ${c} | infersweep | ${a.outputTokens} | ${f(a.cpuSeconds, 1)} | ${f(aTps)} | ${f((100 * a.cpuSeconds) / a.wallSeconds)} | ${pct(a.ttftMean, TTFT_MS)} | ${pct(a.itlMean, ITL_MS)} | ${a.sessions?.toFixed(2)} | ${a.loopP99?.toFixed(2)} |`);
+      console.log(
+        `| ${c} | infersweep | ${a.outputTokens} | ${fmt(a.cpuSeconds, 1)} | ${fmt(aTps)} | ${fmt((100 * a.cpuSeconds) / a.wallSeconds)} | ${pct(a.ttftMean, TTFT_MS)} | ${pct(a.itlMean, ITL_MS)} | ${a.sessions?.toFixed(2)} | ${a.loopP99?.toFixed(2)} |`,
+      );
       if (withAiperf) {
         const b = await runAiperfPoint({
           ...base,
-          settings: { ...settings, warmupGracePeriodSeconds: 120, aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer } },
+          settings: {
+            ...settings,
+            warmupGracePeriodSeconds: 120,
+            aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer },
+          },
           outDir: join(out, `aiperf-c${c}`),
           traceFile: corpus,
         });
-        const toks = (await import('node:fs')).readFileSync(join(out, `aiperf-c${c}`, 'requests.jsonl'), 'utf8').trim().split('\n')
+        const toks = readFileSync(join(out, `aiperf-c${c}`, 'requests.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
           .map((l) => JSON.parse(l) as { ok: boolean; osl: number | null })
           .reduce((s, x) => s + (x.ok ? (x.osl ?? 0) : 0), 0);
         const cpu = b.aiperf.childCpuSeconds ?? NaN;
         const bTps = toks / cpu;
-        console.log(`| ${c} | aiperf ${b.client.version} | ${toks} | ${f(cpu, 1)} | ${f(bTps)} | ${f((100 * cpu) / b.aiperf.wallSeconds)} | ${pct(b.request_metrics.latency.ttft.mean, TTFT_MS)} | ${pct(b.request_metrics.latency.itl.mean, ITL_MS)} | n/a | n/a |`);
-        ratios.push(`c=${c}: tokens per client CPU-second infersweep/aiperf = ${(aTps / bTps).toFixed(2)}×; client CPU-seconds aiperf/infersweep = ${(cpu / a.cpuSeconds).toFixed(2)}×`);
+        console.log(
+          `| ${c} | aiperf ${b.client.version} | ${toks} | ${fmt(cpu, 1)} | ${fmt(bTps)} | ${fmt((100 * cpu) / b.aiperf.wallSeconds)} | ${pct(b.request_metrics.latency.ttft.mean, TTFT_MS)} | ${pct(b.request_metrics.latency.itl.mean, ITL_MS)} | n/a | n/a |`,
+        );
+        ratios.push(
+          `c=${c}: tokens per client CPU-second infersweep/aiperf = ${(aTps / bTps).toFixed(2)}×; client CPU-seconds aiperf/infersweep = ${(cpu / a.cpuSeconds).toFixed(2)}×`,
+        );
       }
     } finally {
       await sim?.stop();
@@ -150,20 +110,29 @@ export async function agentxBench(args: string[]): Promise<void> {
     let sim: Sim | undefined;
     try {
       sim = await startSim({ ttft: '20ms', itl: '2ms', maxModelLen: 131072, maxNumSeqs: 160, extra: ['--max-request-body-size-mb', '64'] });
-      const long = longCorpus(32);
+      const long = growingCorpus({ traces: 32, turns: 12, contextTokens: 100_000, step: 1_500, osl: 4 });
       mkdirSync(join(out, 'rss'), { recursive: true });
-      const r = await ours({
+      const r = await runClient({
         concurrency: 128,
         endpoints: [sim.url],
         metricsEndpoints: [sim.url],
         servedModel: 'agentx-sim',
         gpuCount: 1,
         identity,
-        settings: { traces: { kind: 'file', path: long }, profileDurationSeconds: 15, nonCanonical: true, warmupRequestsPerLane: 1, minMetricCoverage: 0, requestTimeoutSeconds: 300 },
+        settings: {
+          traces: { kind: 'file', path: long },
+          profileDurationSeconds: 15,
+          nonCanonical: true,
+          warmupRequestsPerLane: 1,
+          minMetricCoverage: 0,
+          requestTimeoutSeconds: 300,
+        },
         outDir: join(out, 'rss'),
       });
       console.log(`\n## Peak client RSS, concurrency 128, prompts ≥ 100k tokens (max ISL seen ${r.maxIsl})`);
-      console.log(`- peak RSS ${(r.maxRssBytes / 2 ** 20).toFixed(0)} MiB (target ≤ 1024 MiB) over ${r.requests} requests (${r.errors} errors), client CPU ${f(r.cpuSeconds, 1)} s`);
+      console.log(
+        `- peak RSS ${(r.maxRssBytes / 2 ** 20).toFixed(0)} MiB (target ≤ 1024 MiB) over ${r.requests} requests (${r.errors} errors), client CPU ${fmt(r.cpuSeconds, 1)} s`,
+      );
     } finally {
       await sim?.stop();
     }

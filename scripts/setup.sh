@@ -2,7 +2,8 @@
 # One-shot, idempotent set-up on a fresh Debian machine (run as root):
 #   Debian packages (Slurm, munge, sshd, squashfs-tools, chromium), npm packages,
 #   the Temporal CLI and llm-d-inference-sim built from their Go modules, and the
-#   aiperf peer in its own venv. Re-running it only checks what is there.
+#   aiperf peer in its own venv, the vLLM CPU engine (scripts/setup-vllm.sh). Re-running it only
+#   checks what is there.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
@@ -11,16 +12,10 @@ t0=$(date +%s)
 step() { echo "[setup $(date +%T)] $*"; }
 fail() { echo "[setup] FAILED: $*" >&2; exit 1; }
 
-# ---- Debian packages
-missing=()
-for p in "${APT_PACKAGES[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || fail "Debian packages ${missing[*]} are missing and installing them needs root"
-  step "apt-get install ${missing[*]}"
-  apt-get update -qq || fail "apt-get update could not reach Debian's mirrors"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-    || fail "apt-get install ${missing[*]}"
-fi
+# ---- Debian packages (scripts/apt-safe.sh: no system service is started or enabled)
+. "$ROOT/scripts/apt-safe.sh"
+apt_safe_install "${APT_PACKAGES[@]}" || fail "apt-get install ${APT_PACKAGES[*]} (see above)"
+bash "$ROOT/scripts/setup-sites.sh" || fail "scripts/setup-sites.sh"
 
 # ---- npm packages (node >= 20.19)
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
@@ -70,5 +65,11 @@ if [ ! -x "$INFERSWEEP_TOOLS/aiperf-venv/bin/aiperf" ]; then
   python3 -m venv "$INFERSWEEP_TOOLS/aiperf-venv" || fail "python3 -m venv"
   "$INFERSWEEP_TOOLS/aiperf-venv/bin/pip" install -q "aiperf${AIPERF_VERSION:+==$AIPERF_VERSION}" || fail "pip install aiperf"
 fi
+
+# ---- the real vLLM CPU engine, its plugin and tiny models for the local-vllm profile (own script)
+bash "$ROOT/scripts/setup-vllm.sh" || fail "the vLLM CPU engine (scripts/setup-vllm.sh, the step it names above)"
+
+# ---- the production-shaped Temporal (PostgreSQL, temporal-server, Web UI server): scripts/stack-production.sh
+bash "$ROOT/scripts/setup-production.sh" || fail "scripts/setup-production.sh"
 
 step "done in $(( $(date +%s) - t0 )) s: temporal $("$INFERSWEEP_TOOLS/bin/temporal" --version | head -n1 | sed 's/.*(//;s/)//'), simulator $SIM_VERSION, aiperf $("$INFERSWEEP_TOOLS/aiperf-venv/bin/pip" show aiperf 2>/dev/null | sed -n 's/^Version: //p')"

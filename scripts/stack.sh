@@ -4,6 +4,7 @@
 #   sshd on 127.0.0.1:$SSH_PORT (the "login node"), the Temporal dev server
 #   (SQLite file, Web UI) and one llm-d-inference-sim on loopback.
 # Usage: scripts/stack.sh up|down|status|env|restart-temporal     (idempotent)
+#        scripts/stack.sh up|down|status|env --production  (scripts/stack-production.sh)
 # State lives under $INFERSWEEP_DATA/stack (default .infersweep/stack, git-ignored).
 set -euo pipefail
 
@@ -15,38 +16,34 @@ STATE=$INFERSWEEP_DATA/stack
 NODES=${INFERSWEEP_NODES:-4}
 CPUS=${INFERSWEEP_NODE_CPUS:-64}
 GPUS=${INFERSWEEP_NODE_GPUS:-8}
-CTLD_PORT=${INFERSWEEP_SLURMCTLD_PORT:-16817}
-NODE_PORT_BASE=${INFERSWEEP_SLURMD_PORT_BASE:-17000}
-SSH_PORT=${INFERSWEEP_SSH_PORT:-2222}
-TEMPORAL_PORT=${INFERSWEEP_TEMPORAL_PORT:-7233}
-TEMPORAL_UI_PORT=${INFERSWEEP_TEMPORAL_UI_PORT:-8233}
-SIM_PORT=${INFERSWEEP_SIM_PORT:-18000}
+# INFERSWEEP_STACK_SLOT=k (0-9) shifts every port and Slurm's first job id, so k stacks (one per
+# clone or developer) run side by side on one host; their servers' job-derived ports differ too.
+SLOT=${INFERSWEEP_STACK_SLOT:-0}
+case "$SLOT" in [0-9]) ;; *) echo "[stack] ERROR: INFERSWEEP_STACK_SLOT=$SLOT: use one digit 0-9" >&2; exit 1 ;; esac
+CTLD_PORT=${INFERSWEEP_SLURMCTLD_PORT:-$((16817 + SLOT * 10))}
+NODE_PORT_BASE=${INFERSWEEP_SLURMD_PORT_BASE:-$((17000 + SLOT * 20))}
+SSH_PORT=${INFERSWEEP_SSH_PORT:-$((2222 + SLOT))}
+TEMPORAL_PORT=${INFERSWEEP_TEMPORAL_PORT:-$((7233 + SLOT * 10))}
+TEMPORAL_UI_PORT=${INFERSWEEP_TEMPORAL_UI_PORT:-$((8233 + SLOT * 10))}
+SIM_PORT=${INFERSWEEP_SIM_PORT:-$((18000 + SLOT * 10))}
+FIRST_JOB_ID=$((1 + SLOT * 400))
 PARTITION_MAX_MINUTES=${INFERSWEEP_PARTITION_MAX_MINUTES:-240}
 HOST=$(hostname -s)
 export SLURM_CONF=$STATE/etc/slurm.conf
 
-# Search attributes every sweep carries (apps/worker registers the same names).
+# Search attributes every sweep carries (libs/sweep/src/contract.ts names the same).
 SEARCH_ATTRIBUTES=(InfersweepOrientation InfersweepModel InfersweepCluster InfersweepConfig InfersweepStatus)
 
 log() { echo "[stack $(date +%T)] $*" >&2; }
 die() { echo "[stack] ERROR: $*" >&2; exit 1; }
-alive() { # pidfile -> live, non-zombie process
-  [ -s "$1" ] || return 1
-  local pid; pid=$(cat "$1")
-  [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]
-}
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_for() { # seconds, command...
-  local n=$(( $1 * 10 )); shift
-  for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.1; done
-  return 1
-}
+# shellcheck source=scripts/stack-lib.sh
+. "$ROOT/scripts/stack-lib.sh"
 
 # ------------------------------------------------------------------ munge
 munge_up() {
   mkdir -p "$STATE"/{etc,ctld,log,pids,spool,munge,fakedev,ssh,temporal,shared}
   chmod 755 "$STATE" "$STATE/munge"
-  alive "$STATE/pids/munged.pid" && return 0
+  ours "$STATE/pids/munged.pid" munged && return 0
   [ -s "$STATE/munge/munge.key" ] || mungekey --create --bits=1024 --keyfile="$STATE/munge/munge.key"
   chmod 600 "$STATE/munge/munge.key"
   munged --key-file="$STATE/munge/munge.key" --socket="$STATE/munge/munge.socket.2" \
@@ -78,6 +75,7 @@ AuthInfo=socket=$STATE/munge/munge.socket.2
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$NODE_PORT_BASE
 StateSaveLocation=$STATE/ctld
+FirstJobId=$FIRST_JOB_ID
 SlurmdSpoolDir=$STATE/spool/%n
 SlurmctldPidFile=$STATE/pids/slurmctld.pid
 SlurmdPidFile=$STATE/pids/slurmd-%n.pid
@@ -105,23 +103,46 @@ KillWait=5
 OverTimeLimit=0
 MinJobAge=300
 GresTypes=gpu
+# every daemon and client binds the address its host name resolves to (127.0.0.1 here: NodeAddr
+# and SlurmctldHost), never 0.0.0.0 (verified by test/stack-hygiene.int.test.ts with ss -ltnp)
+CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+# a site's node boot / prolog keeps a granted job CONFIGURING; jobs named *-configuring-* do so for
+# 8 s here (libs/slurm/test/sites.int.test.ts), every other job is not delayed
+PrologSlurmctld=$STATE/etc/prolog-ctld.sh
 EOF
+  cat > "$STATE/etc/prolog-ctld.sh" <<'EOF'
+#!/bin/sh
+case "$SLURM_JOB_NAME" in *-configuring-*) sleep 8 ;; esac
+exit 0
+EOF
+  chmod 755 "$STATE/etc/prolog-ctld.sh"
   for i in $(seq 1 "$NODES"); do
     echo "NodeName=node$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((NODE_PORT_BASE + i)) CPUs=$CPUS RealMemory=64000 Gres=gpu:$GPUS State=UNKNOWN" >> "$SLURM_CONF"
   done
   echo "PartitionName=local Nodes=ALL Default=YES MaxTime=$PARTITION_MAX_MINUTES State=UP" >> "$SLURM_CONF"
+  # two "clusters" over distinct node sets, each served by its own worker (scripts/stack-production.sh)
+  if [ "$NODES" -ge 2 ]; then
+    local half=$(( NODES / 2 ))
+    echo "PartitionName=east Nodes=node[1-$half] MaxTime=$PARTITION_MAX_MINUTES State=UP" >> "$SLURM_CONF"
+    echo "PartitionName=west Nodes=node[$(( half + 1 ))-$NODES] MaxTime=$PARTITION_MAX_MINUTES State=UP" >> "$SLURM_CONF"
+  fi
 }
 
 slurm_up() {
-  [ -s "$SLURM_CONF" ] || write_slurm_conf
-  if ! alive "$STATE/pids/slurmctld.pid"; then
+  # rewritten whenever slurmctld is down, so a stack made by an older version gets today's settings
+  ours "$STATE/pids/slurmctld.pid" slurmctld || write_slurm_conf
+  # a running slurmctld from before the east/west partitions existed: rewrite and re-read
+  if ours "$STATE/pids/slurmctld.pid" slurmctld && [ "$NODES" -ge 2 ] && ! grep -q '^PartitionName=east' "$SLURM_CONF"; then
+    write_slurm_conf; scontrol reconfigure || true
+  fi
+  if ! ours "$STATE/pids/slurmctld.pid" slurmctld; then
     slurmctld -i
     wait_for 15 bash -c 'scontrol ping 2>/dev/null | grep -q "is UP"' || die "slurmctld not up (see $STATE/log/slurmctld.log)"
   fi
   local i
   for i in $(seq 1 "$NODES"); do
     mkdir -p "$STATE/spool/node$i"
-    alive "$STATE/pids/slurmd-node$i.pid" || slurmd -N "node$i"
+    ours "$STATE/pids/slurmd-node$i.pid" slurmd || slurmd -N "node$i"
   done
   # a node left down by a failure test comes back here
   for i in $(seq 1 "$NODES"); do
@@ -144,7 +165,12 @@ sshd_up() {
   # the public host key, for clients that pin it (ssh2 hostVerifier)
   awk '{print $1" "$2}' "$STATE/ssh/host_ed25519_key.pub" > "$STATE/ssh/host_key.pub"
   echo "[127.0.0.1]:$SSH_PORT $(cat "$STATE/ssh/host_key.pub")" > "$STATE/ssh/known_hosts"
-  alive "$STATE/pids/sshd.pid" && return 0
+  # login-bin (first on the login PATH, empty by default): tests put wrappers there, e.g. an squeue
+  # that fails now and then in front of the real one. MaxSessions stays at OpenSSH's default (10),
+  # as on a real login node: the SSH executor keeps under it (libs/slurm/src/ssh.ts).
+  mkdir -p "$STATE/login-bin"
+  csh_user
+  ours "$STATE/pids/sshd.pid" sshd && return 0
   cat > "$STATE/ssh/sshd_config" <<EOF
 Port $SSH_PORT
 ListenAddress 127.0.0.1
@@ -157,9 +183,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv SLURM_CONF=$SLURM_CONF PATH=$INFERSWEEP_TOOLS/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin INFERSWEEP_SHARED=$STATE/shared
+SetEnv SLURM_CONF=$SLURM_CONF PATH=$STATE/login-bin:$INFERSWEEP_TOOLS/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin INFERSWEEP_SHARED=$STATE/shared
 Subsystem sftp /usr/lib/openssh/sftp-server
-MaxSessions 64
 MaxStartups 64:30:128
 ClientAliveInterval 15
 LogLevel VERBOSE
@@ -169,10 +194,24 @@ EOF
   wait_for 5 port_open "$SSH_PORT" || die "sshd not listening on $SSH_PORT (see $STATE/log/sshd.log)"
 }
 
+# A second login user whose shell is tcsh (scripts/setup-sites.sh installs it): remote commands
+# must run under /bin/sh whatever the login shell. Same client key (AuthorizedKeysFile above is one
+# file for every user); the shared folder is writable by it like /tmp.
+CSH_USER=infersweep-csh
+csh_user() {
+  local sh; sh=$(command -v tcsh || true)
+  [ -n "$sh" ] || { log "tcsh not installed (scripts/setup-sites.sh): no $CSH_USER login user"; return 0; }
+  id -u "$CSH_USER" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell "$sh" "$CSH_USER" 2>/dev/null \
+    || id -u "$CSH_USER" >/dev/null 2>&1 || die "useradd $CSH_USER failed"
+  # no password, but not locked ("!"): sshd without PAM refuses a locked account even for keys
+  [ "$(getent shadow "$CSH_USER" | cut -d: -f2)" = '*' ] || usermod -p '*' "$CSH_USER"
+  chmod 1777 "$STATE/shared"
+}
+
 # ------------------------------------------------------------------ temporal
 temporal_up() {
   [ -x "$INFERSWEEP_TOOLS/bin/temporal" ] || die "temporal CLI missing at $INFERSWEEP_TOOLS/bin/temporal: run 'npm run setup'"
-  if ! alive "$STATE/pids/temporal.pid"; then
+  if ! ours "$STATE/pids/temporal.pid" temporal; then
     setsid nohup "$INFERSWEEP_TOOLS/bin/temporal" server start-dev \
       --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
       --db-filename "$STATE/temporal/temporal.db" --namespace default --log-level warn \
@@ -193,7 +232,7 @@ temporal_up() {
 # ------------------------------------------------------------------ simulator
 sim_up() {
   [ -x "$INFERSWEEP_TOOLS/bin/llm-d-inference-sim" ] || die "llm-d-inference-sim missing: run 'npm run setup'"
-  alive "$STATE/pids/sim.pid" && return 0
+  ours "$STATE/pids/sim.pid" llm-d-inference-sim && return 0
   setsid nohup "$INFERSWEEP_TOOLS/bin/llm-d-inference-sim" --port "$SIM_PORT" --model infersweep-sim \
     --force-dummy-tokenizer --mode random --time-to-first-token 20ms --inter-token-latency 5ms \
     --max-num-seqs 256 > "$STATE/log/sim.log" 2>&1 < /dev/null &
@@ -216,6 +255,8 @@ export INFERSWEEP_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT
 export INFERSWEEP_TEMPORAL_UI=http://127.0.0.1:$TEMPORAL_UI_PORT
 export INFERSWEEP_SIM_URL=http://127.0.0.1:$SIM_PORT
 export INFERSWEEP_PARTITION=local
+export INFERSWEEP_TOOLS=$INFERSWEEP_TOOLS
+export INFERSWEEP_SSH_CSH_USER=$(id -u "$CSH_USER" >/dev/null 2>&1 && echo "$CSH_USER")
 EOF
   # machine-readable twin for the TypeScript side
   sed -n 's/^export \([A-Z_]*\)=\(.*\)$/\1=\2/p' "$STATE/env.sh" > "$STATE/env"
@@ -228,25 +269,18 @@ up() {
   status
 }
 
-stop_pid() { # pidfile
-  alive "$1" || { rm -f "$1"; return 0; }
-  local pid; pid=$(cat "$1")
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do alive "$1" || break; sleep 0.1; done
-  alive "$1" && kill -KILL "$pid" 2>/dev/null || true
-  rm -f "$1"
-}
-
 down() {
-  if alive "$STATE/pids/slurmctld.pid"; then
+  if ours "$STATE/pids/slurmctld.pid" slurmctld; then
     squeue -h -o '%i' 2>/dev/null | xargs -r scancel 2>/dev/null || true
     wait_for 10 bash -c '[ -z "$(squeue -h -o %i 2>/dev/null)" ]' || true
   fi
   local f
-  for f in sim temporal sshd; do stop_pid "$STATE/pids/$f.pid"; done
-  for f in "$STATE"/pids/slurmd-*.pid; do [ -e "$f" ] && stop_pid "$f"; done
-  stop_pid "$STATE/pids/slurmctld.pid"
-  stop_pid "$STATE/pids/munged.pid"
+  stop_pid "$STATE/pids/sim.pid" llm-d-inference-sim
+  stop_pid "$STATE/pids/temporal.pid" temporal
+  stop_pid "$STATE/pids/sshd.pid" sshd
+  for f in "$STATE"/pids/slurmd-*.pid; do [ -e "$f" ] && stop_pid "$f" slurmd; done
+  stop_pid "$STATE/pids/slurmctld.pid" slurmctld
+  stop_pid "$STATE/pids/munged.pid" munged
   # orphaned step daemons and their tasks (left by a killed slurmd)
   local p
   for p in $(pgrep -f 'slurmstepd' 2>/dev/null || true); do
@@ -262,7 +296,7 @@ status() {
   local ok=0
   row() { printf '%-12s %-34s %s\n' "$1" "$2" "$3"; }
   local s
-  if [ -s "$STATE/munge/munge.socket.2" ] || alive "$STATE/pids/munged.pid"; then
+  if [ -s "$STATE/munge/munge.socket.2" ] || ours "$STATE/pids/munged.pid" munged; then
     munge -S "$STATE/munge/munge.socket.2" -n 2>/dev/null | unmunge -S "$STATE/munge/munge.socket.2" >/dev/null 2>&1 && s=up || { s=down; ok=1; }
   else s=down; ok=1; fi
   row munge "$STATE/munge/munge.socket.2" "$s"
@@ -285,11 +319,14 @@ status() {
   return $ok
 }
 
+# `--production`: the production-shaped Temporal (PostgreSQL, mutual TLS) beside this stack's Slurm
+if [ "${2:-}" = --production ]; then exec bash "$ROOT/scripts/stack-production.sh" "$1"; fi
+
 case "${1:-status}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  restart-temporal) stop_pid "$STATE/pids/temporal.pid"; temporal_up; status ;;
+  restart-temporal) stop_pid "$STATE/pids/temporal.pid" temporal; temporal_up; status ;;
   env) [ -s "$STATE/env.sh" ] && cat "$STATE/env.sh" || die "stack not up: run scripts/stack.sh up" ;;
-  *) echo "usage: $0 up|down|status|env|restart-temporal" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env|restart-temporal [--production]" >&2; exit 2 ;;
 esac

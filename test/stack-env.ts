@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
 
-export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-export const dataDir = process.env.INFERSWEEP_DATA ?? join(repoRoot, '.infersweep');
+export { repoRoot };
+export const dataDir = dataDirOf(process.env);
 export const toolsDir = process.env.INFERSWEEP_TOOLS ?? join(repoRoot, '.tools');
 
 /** The values scripts/stack.sh wrote for the running local stack (`.infersweep/stack/env`). */
@@ -24,13 +24,7 @@ export interface StackEnv {
 }
 
 export function stackEnv(): StackEnv {
-  const file = join(dataDir, 'stack', 'env');
-  const out: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const i = line.indexOf('=');
-    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
-  }
-  return out as unknown as StackEnv;
+  return parseStackEnv(readFileSync(stackEnvFile(dataDir), 'utf8')) as unknown as StackEnv;
 }
 
 export const simBinary = join(toolsDir, 'bin', 'llm-d-inference-sim');

@@ -4,7 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { Client, utils } from 'ssh2';
 import { stackEnv } from '../stack-env';
 
-interface Exec { code: number | null; stdout: string; stderr: string }
+interface Exec {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function connect(hostKeyLine: string): Promise<Client> {
   const env = stackEnv();
@@ -62,7 +66,7 @@ describe('smoke: Slurm over ssh2 to the loopback login node', () => {
 
       expect((await exec(c, `scancel ${jobId}`)).code).toBe(0);
       let final = '';
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
         final = (await exec(c, `squeue -j ${jobId} -t all -h -o '%T'`)).stdout.trim();
         if (final === 'CANCELLED') break;
         await new Promise((r) => setTimeout(r, 200));

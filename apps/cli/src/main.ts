@@ -1,30 +1,52 @@
 #!/usr/bin/env -S npx tsx
 /**
- * `infersweep` CLI. Every file in ./commands exports `register(program)`; main only wires them up,
- * so adding a subcommand never touches this file.
+ * `infersweep` CLI. Every file in ./commands exports `register(program)`; the list below is the
+ * whole command set, registered statically (a new subcommand is one import and one entry).
  */
 import { Command } from 'commander';
-import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as cancel from './commands/cancel';
+import * as janitor from './commands/janitor';
+import * as list from './commands/list';
+import * as logs from './commands/logs';
+import * as plan from './commands/plan';
+import * as report from './commands/report';
+import * as results from './commands/results';
+import * as resume from './commands/resume';
+import * as schedule from './commands/schedule';
+import * as skip from './commands/skip';
+import * as stack from './commands/stack';
+import * as status from './commands/status';
+import * as sweep from './commands/sweep';
+import * as watch from './commands/watch';
 
-export async function buildProgram(): Promise<Command> {
+const COMMANDS: { register(program: Command): void }[] = [
+  cancel,
+  janitor,
+  list,
+  logs,
+  plan,
+  report,
+  results,
+  resume,
+  schedule,
+  skip,
+  stack,
+  status,
+  sweep,
+  watch,
+];
+
+export function buildProgram(): Command {
   const program = new Command('infersweep')
     .description('Durable multi-node LLM-inference benchmark sweeps on Slurm')
     .showHelpAfterError()
     .exitOverride((err) => process.exit(err.exitCode));
-  const dir = join(dirname(fileURLToPath(import.meta.url)), 'commands');
-  const files = readdirSync(dir).filter((f) => /\.ts$/.test(f) && !/\.(test|d)\.ts$/.test(f)).sort();
-  for (const f of files) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { register?: (p: Command) => void };
-    if (typeof mod.register !== 'function') throw new Error(`apps/cli/src/commands/${f} must export register(program)`);
-    mod.register(program);
-  }
+  for (const c of COMMANDS) c.register(program);
   return program;
 }
 
 buildProgram()
-  .then((program) => program.parseAsync(process.argv))
+  .parseAsync(process.argv)
   .catch((e: unknown) => {
     process.stderr.write(`infersweep: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exit(1);

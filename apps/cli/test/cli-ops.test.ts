@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { PointState, SweepProgress } from '@infersweep/sweep';
-import { allocationJobName } from '@infersweep/sweep';
+import { allocationJobName } from '@infersweep/core';
 import { exitCodeFor, ExitWith, fmtDuration, parsePointList, UsageError, EXIT } from '../src/ops/cli';
 import { listQuery, type SweepView } from '../src/ops/temporal';
-import { pointLine, statusJson, statusText, sweepSucceeded } from '../src/ops/render';
-import { PlainReporter, pointDetail, pointFraction } from '../src/ops/watcher';
+import { allocatingLine, pointLine, statusJson, statusText, sweepSucceeded } from '../src/ops/render';
+import { PlainReporter, pointDetail, pointFraction, sweepHeader } from '../src/ops/watcher';
 import { judge, jobNameStem } from '../src/commands/janitor';
 import { checkCron, scheduleIdOf } from '../src/commands/schedule';
 import { matchesNode } from '../src/commands/logs';
@@ -22,7 +22,18 @@ const progress = (points: PointState[], phase: SweepProgress['phase'] = 'running
   phase,
   currentPoint: 8,
   points,
-  allocations: [{ attempt: 1, jobName: 'infersweep-x-a1', jobId: '12', nodes: ['node1', 'node2'], requestedAt: 't', grantedAt: 't', ended: 'NODE_FAIL', reason: 'node2 down' }],
+  allocations: [
+    {
+      attempt: 1,
+      jobName: 'infersweep-x-a1',
+      jobId: '12',
+      nodes: ['node1', 'node2'],
+      requestedAt: 't',
+      grantedAt: 't',
+      ended: 'NODE_FAIL',
+      reason: 'node2 down',
+    },
+  ],
   maxAllocationAttempts: 3,
   startedAt: '2026-01-01T00:00:00Z',
   updatedAt: '2026-01-01T00:00:00Z',
@@ -45,7 +56,21 @@ const view = (p: SweepProgress, status: SweepView['status'] = 'RUNNING'): SweepV
 });
 
 const pts: PointState[] = [
-  { concurrency: 4, status: 'done', attempts: 1, resultPath: '/r/points/c4.json', summary: { concurrency: 4, valid: true, reasons: [], resultPath: '/r/points/c4.json', reused: false, totalThroughputPerGpu: 420.3, interactivityP50: 55 } },
+  {
+    concurrency: 4,
+    status: 'done',
+    attempts: 1,
+    resultPath: '/r/points/c4.json',
+    summary: {
+      concurrency: 4,
+      valid: true,
+      reasons: [],
+      resultPath: '/r/points/c4.json',
+      reused: false,
+      totalThroughputPerGpu: 420.3,
+      interactivityP50: 55,
+    },
+  },
   { concurrency: 8, status: 'running', attempts: 2, startedAt: new Date(Date.now() - 95_000).toISOString() },
   { concurrency: 16, status: 'pending', attempts: 0 },
 ];
@@ -78,6 +103,24 @@ describe('status and progress views', () => {
     expect(t).toContain('#1    job 12');
     expect(t).toContain('ended NODE_FAIL (node2 down)');
   });
+  it('shows what went wrong on an allocation without ending it (a failed log capture) and a release that failed', () => {
+    const p = progress(pts);
+    p.allocations = [
+      { ...p.allocations[0]!, ended: undefined, reason: undefined, warnings: ['log capture of server 1 on job 12 failed: rsync exit 23'] },
+      {
+        attempt: 2,
+        jobName: 'infersweep-x-a2',
+        jobId: '13',
+        nodes: ['node1'],
+        requestedAt: 't',
+        ended: 'release-failed',
+        reason: 'scancel 13',
+      },
+    ];
+    const t = statusText(view(p));
+    expect(t).toMatch(/job 12 .*holding\s+warning: log capture of server 1 on job 12 failed: rsync exit 23/);
+    expect(t).toContain('ended release-failed (scancel 13)');
+  });
   it('status --json is the progress object plus workflow status and link', () => {
     const j = statusJson(view(progress(pts)));
     expect(j).toMatchObject({ workflowStatus: 'RUNNING', uiLink: 'http://ui/x', phase: 'running-point', sweepId: 'sweep-x' });
@@ -95,7 +138,9 @@ describe('status and progress views', () => {
     expect(pointFraction(pts[0]!, undefined)).toBe(1);
     expect(pointFraction(pts[2]!, undefined)).toBe(0);
     expect(pointFraction(pts[1]!, live)).toBeCloseTo(0.5, 1);
-    expect(pointDetail(pts[1]!, { ...live, phase: 'profiling', completed: 10, inFlight: 8 })).toBe('profiling · 10 req done · 8 in flight · ETA 1m35s · attempt 2');
+    expect(pointDetail(pts[1]!, { ...live, phase: 'profiling', completed: 10, inFlight: 8 })).toBe(
+      'profiling · 10 req done · 8 in flight · ETA 1m35s · attempt 2',
+    );
     expect(pointLine(pts[2]!)).toMatch(/c=16\s+pending\s+attempts 0/);
   });
   it('plain mode prints a line per change, not per poll', () => {
@@ -113,6 +158,43 @@ describe('status and progress views', () => {
     expect(lines.length).toBe(first + 1);
     expect(lines.at(-1)).toContain('300 req done');
   });
+  it("a queued allocation shows Slurm's pending reason and the wait so far (status, watch header, plain lines on a change of reason)", () => {
+    const queued = {
+      phase: 'allocating',
+      jobName: 'infersweep-x-a2',
+      jobId: '123',
+      state: 'PENDING',
+      reason: 'Resources',
+      waitedSeconds: 725,
+      activity: 'allocate',
+      attempt: 1,
+    };
+    const p = { ...progress(pts, 'allocating'), currentPoint: undefined };
+    const v = { ...view(p), live: [queued] };
+    expect(allocatingLine(queued)).toBe('allocating: job 123 PENDING (Resources) for 12m05s');
+    expect(statusText(v)).toContain('  queue        allocating: job 123 PENDING (Resources) for 12m05s');
+    expect(sweepHeader(p, v)).toBe('balanced: 1/3 points · allocating · job 123 PENDING (Resources) for 12m05s');
+    // before squeue lists the job: its name; Slurm's reason "None" is not a reason
+    expect(allocatingLine({ ...queued, jobId: undefined, state: 'submitting', reason: undefined, waitedSeconds: 1 })).toBe(
+      'allocating: infersweep-x-a2 submitting for 1s',
+    );
+    expect(allocatingLine({ ...queued, state: 'CONFIGURING', reason: 'None', waitedSeconds: 3700 })).toBe(
+      'allocating: job 123 CONFIGURING for 1h01m',
+    );
+    // no allocate heartbeat: no queue line; a granted allocation is shown as the job it holds
+    expect(statusText(view(p))).not.toContain('queue ');
+    expect(sweepHeader({ ...p, allocation: { jobId: '12', nodes: ['node1'], attempt: 1, grantedAt: 't', timeLimitMinutes: 60 } }, v)).toBe(
+      'balanced: 1/3 points · allocating · job 12 on node1',
+    );
+    const lines: string[] = [];
+    const r = new PlainReporter((l) => lines.push(l), 30_000);
+    r.update(v, 1_000);
+    expect(lines[0]).toContain('job 123 PENDING (Resources) for 12m05s');
+    r.update({ ...v, live: [{ ...queued, waitedSeconds: 730 }] }, 6_000); // the wait grows: quiet
+    expect(lines.filter((l) => l.includes('job 123'))).toHaveLength(1);
+    r.update({ ...v, live: [{ ...queued, reason: 'Priority', waitedSeconds: 735 }] }, 11_000); // the reason changes: a line
+    expect(lines.at(-1)).toContain('job 123 PENDING (Priority) for 12m15s');
+  });
 });
 
 describe('list query', () => {
@@ -129,7 +211,12 @@ describe('janitor verdicts', () => {
   const job = (name: string, jobId = '1') => ({ jobId, name, state: 'RUNNING', nodes: ['node1'] });
   it('keeps jobs of running sweeps, flags closed and unknown ones', () => {
     const v = judge(
-      [job(allocationJobName(running, 3), '1'), job(allocationJobName(closed, 1), '2'), job('infersweep-someone-else-0000-a1', '3'), job('infersweep-no-attempt', '4')],
+      [
+        job(allocationJobName(running, 3), '1'),
+        job(allocationJobName(closed, 1), '2'),
+        job('infersweep-someone-else-0000-a1', '3'),
+        job('infersweep-no-attempt', '4'),
+      ],
       [
         { workflowId: running, status: 'RUNNING' },
         { workflowId: closed, status: 'COMPLETED' },
@@ -139,7 +226,13 @@ describe('janitor verdicts', () => {
     expect(v[0]!.sweepId).toBe(running);
   });
   it('a running execution wins over a closed one of the same id', () => {
-    const v = judge([job(allocationJobName(running, 1))], [{ workflowId: running, status: 'RUNNING' }, { workflowId: running, status: 'FAILED' }]);
+    const v = judge(
+      [job(allocationJobName(running, 1))],
+      [
+        { workflowId: running, status: 'RUNNING' },
+        { workflowId: running, status: 'FAILED' },
+      ],
+    );
     expect(v[0]!.verdict).toBe('running-sweep');
   });
   it('the stem is the allocation name without its attempt number', () => {

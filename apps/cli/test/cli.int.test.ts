@@ -1,7 +1,9 @@
 /**
- * The CLI against the real stack: Temporal dev server + Web UI, Slurm. Sweeps run the real
- * workflow on a private task queue whose (in-process) worker has fake activities, so these tests
- * do not need the simulator or a free cluster; the CLI itself runs as a subprocess.
+ * The CLI against the real stack: Temporal dev server + Web UI, local Slurm over the loopback
+ * sshd, the simulator launched per allocation. The sweeps of `a sweep followed from the CLI` and
+ * `cancel and resume` run the production worker (createSweepWorker, cluster `local`) with the real
+ * activities in this process, on a task queue of their own (testCluster); the CLI itself runs as
+ * a subprocess. The invalid point is made invalid by the simulator's configuration, not by a fake.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -9,15 +11,33 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import type { Client } from '@temporalio/client';
-import { allocationJobName, type SweepAllInput } from '@infersweep/sweep';
-import { startSweep, type StartedSweep } from '@infersweep/worker';
+import { progressQuery, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { allocationJobName, deploymentJobPrefix, deploymentTag, ResultsLayout, taskQueueFor } from '@infersweep/core';
+import type { SweepPlan } from '@infersweep/topology';
+import { currentDeploymentTag, startSweep, type StartedSweep } from '@infersweep/orchestrator';
 import { launchChromium } from '../src/ops/browser';
 import { activePollers } from '../src/ops/temporal';
-import { cli, fakeInput, Gates, resultsRoot, startFakeWorker, target, temporalClient, testCluster, until } from './cli-harness';
+import { cli, testCluster, until } from './cli-harness';
+import {
+  cleanupStarted,
+  client as temporalClient,
+  liveJobsOf,
+  localSlurm,
+  notSaturationGated,
+  profileSeconds,
+  readPoint,
+  runningWorker,
+  target,
+  testInput,
+  testPlan,
+  track,
+} from '../../../libs/orchestrator/test/harness';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
 
 const artifacts = join(repoRoot, 'test-results', 'cli');
 mkdirSync(artifacts, { recursive: true });
+const slurm = localSlurm();
+const slurmEnv = { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF };
 
 let client: Client;
 beforeAll(async () => {
@@ -29,38 +49,126 @@ afterAll(async () => {
 
 const json = <T>(s: string): T => JSON.parse(s) as T;
 
-describe('a sweep followed from the CLI (real workflow, fake activities)', () => {
+/** A sweep input of `plan` on a cluster name (and so a task queue) of its own. */
+const inputOn = (cluster: string, plan: SweepPlan, tag: string): SweepInput => testInput({ ...plan, cluster }, tag);
+
+/** A sweep started as the CLI starts one (search attributes, memo), released by cleanupStarted. */
+async function startTracked(input: SweepInput): Promise<StartedSweep> {
+  const started = await startSweep(client, target, input);
+  track(started.handle, input.sweepId);
+  return started;
+}
+
+/** The request records of a point (libs/agentx writes one JSON line per request). */
+const requestsOf = (resultsDir: string, c: number): { error: string | null; error_category: string | null }[] =>
+  readFileSync(new ResultsLayout(resultsDir).pointRequests(c), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => json<{ error: string | null; error_category: string | null }>(l));
+
+/** What squeue says of a job: its name, state and nodes (expanded by scontrol). */
+function squeueJob(jobId: string): { name: string; state: string; nodes: string[] } {
+  const [name = '', state = '', nodeList = ''] = execFileSync('squeue', ['-h', '-j', jobId, '-o', '%j|%T|%N'], { env: slurmEnv })
+    .toString()
+    .trim()
+    .split('|');
+  const nodes = execFileSync('scontrol', ['show', 'hostnames', nodeList], { env: slurmEnv }).toString().trim().split('\n');
+  return { name, state, nodes };
+}
+
+interface StatusJson {
+  workflowStatus: string;
+  phase: string;
+  currentPoint?: number;
+  uiLink: string;
+  points: { concurrency: number; status: string; attempts: number }[];
+  allocations: { jobId: string; jobName: string; nodes: string[] }[];
+  live: { concurrency?: number; phase?: string; completed?: number }[];
+}
+
+const status = async (id: string): Promise<StatusJson> => {
+  const r = await cli(['status', id, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return json<StatusJson>(r.stdout);
+};
+
+/** Poll `status --json` until point c runs on the server and its client has completed requests. */
+const pointMeasuring = (id: string, c: number, timeoutMs = 180_000): Promise<StatusJson> =>
+  until(
+    `c=${c} running with completed requests`,
+    async () => {
+      const s = await status(id);
+      return s.phase === 'running-point' && s.currentPoint === c && (s.live.find((l) => l.concurrency === c)?.completed ?? 0) > 0
+        ? s
+        : undefined;
+    },
+    timeoutMs,
+    1000,
+  );
+
+// The simulator sized for 6 requests in flight: 4 running and 2 waiting, HTTP 429 "waiting requests
+// queue is full" beyond. c=8's lanes start 8 root requests at once, and a refused root request in
+// warm-up cancels the point (libs/agentx's client gates), as a failed-request rate above the
+// threshold would in the profile. c=4's lanes fit: a rare refused subagent request in its profile
+// stays far below that threshold.
+const SIM_CAPACITY = { maxNumSeqs: 4, waiting: 2 };
+
+describe('a sweep followed from the CLI (real worker, real activities)', () => {
   const cluster = testCluster();
-  const gates = new Gates();
-  let worker: { stop(): Promise<void> };
+  // c=4 profiles long enough (60 s) for status, list and skip to see it run
+  const plan = testPlan(
+    'balanced',
+    [4, 8, 16],
+    (p) => {
+      notSaturationGated(p);
+      profileSeconds(60)(p);
+    },
+    (cfg) => {
+      const sim = cfg.clusters.local!.engineOverride;
+      if (sim?.kind !== 'simulator') throw new Error('the local cluster profile runs the simulator');
+      sim.maxNumSeqs = SIM_CAPACITY.maxNumSeqs;
+      sim.extraArgs = [...sim.extraArgs, '--max-waiting-queue-length', String(SIM_CAPACITY.waiting)];
+    },
+  );
+  const input = inputOn(cluster, plan, 'cli-follow');
+  let worker: { stop(): Promise<void> } | undefined;
   let started: StartedSweep;
   let reportPath = '';
 
   beforeAll(async () => {
-    worker = await startFakeWorker(cluster, { hold: [4], invalid: [8] }, gates);
-    started = await startSweep(client, target, fakeInput(cluster, [4, 8, 16], resultsRoot()));
+    worker = await runningWorker(taskQueueFor(cluster));
+    started = await startTracked(input);
   });
   afterAll(async () => {
-    gates.open(4);
-    await started?.handle.terminate('test cleanup').catch(() => undefined);
+    await cleanupStarted(slurm);
     await worker?.stop();
   });
 
-  it('status --json prints the progress query: phase, points, allocations and live heartbeat details', async () => {
-    const st = await until('c=4 running with a heartbeat', async () => {
-      const r = await cli(['status', started.workflowId, '--json']);
-      expect(r.code, r.stderr).toBe(0);
-      const s = json<{ phase: string; currentPoint?: number; live: { concurrency?: number; completed?: number }[] }>(r.stdout);
-      return s.phase === 'running-point' && s.currentPoint === 4 && (s.live.find((l) => l.concurrency === 4)?.completed ?? 0) > 0 ? s : undefined;
-    });
-    const s = st as unknown as { workflowStatus: string; uiLink: string; points: { concurrency: number; status: string; attempts: number }[]; allocations: { jobId: string; nodes: string[] }[] };
+  it('the plan launches the simulator with the capacity that rejects c=8', () => {
+    const argv = plan.nodes[0]!.launchArgv.join(' ');
+    expect(argv).toContain(`--max-num-seqs ${SIM_CAPACITY.maxNumSeqs}`);
+    expect(argv).toContain(`--max-waiting-queue-length ${SIM_CAPACITY.waiting}`);
+  });
+
+  it('status --json prints the progress query: phase, points, the real allocation and live heartbeat details', async () => {
+    const s = await pointMeasuring(started.workflowId, 4);
     expect(s.workflowStatus).toBe('RUNNING');
     expect(s.uiLink).toContain(`/workflows/${started.workflowId}`);
-    expect(s.points.map((p) => [p.concurrency, p.status])).toEqual([[4, 'running'], [8, 'pending'], [16, 'pending']]);
+    expect(s.points.map((p) => [p.concurrency, p.status])).toEqual([
+      [4, 'running'],
+      [8, 'pending'],
+      [16, 'pending'],
+    ]);
     expect(s.points[0]!.attempts).toBe(1);
-    expect(s.allocations[0]).toMatchObject({ jobId: '901', nodes: ['node1', 'node2'] });
+    // the allocation is the Slurm job squeue shows: its id, name and nodes
+    const a = s.allocations[0]!;
+    expect(a.jobName).toBe(allocationJobName(started.workflowId, 1, currentDeploymentTag()));
+    const job = squeueJob(a.jobId);
+    expect(job).toEqual({ name: a.jobName, state: 'RUNNING', nodes: a.nodes });
+    expect(a.nodes).toHaveLength(plan.slurm.nodes);
     const text = await cli(['status', started.workflowId]);
-    expect(text.stdout).toMatch(/c=4\s+running\s+profiling\s+\d+ requests done/);
+    expect(text.stdout).toMatch(/c=4\s+running\s+\S+\s+\d+ requests done/);
+    expect(text.stdout).toMatch(new RegExp(`job ${a.jobId}\\s+${a.nodes.join(',')}\\s+holding`));
   });
 
   it('list filters by search attributes', async () => {
@@ -88,16 +196,25 @@ describe('a sweep followed from the CLI (real workflow, fake activities)', () =>
     expect(missing.code).toBe(2);
   });
 
-  it('watch follows to the end, exits 3 for an invalid point and writes the report', async () => {
-    gates.open(4);
-    const r = await cli(['watch', started.workflowId]);
+  it('watch follows to the end, exits 3 for the invalid point (with its reason) and writes the report', async () => {
+    const r = await cli(['watch', started.workflowId], {}, 300_000);
     expect(r.code, r.stderr + r.stdout).toBe(3);
-    expect(r.stdout).toMatch(/balanced c=4 done/);
-    expect(r.stdout).toMatch(/c=8\s+invalid/);
     const m = /report: (.+\.html)/.exec(r.stdout);
     expect(m, r.stdout).not.toBeNull();
     reportPath = m![1]!;
     expect(existsSync(reportPath)).toBe(true);
+    expect(r.stdout).toMatch(/balanced c=4 done/);
+    expect(r.stdout).toMatch(/c=8\s+invalid/);
+    expect(r.stdout).toMatch(
+      /c=8 invalid · INVALID · run_cancelled: (root warmup request failed: rate_limit: Failed to enqueue request, waiting requests queue is full|failed-request threshold exceeded)/,
+    );
+    // the request records say why: the simulator refused c=8's requests
+    // (sent inside the stream with code 429: classified rate_limit, libs/agentx/src/client/http.ts classifyStreamError)
+    const refused = requestsOf(input.resultsDir, 8).filter((q) => q.error === 'Failed to enqueue request, waiting requests queue is full');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused.map((q) => q.error_category))).toEqual(new Set(['rate_limit']));
+    expect(readPoint(input.resultsDir, 4).submission_valid).toBe(true);
+    expect(readPoint(input.resultsDir, 8).submission_valid).toBe(false);
   });
 
   it('results prints a table, CSV and JSON', async () => {
@@ -105,17 +222,24 @@ describe('a sweep followed from the CLI (real workflow, fake activities)', () =>
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.trimEnd().split('\r\n');
     expect(lines).toHaveLength(4);
+    expect(lines[1]).toContain(',4,done,true,');
     expect(lines[2]).toContain(',8,invalid,false,');
+    expect(lines[2]).toContain('run_cancelled: ');
     const table = await cli(['results', started.workflowId]);
     expect(table.stdout).toMatch(/16\s+skipped/);
     const both = await cli(['results', started.workflowId, '--csv', '--json']);
     expect(both.code).toBe(2);
   });
 
-  it('logs shows the captured server logs, filtered by node', async () => {
-    const r = await cli(['logs', started.workflowId, '--node', 'node1']);
+  it('logs shows the captured simulator log of the head node, filtered by node', async () => {
+    const p = await started.handle.query(progressQuery);
+    const alloc = p.allocations[0]!;
+    const head = alloc.nodes[0]!;
+    const r = await cli(['logs', started.workflowId, '--node', head, '--lines', '100000']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('fake server log');
+    // llm-d-inference-sim's own lines: its HTTP server starting, and the 429s it answered c=8 with
+    expect(r.stdout).toMatch(/"Server starting" protocol="HTTP"/);
+    expect(r.stdout).toContain('waiting requests queue is full');
     const none = await cli(['logs', started.workflowId, '--node', 'node9']);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('no server logs');
@@ -158,39 +282,60 @@ describe('a sweep followed from the CLI (real workflow, fake activities)', () =>
   });
 });
 
-describe('cancel and resume', () => {
+describe('cancel and resume (real worker, real activities)', () => {
   const cluster = testCluster();
-  const gates = new Gates();
-  let worker: { stop(): Promise<void> };
+  // 20 s profiles: c=4 is cancelled while it measures; after the resume both points run to the end
+  const input = inputOn(
+    cluster,
+    testPlan('balanced', [4, 8], (p) => {
+      notSaturationGated(p);
+      profileSeconds(20)(p);
+    }),
+    'cli-resume',
+  );
+  let worker: { stop(): Promise<void> } | undefined;
   let started: StartedSweep;
 
   beforeAll(async () => {
-    worker = await startFakeWorker(cluster, { hold: [4] }, gates);
-    started = await startSweep(client, target, fakeInput(cluster, [4, 8], resultsRoot()));
+    worker = await runningWorker(taskQueueFor(cluster));
+    started = await startTracked(input);
   });
   afterAll(async () => {
-    gates.open(4);
-    await started?.handle.terminate('test cleanup').catch(() => undefined);
+    await cleanupStarted(slurm);
     await worker?.stop();
   });
 
-  it('cancel stops a running sweep (cleanup runs); resume restarts it with the frozen input and it completes', async () => {
-    await until('c=4 running', async () => ((await cli(['status', started.workflowId, '--json'])).stdout.includes('"currentPoint": 4') ? true : undefined));
+  it('cancel stops a running sweep (cleanup releases its Slurm job); resume restarts it with the frozen input and it completes', async () => {
+    const running = await pointMeasuring(started.workflowId, 4);
+    const jobNames = running.allocations.map((a) => a.jobName);
+    expect(squeueJob(running.allocations[0]!.jobId).state).toBe('RUNNING');
     const c = await cli(['cancel', started.workflowId]);
     expect(c.code, c.stderr).toBe(0);
-    await until('cancelled', async () => ((await started.handle.describe()).status.name === 'CANCELLED' ? true : undefined));
+    await until('cancelled', async () => ((await started.handle.describe()).status.name === 'CANCELLED' ? true : undefined), 120_000);
+    // the workflow's cleanup released the allocation before the sweep closed
+    expect(await liveJobsOf(slurm, jobNames)).toEqual([]);
     const again = await cli(['cancel', started.workflowId]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already CANCELLED');
 
-    gates.open(4);
-    const r = await cli(['resume', started.workflowId]);
+    const r = await cli(['resume', started.workflowId], {}, 300_000);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain('started again with the same plan');
     expect(r.stdout).toContain('report: ');
-    const st = json<{ workflowStatus: string; phase: string; points: { status: string }[] }>((await cli(['status', started.workflowId, '--json'])).stdout);
+    const st = await status(started.workflowId);
     expect(st.workflowStatus).toBe('COMPLETED');
-    expect(st.points.map((p) => p.status)).toEqual(['done', 'done']);
+    expect(st.points.map((p) => [p.concurrency, p.status])).toEqual([
+      [4, 'done'],
+      [8, 'done'],
+    ]);
+    // the resumed run allocated anew and released that job too
+    expect(st.allocations.map((a) => a.jobId)).not.toContain(running.allocations[0]!.jobId);
+    expect(
+      await liveJobsOf(
+        slurm,
+        st.allocations.map((a) => a.jobName),
+      ),
+    ).toEqual([]);
     const nothing = await cli(['resume', started.workflowId]);
     expect(nothing.stdout).toContain('nothing to resume');
   });
@@ -243,23 +388,43 @@ describe('schedule', () => {
   it('create (frozen plan, SKIP, catchup window, pause on failure), describe, pause/unpause, trigger, delete', async () => {
     const name = `clitest-${randomUUID().slice(0, 8)}`;
     const queue = `infersweep-${testCluster()}`; // nobody polls it: a triggered run starts and waits
-    const c = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--orientation', 'all', '--task-queue', queue, '--catchup-window', '30 minutes']);
+    const c = await cli([
+      'schedule',
+      'create',
+      name,
+      '--cron',
+      '0 2 * * *',
+      '--orientation',
+      'all',
+      '--task-queue',
+      queue,
+      '--catchup-window',
+      '30 minutes',
+    ]);
     try {
       expect(c.code, c.stderr).toBe(0);
       expect(c.stdout).toContain('plan is frozen');
-      const d = json<{ paused: boolean; workflowType: string; taskQueue: string; policies: { overlap: string; catchupWindow: number; pauseOnFailure: boolean }; orientations: { orientation: string }[]; nextActionTimes: string[] }>(
-        (await cli(['schedule', 'describe', name, '--json'])).stdout,
-      );
+      const d = json<{
+        paused: boolean;
+        workflowType: string;
+        taskQueue: string;
+        policies: { overlap: string; catchupWindow: number; pauseOnFailure: boolean };
+        orientations: { orientation: string }[];
+        nextActionTimes: string[];
+      }>((await cli(['schedule', 'describe', name, '--json'])).stdout);
       expect(d.workflowType).toBe('sweepAllWorkflow');
       expect(d.taskQueue).toBe(queue);
       expect(d.policies).toEqual({ overlap: 'SKIP', catchupWindow: 30 * 60 * 1000, pauseOnFailure: true });
-      expect(d.orientations.map((o) => o.orientation)).toEqual(['latency', 'balanced', 'throughput']);
+      // every orientation of the shipped config, in config order: the seed's three, then InferenceX's two
+      expect(d.orientations.map((o) => o.orientation)).toEqual(['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced']);
       expect(d.nextActionTimes[0]).toMatch(/T02:00:00/);
       expect((await cli(['schedule', 'pause', name])).code).toBe(0);
       expect(json<{ paused: boolean }>((await cli(['schedule', 'describe', name, '--json'])).stdout).paused).toBe(true);
       expect((await cli(['schedule', 'unpause', name])).code).toBe(0);
       const list = await cli(['schedule', 'list', '--json']);
-      expect(json<{ scheduleId: string; paused: boolean }[]>(list.stdout).find((x) => x.scheduleId === `infersweep-${name}`)?.paused).toBe(false);
+      expect(json<{ scheduleId: string; paused: boolean }[]>(list.stdout).find((x) => x.scheduleId === `infersweep-${name}`)?.paused).toBe(
+        false,
+      );
 
       expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
       const run = await until('the triggered run', async () => {
@@ -271,8 +436,24 @@ describe('schedule', () => {
       const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
       const input = client.options.loadedDataConverter.payloadConverter.fromPayload<SweepAllInput>(payload);
       expect(input.perRun?.resultsRoot).toMatch(/results$/);
-      expect(input.sweeps).toHaveLength(3);
-      await h.terminate('test cleanup');
+      expect(input.sweeps).toHaveLength(5);
+      await h.terminate('ended by the test: resumed next');
+
+      // resume keeps the run's identity: same workflow id, the schedule's task queue and per-run
+      // results root, so its children get the same sweep ids and results folders again
+      const resumed = await cli(['resume', run.workflowId, '--detach']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('started again with the same plan');
+      const again = client.workflow.getHandle(run.workflowId);
+      const d2 = await again.describe();
+      expect(d2.status.name).toBe('RUNNING');
+      expect(d2.runId).not.toBe(run.runId);
+      expect(d2.taskQueue).toBe(queue);
+      const p2 = (await again.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      const input2 = client.options.loadedDataConverter.payloadConverter.fromPayload<SweepAllInput>(p2);
+      expect(input2.perRun).toEqual(input.perRun);
+      expect(input2.sweeps.map((x) => x.sweepId)).toEqual(input.sweeps.map((x) => x.sweepId));
+      await again.terminate('test cleanup');
 
       const dup = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--orientation', 'all', '--task-queue', queue]);
       expect(dup.code).toBe(1);
@@ -291,8 +472,32 @@ describe('schedule', () => {
 describe('janitor', () => {
   const env = { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF };
   const sbatch = (name: string) =>
-    execFileSync('sbatch', ['--parsable', '-J', name, '-p', stackEnv().INFERSWEEP_PARTITION, '-N', '1', '-n', '1', '--time', '10', '--output', '/dev/null', '--wrap', 'sleep 600'], { env }).toString().trim().split(';')[0]!;
-  const alive = (jobId: string) => /RUNNING|PENDING|CONFIGURING/.test(execFileSync('squeue', ['-h', '-j', jobId, '-o', '%T'], { env }).toString());
+    execFileSync(
+      'sbatch',
+      [
+        '--parsable',
+        '-J',
+        name,
+        '-p',
+        stackEnv().INFERSWEEP_PARTITION,
+        '-N',
+        '1',
+        '-n',
+        '1',
+        '--time',
+        '10',
+        '--output',
+        '/dev/null',
+        '--wrap',
+        'sleep 600',
+      ],
+      { env },
+    )
+      .toString()
+      .trim()
+      .split(';')[0]!;
+  const alive = (jobId: string) =>
+    /RUNNING|PENDING|CONFIGURING/.test(execFileSync('squeue', ['-h', '-j', jobId, '-o', '%T'], { env }).toString());
   const tag = `zzjan${randomUUID().slice(0, 6)}`;
   const jobs: string[] = [];
   let idle: StartedSweep;
@@ -302,13 +507,44 @@ describe('janitor', () => {
     await idle?.handle.terminate('test cleanup').catch(() => undefined);
   });
 
-  it('lists jobs of closed or unknown sweeps as orphans, cancels only them with --apply, never a running sweep\'s', async () => {
+  it("lists jobs of closed or unknown sweeps as orphans, cancels only them with --apply, never a running sweep's", async () => {
     // a running sweep (nobody polls its queue, so it stays running) and a job carrying its allocation name
-    idle = await startSweep(client, target, fakeInput(`cj${tag.slice(-4)}`, [4], resultsRoot(), tag));
-    const kept = sbatch(allocationJobName(idle.workflowId, 1));
-    const orphan = sbatch(`infersweep-${tag}-nosuchsweep-deadbeef-a1`);
-    jobs.push(kept, orphan);
-    await until('both jobs live', async () => (alive(kept) && alive(orphan) ? true : undefined), 30_000);
+    const input = inputOn(`cj${tag.slice(-4)}`, testPlan('balanced', [4]), tag);
+    const mine = currentDeploymentTag();
+    expect(input.deploymentTag).toBe(mine);
+    idle = await startSweep(client, target, input);
+    const kept = sbatch(allocationJobName(idle.workflowId, 1, mine));
+    const orphan = sbatch(`${deploymentJobPrefix(mine)}${tag}-nosuchsweep-deadbeef-a1`);
+    // a second deployment sharing the login account (same namespace name, another id): its running
+    // sweep is unknown to our Temporal, and must be left alone all the same
+    const otherDeployment = sbatch(allocationJobName(`sweep-${tag}-their-running-sweep`, 1, deploymentTag('default', `other-${tag}`)));
+    // someone's job array whose name even starts like ours: never parsed as ours, never cancelled
+    const array = execFileSync(
+      'sbatch',
+      [
+        '--parsable',
+        '-J',
+        `${deploymentJobPrefix(mine)}${tag}-array`,
+        '-p',
+        stackEnv().INFERSWEEP_PARTITION,
+        '--array=1-2',
+        '--time',
+        '10',
+        '--output',
+        '/dev/null',
+        '--wrap',
+        'sleep 600',
+      ],
+      { env },
+    )
+      .toString()
+      .trim();
+    jobs.push(kept, orphan, otherDeployment, array);
+    await until(
+      'the jobs live',
+      async () => (alive(kept) && alive(orphan) && alive(otherDeployment) && alive(`${array}`) ? true : undefined),
+      30_000,
+    );
 
     const list = await cli(['janitor', '--name-contains', tag, '--json']);
     expect(list.code, list.stderr).toBe(0);
@@ -323,6 +559,11 @@ describe('janitor', () => {
     expect(apply.stdout).toMatch(new RegExp(`job ${kept}.*keep: sweep ${idle.workflowId} is running`));
     await until('orphan gone', async () => (!alive(orphan) ? true : undefined), 30_000);
     expect(alive(kept)).toBe(true);
+    expect(alive(otherDeployment)).toBe(true);
+    expect(alive(array)).toBe(true);
+    expect(apply.stdout).not.toContain(`job ${otherDeployment}`);
+    expect(apply.stdout).toMatch(/infersweep job\(s\) without this deployment's tag .*: left alone/);
+    expect(apply.stderr).toMatch(new RegExp(`janitor: skipped ${array}_.*job-array or het-job`));
 
     // once the sweep is closed, its job is an orphan too
     await idle.handle.terminate('janitor test: sweep closed');
@@ -333,7 +574,22 @@ describe('janitor', () => {
 
 describe('help and exit codes', () => {
   it('every command has --help with the exit codes; unknown options are usage errors (2)', async () => {
-    for (const cmd of [['sweep'], ['status'], ['list'], ['watch'], ['resume'], ['skip'], ['cancel'], ['logs'], ['results'], ['report'], ['schedule'], ['schedule', 'create'], ['janitor'], ['stack']]) {
+    for (const cmd of [
+      ['sweep'],
+      ['status'],
+      ['list'],
+      ['watch'],
+      ['resume'],
+      ['skip'],
+      ['cancel'],
+      ['logs'],
+      ['results'],
+      ['report'],
+      ['schedule'],
+      ['schedule', 'create'],
+      ['janitor'],
+      ['stack'],
+    ]) {
       const r = await cli([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).toBe(0);
       expect(r.stdout, cmd.join(' ')).toContain('Exit codes:');

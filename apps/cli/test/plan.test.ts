@@ -9,7 +9,12 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 
 function cli(args: string[], env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_STACK: '/stack' }) {
-  const r = spawnSync(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,16 +45,29 @@ describe('infersweep plan (spawned)', () => {
     const all = cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json']);
     expect(all.code, all.stderr).toBe(0);
     const plans = JSON.parse(all.stdout);
-    expect(plans.map((p: { orientation: string }) => p.orientation)).toEqual(['latency', 'balanced', 'throughput']);
+    expect(plans.map((p: { orientation: string }) => p.orientation)).toEqual([
+      'latency',
+      'balanced',
+      'throughput',
+      'ix-latency',
+      'ix-balanced',
+    ]);
     expect(plans[2].slurm.nodes).toBe(4);
-  });
+    // every plan carries its derived engine settings and capacity numbers
+    expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([8, 16, 8, 6, 4]);
+    expect(plans.every((p: { capacity: { checked: boolean } }) => p.capacity.checked)).toBe(true);
+  }, 60_000); // two CLI spawns on a loaded 2-core host
 
   it('human output shows argv, env, Slurm request, derivation and warnings', () => {
     const r = cli(['plan', '--orientation', 'throughput', '--cluster', 'h200']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('--headless --data-parallel-start-rank 12');
-    expect(r.stdout).toContain('--gres=gpu:8 --exclusive --time 460');
-    expect(r.stdout).toContain('time limit import 1800 s + startup 3600 s');
+    expect(r.stdout).toContain('--gres=gpu:8 --exclusive --time 667');
+    expect(r.stdout).toContain('time limit import 1800 s + startup 7200 s');
+    expect(r.stdout).toContain(
+      'engine     gpu-memory-utilization 0.85 · max-num-seqs 8 per DP rank (⌈128 / DP 16⌉ = 8) · max-num-batched-tokens 1024 · prefix caching on',
+    );
+    expect(r.stdout).toMatch(/capacity {3}\[ok\] weights 84\.4 GB\/GPU, .* ~2\.46M tokens per replica .* c=128 11 %/);
     expect(r.stdout).toContain('WARNING: experimental on H200');
     expect(r.stdout).toContain('VLLM_HOST_IP={{NODE_ADDR}}');
   });
@@ -68,7 +86,7 @@ describe('infersweep plan (spawned)', () => {
   it('unknown orientation and unset ${VAR} are errors', () => {
     const r = cli(['plan', '--orientation', 'nope', '--json']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput)');
+    expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput, ix-latency, ix-balanced)');
     const env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
     delete env.INFERSWEEP_STACK;
     const u = cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);
@@ -76,10 +94,14 @@ describe('infersweep plan (spawned)', () => {
     expect(u.stderr).toContain('environment variable INFERSWEEP_STACK is not set');
     // …while a profile that needs no variables still plans.
     expect(cli(['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], env).code).toBe(0);
-  });
+  }, 60_000); // three CLI spawns of ~7 s each on a loaded 2-core host
 
   it('bin/infersweep runs the same program', () => {
-    const r = spawnSync(join(root, 'bin/infersweep'), ['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], { cwd: tmpdir(), encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(join(root, 'bin/infersweep'), ['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).topology.replica).toBe('spans-nodes');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { niceTicks, paretoFrontier, paretoSvg } from '../src/report/chart';
 import { loadSweepResults, rowFromRecord } from '../src/report/records';
@@ -11,21 +11,45 @@ const markers = (html: string) => (html.match(/class="marker[ "]/g) ?? []).lengt
 
 describe('point records', () => {
   it('reads the InferenceX-shaped record: per-GPU throughput, interactivity, latencies in ms', () => {
-    const r = rowFromRecord(pointRecord('s', 'balanced', { concurrency: 16, valid: true, tputPerGpu: 812.5, interactivity: 42, ttftSeconds: 0.25 }), '/x/c16.json');
-    expect(r).toMatchObject({ concurrency: 16, valid: true, status: 'done', totalThroughputPerGpu: 812.5, outputThroughputPerGpu: 81.25, interactivityP50: 42, ttftP50Ms: 250, ttftP99Ms: 500, requestsProfiled: 100, requestsFailed: 2, jobId: '101' });
+    const r = rowFromRecord(
+      pointRecord('s', 'balanced', { concurrency: 16, valid: true, tputPerGpu: 812.5, interactivity: 42, ttftSeconds: 0.25 }),
+      '/x/c16.json',
+    );
+    expect(r).toMatchObject({
+      concurrency: 16,
+      valid: true,
+      status: 'done',
+      totalThroughputPerGpu: 812.5,
+      outputThroughputPerGpu: 81.25,
+      interactivityP50: 42,
+      ttftP50Ms: 250,
+      ttftP99Ms: 500,
+      requestsProfiled: 100,
+      requestsFailed: 2,
+      jobId: '101',
+    });
   });
 
   it('keeps the validity reasons of an invalid point', () => {
-    const r = rowFromRecord(pointRecord('s', 'b', { concurrency: 64, valid: false, reasons: ['error rate 0.31 > 0.10', 'profile 300 s < 900 s'], tputPerGpu: 1, interactivity: 1 }), null);
+    const r = rowFromRecord(
+      pointRecord('s', 'b', {
+        concurrency: 64,
+        valid: false,
+        reasons: ['error rate 0.31 > 0.10', 'profile 300 s < 900 s'],
+        tputPerGpu: 1,
+        interactivity: 1,
+      }),
+      null,
+    );
     expect(r.valid).toBe(false);
     expect(r.status).toBe('invalid');
     expect(r.reasons).toEqual(['error rate 0.31 > 0.10', 'profile 300 s < 900 s']);
   });
 
-  it('tolerates a record with missing metrics (nulls, not NaN)', () => {
-    const r = rowFromRecord({ conc: 8, submission_valid: true }, null);
-    expect(r.totalThroughputPerGpu).toBeNull();
-    expect(r.interactivityP50).toBeNull();
+  it('a record that does not validate against its schema is an invalid point with the reason, no numbers', () => {
+    const r = rowFromRecord({ conc: 8, submission_valid: true }, '/x/c8/result.json');
+    expect(r).toMatchObject({ concurrency: 8, status: 'invalid', valid: false, totalThroughputPerGpu: null, interactivityP50: null });
+    expect(r.reasons[0]).toMatch(/^the record \/x\/c8\/result.json does not validate: /);
   });
 });
 
@@ -38,7 +62,11 @@ describe('Pareto frontier and axes', () => {
       { x: 40, y: 30 },
       { x: 5, y: 100 }, // dominated by (10, 100)
     ];
-    expect(paretoFrontier(pts)).toEqual([{ x: 10, y: 100 }, { x: 20, y: 90 }, { x: 40, y: 30 }]);
+    expect(paretoFrontier(pts)).toEqual([
+      { x: 10, y: 100 },
+      { x: 20, y: 90 },
+      { x: 40, y: 30 },
+    ]);
   });
 
   it('nice ticks start at 0 and cover the maximum', () => {
@@ -49,7 +77,18 @@ describe('Pareto frontier and axes', () => {
   });
 
   it('draws one marker per point and says so when there are none', () => {
-    const svg = paretoSvg([{ name: 'a', points: [{ x: 1, y: 2, label: 'c=1' }, { x: 2, y: 1, label: 'c=2' }] }], { title: 't', xLabel: 'x', yLabel: 'y' });
+    const svg = paretoSvg(
+      [
+        {
+          name: 'a',
+          points: [
+            { x: 1, y: 2, label: 'c=1' },
+            { x: 2, y: 1, label: 'c=2' },
+          ],
+        },
+      ],
+      { title: 't', xLabel: 'x', yLabel: 'y' },
+    );
     expect(markers(svg)).toBe(2);
     expect(svg).toContain('class="frontier"');
     expect(paretoSvg([{ name: 'a', points: [] }], { title: 't', xLabel: 'x', yLabel: 'y' })).toContain('no valid points');
@@ -84,7 +123,7 @@ describe('the HTML report', () => {
     expect(first).not.toContain('c=64');
   });
 
-  it('lists every point with validity, reasons and the failed point\'s last error', () => {
+  it("lists every point with validity, reasons and the failed point's last error", () => {
     expect((html.match(/<tr class="point/g) ?? []).length).toBe(5);
     expect(html).toContain('error rate 0.31 &gt; 0.10');
     expect(html).toContain('server lost twice');
@@ -97,14 +136,39 @@ describe('the HTML report', () => {
     expect((html.match(/<tr class="allocation"/g) ?? []).length).toBe(4);
   });
 
+  it("shows an allocation's warnings (a failed log capture) with its reason", () => {
+    const c = writeSweep(tempRoot(), {
+      sweepId: 's-w',
+      orientation: 'balanced',
+      points: [{ concurrency: 1, valid: true, tputPerGpu: 1, interactivity: 1 }],
+      allocations: [
+        {
+          attempt: 1,
+          jobName: 'j1',
+          jobId: '7',
+          nodes: ['n1'],
+          requestedAt: 't',
+          ended: 'released',
+          warnings: ['log capture of server 1 <failed>'],
+        },
+      ],
+    });
+    const h = renderReport({ sweeps: [loadSweepResults(c.dir, c.progress)], outDir: c.dir });
+    expect(h).toContain('<td class="reasons">log capture of server 1 &lt;failed&gt;</td>');
+  });
+
   it('links logs and records relative to the report and needs no network', () => {
     expect(html).toContain('href="sweep-kimik3-balanced-local-L1/logs/server-0/rank0-node1.log"');
-    expect(html).toContain('href="sweep-kimik3-balanced-local-L1/points/c16.json"');
+    expect(html).toContain('href="sweep-kimik3-balanced-local-L1/points/c16/result.json"');
     expect(html).not.toMatch(/<script|<link|src=|url\(|@import/);
   });
 
   it('escapes text from records', () => {
-    const c = writeSweep(tempRoot(), { sweepId: 's-x', orientation: '<img onerror=x>', points: [{ concurrency: 1, valid: false, reasons: ['<b>bad</b>'], tputPerGpu: 1, interactivity: 1 }] });
+    const c = writeSweep(tempRoot(), {
+      sweepId: 's-x',
+      orientation: '<img onerror=x>',
+      points: [{ concurrency: 1, valid: false, reasons: ['<b>bad</b>'], tputPerGpu: 1, interactivity: 1 }],
+    });
     const h = renderReport({ sweeps: [loadSweepResults(c.dir, c.progress)], outDir: c.dir });
     expect(h).not.toContain('<img onerror');
     expect(h).toContain('&lt;b&gt;bad&lt;/b&gt;');
@@ -118,7 +182,10 @@ describe('the HTML report', () => {
   });
 
   it('finds the orientations of an all-sweep on disk by its label', () => {
-    expect(locateOnDisk('sweep-kimik3-all-local-L1', root).map((l) => l.id)).toEqual(['sweep-kimik3-balanced-local-L1', 'sweep-kimik3-throughput-local-L1']);
+    expect(locateOnDisk('sweep-kimik3-all-local-L1', root).map((l) => l.id)).toEqual([
+      'sweep-kimik3-balanced-local-L1',
+      'sweep-kimik3-throughput-local-L1',
+    ]);
     expect(locateOnDisk('sweep-kimik3-all-local-NOPE', root)).toEqual([]);
   });
 
@@ -132,7 +199,7 @@ describe('the HTML report', () => {
   });
 
   it('the record fixture is what the report reads from disk', () => {
-    const rec = JSON.parse(readFileSync(join(a.dir, 'points', 'c16.json'), 'utf8'));
+    const rec = JSON.parse(readFileSync(join(a.dir, 'points', 'c16', 'result.json'), 'utf8'));
     expect(rec.conc).toBe(16);
   });
 });
@@ -143,11 +210,38 @@ describe('results folder layouts', () => {
     const root = tempRoot();
     const dir = join(root, 'sweep-y');
     mkdirSync(join(dir, 'points', 'c4'), { recursive: true });
-    writeFileSync(join(dir, 'points', 'c4', 'result.json'), JSON.stringify(pointRecord('sweep-y', 'balanced', { concurrency: 4, valid: true, tputPerGpu: 423, interactivity: 182 })));
+    writeFileSync(
+      join(dir, 'points', 'c4', 'result.json'),
+      JSON.stringify(pointRecord('sweep-y', 'balanced', { concurrency: 4, valid: true, tputPerGpu: 423, interactivity: 182 })),
+    );
     writeFileSync(join(dir, 'points', 'c4', 'requests.jsonl'), '{}\n');
     const r = loadSweepResults(dir);
     expect(r.points).toHaveLength(1);
-    expect(r.points[0]).toMatchObject({ concurrency: 4, valid: true, totalThroughputPerGpu: 423, requestsJsonl: join(dir, 'points', 'c4', 'requests.jsonl') });
+    expect(r.points[0]).toMatchObject({
+      concurrency: 4,
+      valid: true,
+      totalThroughputPerGpu: 423,
+      requestsJsonl: join(dir, 'points', 'c4', 'requests.jsonl'),
+    });
     expect(markers(renderReport({ sweeps: [r], outDir: dir }))).toBe(1);
+  });
+  it('ignores what a dead attempt left: `.partial-` point folders (libs/agentx/src/point.ts) and log copies (libs/slurm/src/cluster.ts copyLogs)', () => {
+    const { dir } = writeSweep(tempRoot(), {
+      sweepId: 'sweep-z',
+      orientation: 'balanced',
+      points: [{ concurrency: 4, valid: true, tputPerGpu: 100, interactivity: 10 }],
+    });
+    const staged = (folder: string, c: number, tputPerGpu: number) => {
+      mkdirSync(join(dir, 'points', folder), { recursive: true });
+      const rec = pointRecord('sweep-z', 'balanced', { concurrency: c, valid: true, tputPerGpu, interactivity: 10 });
+      writeFileSync(join(dir, 'points', folder, 'result.json'), JSON.stringify(rec));
+    };
+    staged('c4.partial-aaaa1111', 4, 999); // a later attempt of a measured point that died
+    staged('c8.partial-bbbb2222', 8, 555); // the only attempt of a point that died
+    writeFileSync(join(dir, 'logs', 'server-0', 'node1.log.partial-cccc3333'), 'half a log');
+    const r = loadSweepResults(dir);
+    expect(r.source).toBe('files');
+    expect(r.points.map((p) => [p.concurrency, p.totalThroughputPerGpu])).toEqual([[4, 100]]);
+    expect(r.logs).toEqual(['logs/server-0/rank0-node1.log']);
   });
 });

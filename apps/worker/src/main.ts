@@ -3,9 +3,8 @@
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY (default: the local dev server).
  */
 import { Command } from 'commander';
-import { createSweepWorker } from './worker';
-import { temporalTarget } from './temporal-env';
-import { taskQueueFor } from '@infersweep/sweep';
+import { createSweepWorker, temporalTarget } from '@infersweep/orchestrator';
+import { taskQueueFor } from '@infersweep/core';
 
 const program = new Command('infersweep-worker')
   .description('Run the infersweep Temporal worker for one cluster profile')
@@ -13,11 +12,24 @@ const program = new Command('infersweep-worker')
   .option('--task-queue <name>', 'override the task queue (default infersweep-<cluster>)')
   .action(async (opts: { cluster: string; taskQueue?: string }) => {
     const target = temporalTarget();
-    const { worker } = await createSweepWorker({ cluster: opts.cluster, target, taskQueue: opts.taskQueue });
+    const { worker, connection } = await createSweepWorker({ cluster: opts.cluster, target, taskQueue: opts.taskQueue });
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);
     console.error(`infersweep worker: ${target.address} namespace ${target.namespace}, task queue ${queue}`);
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => worker.shutdown());
+    // a graceful stop: running activities end as retryable WorkerShutdown and resume on the next
+    // worker (libs/orchestrator/src/activities/interceptor.ts). A signal may arrive more than once
+    // (sent to the process group: tsx relays it to this process too); later ones must not kill it.
+    let stopping = false;
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(sig, () => {
+        if (stopping) return;
+        stopping = true;
+        console.error(`infersweep worker: ${sig}: stopping; running activities resume on the next worker`);
+        worker.shutdown();
+      });
+    }
     await worker.run();
+    await connection.close();
+    process.exit(0); // cached SSH connections to the login host would keep the process alive
   });
 
 program.parseAsync(process.argv).catch((err) => {

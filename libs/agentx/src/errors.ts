@@ -1,4 +1,4 @@
-import { InfersweepError, type ErrorContext } from '@infersweep/topology';
+import { InfersweepError, type ErrorContext } from '@infersweep/core';
 
 /**
  * Typed AgentX failures. `retryable` is decided here, where the failure is understood:
@@ -75,5 +75,19 @@ export class TraceFormatError extends InfersweepError {
 export class AiperfError extends InfersweepError {
   constructor(message: string, retryable: boolean, context: ErrorContext = {}) {
     super(message, { retryable, context });
+  }
+}
+
+/**
+ * A point's record did not validate against its schema: the point is invalid with these reasons
+ * (not retried: the same data would fail again); its raw requests and the unvalidated record are kept.
+ */
+export class RecordInvalidError extends InfersweepError {
+  readonly reasons: string[];
+  readonly recordPath: string | null;
+  constructor(reasons: string[], recordPath: string | null, context: ErrorContext = {}) {
+    super(`point record failed validation: ${reasons.join('; ')}`, { retryable: false, context: { ...context, recordPath } });
+    this.reasons = reasons;
+    this.recordPath = recordPath;
   }
 }

@@ -1,3 +1,8 @@
+/**
+ * @infersweep/agentx (I/O): the AgentX agentic client, the drain gate, readiness and idle-rank checks,
+ * the metrics and validity gates, the point record (pointResultSchema, pointSummary) and the aiperf
+ * adapter. See libs/agentx/README.md.
+ */
 export * from './errors';
 export * from './result';
 export * from './point';
@@ -22,4 +27,16 @@ export * from './client/http';
 export * from './aiperf/argv';
 export * from './aiperf/parse';
 export * from './aiperf/run';
-export { replay, type Progress, type Phase, type ReplayOptions, type ReplayResult } from './client/replay';
+export {
+  replay,
+  ReplayRun,
+  toRequestRecord,
+  type RequestContext,
+  type Progress,
+  type Phase,
+  type ReplayOptions,
+  type ReplayResult,
+} from './client/replay';
+export { publishDir, readRecordFile, type StoredRecord } from './io';
+export * from './export/inferencex';
+export * from './client-kind';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PointSummary } from '@infersweep/sweep';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import { statsSchema } from './metrics/stats';
 import { serverMetricsSchema } from './server/window';
@@ -194,6 +195,8 @@ export const pointResultSchema = z
       .strict(),
     submission_valid: z.boolean(),
     submission_invalid_reasons: z.array(z.string()),
+    /** Data the client dropped and why (NaN in /metrics, a non-numeric usage field, …). */
+    warnings: z.array(z.string()).default([]),
     artifacts: z
       .object({
         record: z.string().nullable(),
@@ -206,32 +209,36 @@ export const pointResultSchema = z
   .strict();
 export type PointResult = z.infer<typeof pointResultSchema>;
 
-/** A compact camelCase view of a record (for workflow summaries / progress UIs). */
-export function summarizePoint(r: PointResult): {
-  concurrency: number;
-  valid: boolean;
-  reasons: string[];
-  requestsProfiled: number;
-  requestsSuccessful: number;
-  totalThroughputPerGpu: number | null;
-  outputThroughputPerGpu: number | null;
-  interactivityP50: number | null;
-  e2eNormInteractivityP90: number | null;
-  ttftP50Ms: number | null;
-  e2elP50Ms: number | null;
-} {
-  const ms = (s: number | null): number | null => (s === null ? null : s * 1000);
+/**
+ * The one projection of a point record onto the numbers everyone shows: the point activity's result
+ * (the workflow's PointSummary), the CLI's `results` and the report. Latencies in ms, throughputs in
+ * tokens/s (per GPU), interactivity in tok/s/user.
+ */
+export function pointSummary(r: PointResult, where: { resultPath: string; reused: boolean }): PointSummary {
+  const m = r.request_metrics;
+  const lat = m.latency;
+  const val = (x: number | null | undefined) => (x === null || x === undefined ? undefined : x);
+  const ms = (s: number | null | undefined) => (s === null || s === undefined ? undefined : s * 1000);
   return {
     concurrency: r.conc,
     valid: r.submission_valid,
     reasons: r.submission_invalid_reasons,
+    resultPath: where.resultPath,
+    reused: where.reused,
+    jobId: r.identity.jobId ?? undefined,
+    nodes: r.identity.nodes,
+    attempt: r.identity.attempt,
+    gpuCount: r.gpu_count,
     requestsProfiled: r.request_accounting.records_profiled,
-    requestsSuccessful: r.num_requests_successful,
-    totalThroughputPerGpu: r.request_metrics.throughput.per_gpu.total_tput_tps,
-    outputThroughputPerGpu: r.request_metrics.throughput.per_gpu.output_tput_tps,
-    interactivityP50: r.request_metrics.latency.intvty.p50,
-    e2eNormInteractivityP90: r.request_metrics.latency.e2e_norm_intvty.p90,
-    ttftP50Ms: ms(r.request_metrics.latency.ttft.p50),
-    e2elP50Ms: ms(r.request_metrics.latency.e2el.p50),
+    requestsFailed: r.request_accounting.records_error_dropped,
+    requestsJsonl: r.artifacts.requests_jsonl ?? undefined,
+    outputThroughputPerGpu: val(m.throughput.per_gpu.output_tput_tps),
+    totalThroughputPerGpu: val(m.throughput.per_gpu.total_tput_tps),
+    interactivityP50: val(lat.intvty.p50),
+    ttftP50Ms: ms(lat.ttft.p50),
+    ttftP99Ms: ms(lat.ttft.p99),
+    itlP50Ms: ms(lat.itl.p50),
+    e2elP50Ms: ms(lat.e2el.p50),
+    e2elP99Ms: ms(lat.e2el.p99),
   };
 }

@@ -16,14 +16,21 @@ const reference = {
 describe('buildAiperfArgv', () => {
   it('reproduces the InferenceX build_replay_cmd flag set for a reference config (snapshot)', () => {
     const argv = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({}) });
-    expect(shellQuote(['aiperf', ...argv])).toMatchInlineSnapshot(`"aiperf profile --scenario inferencex-agentx-mvp --url http://10.0.0.1:8000 --endpoint /v1/chat/completions --endpoint-type chat --streaming --model kimi-k3 --tokenizer moonshotai/Kimi-K3 --concurrency 16 --benchmark-duration 3600 --stats-interval 30 --random-seed 42 --failed-request-threshold 0.1 --trajectory-start-min-ratio 0.25 --trajectory-start-max-ratio 0.75 --warmup-requests-per-lane 10 --trace-idle-gap-cap-seconds 300 --warmup-grace-period 1800 --use-server-token-count --no-gpu-telemetry --tokenizer-trust-remote-code --num-dataset-entries 393 --slice-duration 1.0 --server-metrics http://10.0.0.1:8000/metrics http://10.0.0.2:8000/metrics --output-artifact-dir /logs/agentic/conc_16/aiperf_artifacts --public-dataset semianalysis_cc_traces_weka_062126_256k"`);
+    expect(shellQuote(['aiperf', ...argv])).toMatchInlineSnapshot(
+      `"aiperf profile --scenario inferencex-agentx-mvp --url http://10.0.0.1:8000 --endpoint /v1/chat/completions --endpoint-type chat --streaming --model kimi-k3 --tokenizer moonshotai/Kimi-K3 --concurrency 16 --benchmark-duration 3600 --stats-interval 30 --random-seed 42 --failed-request-threshold 0.1 --trajectory-start-min-ratio 0.25 --trajectory-start-max-ratio 0.75 --warmup-requests-per-lane 10 --trace-idle-gap-cap-seconds 300 --warmup-grace-period 1800 --use-server-token-count --no-gpu-telemetry --tokenizer-trust-remote-code --num-dataset-entries 393 --slice-duration 1.0 --server-metrics http://10.0.0.1:8000/metrics http://10.0.0.2:8000/metrics --output-artifact-dir /logs/agentic/conc_16/aiperf_artifacts --public-dataset semianalysis_cc_traces_weka_062126_256k"`,
+    );
   });
   it('adds --unsafe-override iff duration < 900 s (or explicitly asked)', () => {
-    const short = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({ profileDurationSeconds: 600, nonCanonical: true }) });
+    const short = buildAiperfArgv({
+      ...reference,
+      settings: agentxSettingsSchema.parse({ profileDurationSeconds: 600, nonCanonical: true }),
+    });
     expect(short).toContain('--unsafe-override');
     const canon = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({ profileDurationSeconds: 900 }) });
     expect(canon).not.toContain('--unsafe-override');
-    expect(buildAiperfArgv({ ...reference, unsafeOverride: true, settings: agentxSettingsSchema.parse({}) })).toContain('--unsafe-override');
+    expect(buildAiperfArgv({ ...reference, unsafeOverride: true, settings: agentxSettingsSchema.parse({}) })).toContain(
+      '--unsafe-override',
+    );
   });
   it('pypi flavour drops fork-only flags and uses a local Weka directory', () => {
     const argv = buildAiperfArgv({

@@ -16,6 +16,7 @@ import {
   traceOrder,
   validity,
   classifyHttpError,
+  classifyStreamError,
   type RequestRecord,
 } from '@infersweep/agentx';
 
@@ -82,8 +83,27 @@ describe('replay plan (pure)', () => {
   });
   it('theoretical hit tokens count only the leading already-seen blocks', () => {
     const seen = new Set<number>();
-    expect(theoreticalHitTokens([[1, 64], [2, 64], [3, 10]], seen)).toBe(0);
-    expect(theoreticalHitTokens([[1, 64], [2, 64], [4, 64], [3, 10]], seen)).toBe(128);
+    expect(
+      theoreticalHitTokens(
+        [
+          [1, 64],
+          [2, 64],
+          [3, 10],
+        ],
+        seen,
+      ),
+    ).toBe(0);
+    expect(
+      theoreticalHitTokens(
+        [
+          [1, 64],
+          [2, 64],
+          [4, 64],
+          [3, 10],
+        ],
+        seen,
+      ),
+    ).toBe(128);
   });
   it('time-weighted average integrates a step function over the window only', () => {
     const t = new TimeWeighted();
@@ -99,13 +119,47 @@ describe('replay plan (pure)', () => {
     expect(classifyHttpError(400, `{"message":"This model's maximum context length is 1024 tokens"}`)).toBe('context_overflow');
     expect(classifyHttpError(503, '')).toBe('server_error');
   });
+  it('classifies an error sent inside the stream by its code, else stream_error', () => {
+    const full = 'Failed to enqueue request, waiting requests queue is full';
+    expect(classifyStreamError({ message: full, type: 'TooManyRequests', code: 429 })).toEqual({ kind: 'rate_limit', message: full });
+    expect(classifyStreamError({ message: "This model's maximum context length is 1024 tokens", code: '400' }).kind).toBe(
+      'context_overflow',
+    );
+    expect(classifyStreamError({ message: 'boom', code: 500 }).kind).toBe('server_error');
+    expect(classifyStreamError({ message: 'no code' })).toEqual({ kind: 'stream_error', message: 'no code' });
+    expect(classifyStreamError('plain text')).toEqual({ kind: 'stream_error', message: 'plain text' });
+    expect(classifyStreamError({ code: 200 }).kind).toBe('stream_error');
+  });
 });
 
 const rec = (p: Partial<RequestRecord>): RequestRecord => ({
-  id: 'x', lane: 0, trace_id: 't', play: 0, turn: 0, kind: 'root', agent_id: null, phase: 'profiling', endpoint: 'e',
-  start_ms: 0, end_ms: 1000, ttft_ms: 100, itl_ms: 10, e2el_ms: 1000, isl: 1000, osl: 91, cached_tokens: 0,
-  expected_isl: 1000, expected_osl: 91, max_tokens: 91, theoretical_cache_hit_tokens: 500, content_chunks: 91,
-  status: 200, ok: true, error_category: null, error: null, ...p,
+  id: 'x',
+  lane: 0,
+  trace_id: 't',
+  play: 0,
+  turn: 0,
+  kind: 'root',
+  agent_id: null,
+  phase: 'profiling',
+  endpoint: 'e',
+  start_ms: 0,
+  end_ms: 1000,
+  ttft_ms: 100,
+  itl_ms: 10,
+  e2el_ms: 1000,
+  isl: 1000,
+  osl: 91,
+  cached_tokens: 0,
+  expected_isl: 1000,
+  expected_osl: 91,
+  max_tokens: 91,
+  theoretical_cache_hit_tokens: 500,
+  content_chunks: 91,
+  status: 200,
+  ok: true,
+  error_category: null,
+  error: null,
+  ...p,
 });
 
 describe('aggregation and validity', () => {
@@ -113,13 +167,39 @@ describe('aggregation and validity', () => {
     rec({ phase: 'warmup' }),
     rec({ start_ms: 0, end_ms: 1000 }),
     rec({ start_ms: 1000, end_ms: 2000, ttft_ms: 300, e2el_ms: 1000 }),
-    rec({ start_ms: 500, end_ms: 600, ok: false, error_category: 'server_error', ttft_ms: null, e2el_ms: null, itl_ms: null, isl: null, osl: null }),
-    rec({ start_ms: 600, end_ms: 700, ok: false, error_category: 'context_overflow', ttft_ms: null, e2el_ms: null, itl_ms: null, isl: null, osl: null }),
+    rec({
+      start_ms: 500,
+      end_ms: 600,
+      ok: false,
+      error_category: 'server_error',
+      ttft_ms: null,
+      e2el_ms: null,
+      itl_ms: null,
+      isl: null,
+      osl: null,
+    }),
+    rec({
+      start_ms: 600,
+      end_ms: 700,
+      ok: false,
+      error_category: 'context_overflow',
+      ttft_ms: null,
+      e2el_ms: null,
+      itl_ms: null,
+      isl: null,
+      osl: null,
+    }),
   ];
   it('accounting excludes warmup and errors; categories counted', () => {
     expect(accounting(records)).toEqual({
-      records_total: 5, records_profiled: 4, records_dropped_total: 3, records_warmup_dropped: 1, records_error_dropped: 2,
-      context_overflow_count: 1, grace_cancelled: 0, error_categories: { server_error: 1, context_overflow: 1 },
+      records_total: 5,
+      records_profiled: 4,
+      records_dropped_total: 3,
+      records_warmup_dropped: 1,
+      records_error_dropped: 2,
+      context_overflow_count: 1,
+      grace_cancelled: 0,
+      error_categories: { server_error: 1, context_overflow: 1 },
     });
   });
   it('metrics: seconds, throughput over first start → last end, per GPU, e2e-normalized interactivity', () => {
@@ -141,7 +221,17 @@ describe('aggregation and validity', () => {
   });
   it('gates: each failure adds its reason; a clean point is valid', () => {
     const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 900 });
-    const base = { settings, accounting: accounting(records.slice(0, 3)), successes: 2, coverage: 1, clientSaturatedReason: null, concurrencyHeld: 1, runCancelledReason: null, serverMetricsMissing: [], idleRankMessages: [] };
+    const base = {
+      settings,
+      accounting: accounting(records.slice(0, 3)),
+      successes: 2,
+      coverage: 1,
+      clientSaturatedReason: null,
+      concurrencyHeld: 1,
+      runCancelledReason: null,
+      serverMetricsMissing: [],
+      idleRankMessages: [],
+    };
     expect(validity(base)).toEqual({ valid: true, reasons: [] });
     const bad = validity({
       ...base,
@@ -157,13 +247,31 @@ describe('aggregation and validity', () => {
     });
     expect(bad.valid).toBe(false);
     expect(bad.reasons.map((r) => r.split(':')[0])).toEqual([
-      'run_cancelled', 'unsafe_override', 'no_successful_requests', 'error_rate_exceeded', 'context_overflow_rate_exceeded',
-      'insufficient_profile_metric_coverage', 'concurrency_not_held', 'client_saturated', 'server_metrics_missing', 'idle_dp_rank',
+      'run_cancelled',
+      'unsafe_override',
+      'no_successful_requests',
+      'error_rate_exceeded',
+      'context_overflow_rate_exceeded',
+      'insufficient_profile_metric_coverage',
+      'concurrency_not_held',
+      'client_saturated',
+      'server_metrics_missing',
+      'idle_dp_rank',
     ]);
   });
   it('a short run explicitly marked non-canonical is not invalidated for its duration', () => {
     const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true });
-    const v = validity({ settings, accounting: accounting(records.slice(0, 3)), successes: 2, coverage: 1, clientSaturatedReason: null, concurrencyHeld: 1, runCancelledReason: null, serverMetricsMissing: [], idleRankMessages: [] });
+    const v = validity({
+      settings,
+      accounting: accounting(records.slice(0, 3)),
+      successes: 2,
+      coverage: 1,
+      clientSaturatedReason: null,
+      concurrencyHeld: 1,
+      runCancelledReason: null,
+      serverMetricsMissing: [],
+      idleRankMessages: [],
+    });
     expect(v).toEqual({ valid: true, reasons: [] });
   });
   it('settings: a short run must be marked non-canonical', () => {

@@ -74,7 +74,8 @@ describe('checkIdleRanks', () => {
     expect(checkIdleRanks(fixture, [0], 'post-warmup').ok).toBe(true);
   });
   it('counts both finished_reason and finish_reason (simulator dialect)', () => {
-    const t = 'vllm:request_success_total{engine="0",finish_reason="length"} 2\nvllm:request_success_total{engine="1",finished_reason="stop"} 1\n';
+    const t =
+      'vllm:request_success_total{engine="0",finish_reason="length"} 2\nvllm:request_success_total{engine="1",finished_reason="stop"} 1\n';
     expect(checkIdleRanks(t, [0, 1], 'post-warmup').ok).toBe(true);
   });
   it('no engine label (null expected) is recorded as not applicable', () => {
@@ -97,7 +98,9 @@ describe('drain gate', () => {
     expect(run([ok(0), ok(0), ok(1), ok(0), ok(0)]).outcome).toBe('pending');
   });
   it('a missing metric fails', () => {
-    expect(run([ok(0), { kind: 'missing-metric', endpoint: 'e', metric: 'vllm:num_requests_waiting' }, ok(0), ok(0), ok(0)])).toMatchObject({ outcome: 'failed' });
+    expect(run([ok(0), { kind: 'missing-metric', endpoint: 'e', metric: 'vllm:num_requests_waiting' }, ok(0), ok(0), ok(0)])).toMatchObject(
+      { outcome: 'failed' },
+    );
   });
   it('never reports idle unless the last idlePolls observations were ok(0) (property)', () => {
     const obsArb = fc.oneof(fc.nat(3).map(ok), fc.constant(err));
@@ -122,19 +125,29 @@ describe('drain gate', () => {
       { endpoint: 'b', text: 'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\ndynamo_frontend_active_requests 4\n' },
     ]);
     expect(o).toEqual({ kind: 'ok', busy: 10, perEndpoint: { a: 5, b: 5 } });
-    expect(observeDrain([{ endpoint: 'a', text: 'vllm:num_requests_running 0\n' }])).toMatchObject({ kind: 'missing-metric', metric: 'vllm:num_requests_waiting' });
+    expect(observeDrain([{ endpoint: 'a', text: 'vllm:num_requests_running 0\n' }])).toMatchObject({
+      kind: 'missing-metric',
+      metric: 'vllm:num_requests_waiting',
+    });
     expect(observeDrain([{ endpoint: 'a', error: 'refused' }]).kind).toBe('scrape-error');
     expect(observeDrain([{ endpoint: 'a', text: 'bad{x=1} 1' }]).kind).toBe('scrape-error');
-    expect(observeDrain([{ endpoint: 'a', text: 'sglang:num_running_reqs 0\nsglang:num_queue_reqs 0\n' }], 'sglang')).toMatchObject({ kind: 'ok', busy: 0 });
+    expect(observeDrain([{ endpoint: 'a', text: 'sglang:num_running_reqs 0\nsglang:num_queue_reqs 0\n' }], 'sglang')).toMatchObject({
+      kind: 'ok',
+      busy: 0,
+    });
   });
 });
 
 describe('serverMetricsWindow', () => {
   const snap = (t: string) => [{ endpoint: 'a', samples: parsePrometheus(t).samples }];
   it('computes counter deltas and KV max over the window', () => {
-    const start = snap('vllm:prompt_tokens_total 100\nvllm:generation_tokens_total 10\nvllm:prefix_cache_hits_total 50\nvllm:prefix_cache_queries_total 100\nvllm:kv_cache_usage_perc 0.1\n');
+    const start = snap(
+      'vllm:prompt_tokens_total 100\nvllm:generation_tokens_total 10\nvllm:prefix_cache_hits_total 50\nvllm:prefix_cache_queries_total 100\nvllm:kv_cache_usage_perc 0.1\n',
+    );
     const mid = snap('vllm:kv_cache_usage_perc 0.7\n');
-    const end = snap('vllm:prompt_tokens_total 1100\nvllm:generation_tokens_total 60\nvllm:prefix_cache_hits_total 850\nvllm:prefix_cache_queries_total 1100\nvllm:kv_cache_usage_perc 0.2\n');
+    const end = snap(
+      'vllm:prompt_tokens_total 1100\nvllm:generation_tokens_total 60\nvllm:prefix_cache_hits_total 850\nvllm:prefix_cache_queries_total 1100\nvllm:kv_cache_usage_perc 0.2\n',
+    );
     const m = serverMetricsWindow(start, end, [mid]);
     expect(m.tokens).toEqual({ prompt: 1000, generation: 50 });
     expect(m.cache.overall_cache_hit_rate).toBeCloseTo(0.8);

@@ -93,7 +93,11 @@ describe('loader', () => {
 });
 
 describe('prompt synthesis', () => {
-  const words = (b: Buffer) => b.toString('latin1').split(' ').filter((w) => w !== '');
+  const words = (b: Buffer) =>
+    b
+      .toString('latin1')
+      .split(' ')
+      .filter((w) => w !== '');
   it('each block is block_size single-token words, deterministic per (trace, hash_id)', () => {
     const c = new BlockCache('t1', 64);
     const b = c.block(5);
@@ -105,7 +109,17 @@ describe('prompt synthesis', () => {
     expect(words(c.block(5, 10))).toEqual(words(b).slice(0, 10));
   });
   it('layout covers exactly `in` tokens; shared hash ids → byte-identical prefixes', () => {
-    const req = (inT: number, ids: number[]): WekaLeafRequest => ({ t: 0, type: 'n', model: 'm', in: inT, out: 4, hash_ids: ids, input_types: [], output_types: [], stop: '' });
+    const req = (inT: number, ids: number[]): WekaLeafRequest => ({
+      t: 0,
+      type: 'n',
+      model: 'm',
+      in: inT,
+      out: 4,
+      hash_ids: ids,
+      input_types: [],
+      output_types: [],
+      stop: '',
+    });
     const a = req(150, [1, 2, 3]);
     const b = req(200, [1, 2, 9, 10]);
     const c = new BlockCache('tr', 64);
@@ -120,7 +134,12 @@ describe('prompt synthesis', () => {
     };
     const sa = body(a);
     const sb = body(b);
-    const parsed = JSON.parse(sa) as { messages: Array<{ role: string; content: string }>; max_tokens: number; ignore_eos: boolean; stream_options: unknown };
+    const parsed = JSON.parse(sa) as {
+      messages: Array<{ role: string; content: string }>;
+      max_tokens: number;
+      ignore_eos: boolean;
+      stream_options: unknown;
+    };
     expect(parsed.max_tokens).toBe(4);
     expect(parsed.ignore_eos).toBe(true);
     expect(parsed.stream_options).toEqual({ include_usage: true });

@@ -18,8 +18,14 @@ export interface AllocateRequest {
   timeLimitMinutes: number;
   partition?: string;
   account?: string;
-  /** How long salloc may wait for the grant (salloc --immediate); default 300 s. */
+  /**
+   * How long the job may wait in the queue for its grant (default DEFAULT_GRANT_TIMEOUT_SECONDS,
+   * hours: queue waits on a busy cluster are long). The detached salloc runs under `timeout` of
+   * this plus a margin, so a sweep that vanished never leaves a job queued past it.
+   */
   grantTimeoutSeconds?: number;
+  /** Where the detached salloc writes its output on the login node (default /tmp/<jobName>.salloc.log). */
+  logFile?: string;
   /** Site-specific salloc flags (--qos, --constraint, --reservation, …), passed verbatim as argv. */
   extraArgs?: string[];
 }
@@ -28,7 +34,8 @@ const JOB_NAME_OK = /^[^,\x00-\x1f\x7f]{1,200}$/;
 
 /** Job names must be findable with `squeue --name` (a comma-separated list) and fit on one squeue line. */
 export function assertJobName(name: string): void {
-  if (!JOB_NAME_OK.test(name)) throw new TypeError(`job name must be 1-200 chars without commas or control characters: ${JSON.stringify(name)}`);
+  if (!JOB_NAME_OK.test(name))
+    throw new TypeError(`job name must be 1-200 chars without commas or control characters: ${JSON.stringify(name)}`);
 }
 
 /** `<prefix>-<sweepId>-a<attempt>`, with anything outside [A-Za-z0-9._-] mapped to '_'. */
@@ -37,16 +44,34 @@ export function allocationJobName(prefix: string, sweepId: string, attempt: numb
   return `${safe(prefix)}-${safe(sweepId)}-a${attempt}`.slice(0, 200);
 }
 
-export const DEFAULT_GRANT_TIMEOUT_SECONDS = 300;
+/** 12 hours: a job keeps its place in the queue that long before the attempt counts as failed. */
+export const DEFAULT_GRANT_TIMEOUT_SECONDS = 12 * 3600;
 
-/** salloc --no-shell under both --immediate and an outer `timeout` (killing a waiting salloc cancels its job). */
+/** Slack of the outer `timeout` past the grant wait (the caller cancels by name first). */
+export const GRANT_TIMEOUT_SLACK_SECONDS = 60;
+
+/**
+ * `salloc --no-shell` under an outer `timeout` (a salloc killed while waiting withdraws its job).
+ * No `--immediate`: the queue wait is bounded by the caller (and the outer timeout), not by salloc.
+ */
 export function sallocArgv(req: AllocateRequest): string[] {
   assertJobName(req.jobName);
   if (!Number.isInteger(req.nodes) || req.nodes < 1) throw new TypeError(`nodes must be a positive integer: ${req.nodes}`);
-  if (!Number.isInteger(req.timeLimitMinutes) || req.timeLimitMinutes < 1) throw new TypeError(`timeLimitMinutes must be a positive integer: ${req.timeLimitMinutes}`);
+  if (!Number.isInteger(req.timeLimitMinutes) || req.timeLimitMinutes < 1)
+    throw new TypeError(`timeLimitMinutes must be a positive integer: ${req.timeLimitMinutes}`);
   const grant = req.grantTimeoutSeconds ?? DEFAULT_GRANT_TIMEOUT_SECONDS;
   if (!Number.isInteger(grant) || grant < 1) throw new TypeError(`grantTimeoutSeconds must be a positive integer: ${grant}`);
-  const argv = ['timeout', '--signal=TERM', '--kill-after=10', String(grant + 30), 'salloc', '--no-shell', `--immediate=${grant}`, `--job-name=${req.jobName}`, `--nodes=${req.nodes}`, `--time=${req.timeLimitMinutes}`];
+  const argv = [
+    'timeout',
+    '--signal=TERM',
+    '--kill-after=10',
+    String(grant + GRANT_TIMEOUT_SLACK_SECONDS),
+    'salloc',
+    '--no-shell',
+    `--job-name=${req.jobName}`,
+    `--nodes=${req.nodes}`,
+    `--time=${req.timeLimitMinutes}`,
+  ];
   if (req.gpusPerNode !== undefined && req.gpusPerNode > 0) {
     if (!Number.isInteger(req.gpusPerNode)) throw new TypeError(`gpusPerNode must be an integer: ${req.gpusPerNode}`);
     argv.push(req.gres ? `--gres=gpu:${req.gpusPerNode}` : `--gpus-per-node=${req.gpusPerNode}`);
@@ -65,14 +90,30 @@ export function squeueJobArgv(jobId: string): string[] {
   return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', JOB_FORMAT];
 }
 
+/**
+ * Jobs of the login user with this name (`--me`: another user's job of the same name is never
+ * adopted or cancelled).
+ */
 export function squeueByNameArgv(name: string, allStates = true): string[] {
   assertJobName(name);
-  return ['squeue', `--name=${name}`, ...(allStates ? ['-t', 'all'] : []), '-h', '-o', JOB_FORMAT];
+  return ['squeue', '--me', `--name=${name}`, ...(allStates ? ['-t', 'all'] : []), '-h', '-o', JOB_FORMAT];
 }
 
-/** Live (pending/running/completing/…) jobs of every name: the janitor filters by prefix. */
+/** The salloc of `req`, detached from the SSH session (it outlives a dropped channel or a worker restart). */
+export function sallocDetachedArgv(req: AllocateRequest): string[] {
+  return detachedArgv(sallocLogFile(req), sallocArgv(req));
+}
+
+export function sallocLogFile(req: Pick<AllocateRequest, 'jobName' | 'logFile'>): string {
+  return req.logFile ?? `/tmp/${req.jobName.replace(/[^A-Za-z0-9._-]/g, '_')}.salloc.log`;
+}
+
+/**
+ * Live (pending/running/completing/…) jobs of the login user, every name: the janitor filters by
+ * its deployment's prefix. `--me`: on a shared cluster squeue otherwise lists everyone's jobs.
+ */
 export function squeueLiveArgv(): string[] {
-  return ['squeue', '-h', '-o', JOB_FORMAT];
+  return ['squeue', '--me', '-h', '-o', JOB_FORMAT];
 }
 
 export function hostnamesArgv(nodelist: string): string[] {
@@ -115,12 +156,19 @@ export interface StepRuntime {
   isolateEnv?: boolean;
 }
 
+export const PYXIS_FLAGS = ['--no-container-entrypoint', '--container-remap-root', '--no-container-mount-home'] as const;
+
 export interface StepSpec extends StepRuntime {
   jobId: string;
   node: string;
   stepName: string;
   argv: string[];
   env: Record<string, string>;
+  /**
+   * Names of secrets already in srun's own environment (the executor exported them from stdin):
+   * listed in `--export`, never given a value on the command line.
+   */
+  secretNames?: string[];
 }
 
 /** `srun … -- argv` for one single-task step on one named node of an existing allocation. */
@@ -129,27 +177,46 @@ export function srunArgv(spec: StepSpec): string[] {
   if (!/^[A-Za-z0-9._-]+$/.test(spec.node)) throw new TypeError(`not a node name: ${JSON.stringify(spec.node)}`);
   assertJobName(spec.stepName);
   if (spec.argv.length === 0) throw new TypeError('step argv is empty');
-  const base = ['srun', `--jobid=${spec.jobId}`, '--overlap', '--nodes=1', '--ntasks=1', `--nodelist=${spec.node}`, `--job-name=${spec.stepName}`];
+  const base = [
+    'srun',
+    `--jobid=${spec.jobId}`,
+    '--overlap',
+    '--nodes=1',
+    '--ntasks=1',
+    `--nodelist=${spec.node}`,
+    `--job-name=${spec.stepName}`,
+  ];
   const names = Object.keys(spec.env);
   for (const k of names) if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
+  const secrets = spec.secretNames ?? [];
+  for (const k of secrets) {
+    if (!isEnvName(k)) throw new TypeError(`invalid secret variable name: ${JSON.stringify(k)}`);
+    if (names.includes(k)) throw new TypeError(`${k} is both a plain and a secret variable`);
+  }
   if (spec.runtime === 'pyxis') {
     if (!spec.containerImage) throw new TypeError('pyxis runtime needs containerImage');
-    for (const m of spec.containerMounts ?? []) if (m.includes(',')) throw new TypeError(`container mount may not contain a comma: ${JSON.stringify(m)}`);
+    for (const m of spec.containerMounts ?? [])
+      if (m.includes(',')) throw new TypeError(`container mount may not contain a comma: ${JSON.stringify(m)}`);
     base.push(`--container-image=${spec.containerImage}`);
     if (spec.containerMounts?.length) base.push(`--container-mounts=${spec.containerMounts.join(',')}`);
+    // InferenceX's and the seed's pyxis flags: the image's entrypoint must not wrap the command, root inside
+    // the container maps to the user, and $HOME stays out (it would shadow the container's)
+    base.push(...PYXIS_FLAGS);
   }
   if (spec.runtime === 'pyxis' || spec.isolateEnv) {
     // values travel in srun's own environment (env K=V srun …), only their names on the command line
-    base.push(`--export=${names.length ? names.join(',') : 'NONE'}`);
+    const exported = [...names, ...secrets];
+    base.push(`--export=${exported.length ? exported.join(',') : 'NONE'}`);
     return withEnv([...base, '--', ...spec.argv], spec.env);
   }
+  // host: the task inherits the login environment; secrets are named explicitly all the same
+  if (secrets.length > 0) base.push(`--export=ALL,${secrets.join(',')}`);
   return [...base, '--', ...withEnv(spec.argv, spec.env)];
 }
 
 /** Detach a command from the SSH session: `setsid nohup CMD >log 2>&1 </dev/null &`, print its pid. */
 export const LAUNCH_SCRIPT =
-  'log=$1; shift; mkdir -p -- "$(dirname -- "$log")" || exit 70; ' +
-  'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo "$!"';
+  'log=$1; shift; mkdir -p -- "$(dirname -- "$log")" || exit 70; ' + 'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo "$!"';
 
 export function detachedArgv(logFile: string, argv: string[]): string[] {
   if (!logFile.startsWith('/')) throw new TypeError(`log file must be an absolute path: ${JSON.stringify(logFile)}`);
@@ -169,9 +236,57 @@ export function pidAliveArgv(pid: number, stepName: string): string[] {
   return ['bash', '-c', PID_ALIVE_SCRIPT, 'infersweep-pid', String(pid), stepName];
 }
 
-export const TAIL_SCRIPT =
-  'f=$1; n=$2; if [ ! -e "$f" ]; then echo missing; exit 0; fi; ' +
-  'stat -c %s -- "$f" && tail -n "$n" -- "$f"';
+/** TERM a launcher (detached salloc/srun) if its pid still runs a command with `--job-name=<name>`. */
+export const KILL_LAUNCHER_SCRIPT =
+  'if tr "\\0" "\\n" < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--job-name=$2"; then kill -TERM "$1" 2>/dev/null; fi; exit 0';
+
+export function killLauncherArgv(pid: number, name: string): string[] {
+  if (!Number.isInteger(pid) || pid <= 0) throw new TypeError(`not a pid: ${pid}`);
+  return ['bash', '-c', KILL_LAUNCHER_SCRIPT, 'infersweep-kill', String(pid), name];
+}
+
+/**
+ * One liveness observation in one round trip: the job's row, its steps, and whether each
+ * launcher pid still runs (same test as PID_ALIVE_SCRIPT). Each section starts with a marker line
+ * `@@<section> <rc>` so a failed squeue is told apart from an empty answer.
+ */
+export const LIVENESS_SCRIPT = [
+  'j=$1 jf=$2 sf=$3; shift 3',
+  'o=$(squeue -j "$j" -t all -h -o "$jf" 2>&1); echo "@@job $?"; [ -z "$o" ] || printf "%s\\n" "$o"',
+  'o=$(squeue -s -j "$j" -h -o "$sf" 2>&1); echo "@@steps $?"; [ -z "$o" ] || printf "%s\\n" "$o"',
+  'while [ "$#" -ge 2 ]; do',
+  '  st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -d" " -f1)',
+  '  if [ -n "$st" ] && [ "$st" != Z ] && tr "\\0" "\\n" < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--job-name=$2"; then a=alive; else a=dead; fi',
+  '  echo "@@pid $1 $a"; shift 2',
+  'done',
+].join('\n');
+
+export function livenessArgv(jobId: string, launchers: { pid: number; name: string }[] = []): string[] {
+  assertJobId(jobId);
+  const rest: string[] = [];
+  for (const l of launchers) {
+    if (!Number.isInteger(l.pid) || l.pid <= 0) continue;
+    assertJobName(l.name);
+    rest.push(String(l.pid), l.name);
+  }
+  return ['bash', '-c', LIVENESS_SCRIPT, 'infersweep-liveness', jobId, JOB_FORMAT, STEP_FORMAT, ...rest];
+}
+
+/**
+ * Copy a log capped at `maxBytes`: the last `maxBytes` bytes, after a header line saying how much
+ * was left out (the end of a server log is where its failure is).
+ */
+export const CAPPED_CAT_SCRIPT =
+  'f=$1; cap=$2; [ -e "$f" ] || { echo "infersweep-logs: missing: $f" >&2; exit 66; }; ' +
+  'n=$(stat -c %s -- "$f") || exit 1; ' +
+  'if [ "$n" -gt "$cap" ]; then echo "[infersweep: log truncated, first $((n - cap)) of $n bytes omitted]"; tail -c "$cap" -- "$f"; else cat -- "$f"; fi';
+
+export function cappedCatArgv(file: string, maxBytes: number): string[] {
+  if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new TypeError(`maxBytes must be a positive integer: ${maxBytes}`);
+  return ['bash', '-c', CAPPED_CAT_SCRIPT, 'infersweep-cat', file, String(maxBytes)];
+}
+
+export const TAIL_SCRIPT = 'f=$1; n=$2; if [ ! -e "$f" ]; then echo missing; exit 0; fi; ' + 'stat -c %s -- "$f" && tail -n "$n" -- "$f"';
 
 export function tailArgv(file: string, lines: number): string[] {
   return ['bash', '-c', TAIL_SCRIPT, 'infersweep-tail', file, String(lines)];
@@ -182,7 +297,11 @@ export function tailArgv(file: string, lines: number): string[] {
 /** Registry reference → a file name safe anywhere (readable part + hash against collisions). */
 export function imageFileName(image: string): string {
   if (!image.trim()) throw new TypeError('empty image name');
-  const readable = image.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '+').replace(/^[.+-]+/, '').slice(0, 120);
+  const readable = image
+    .replace(/^[a-z]+:\/\//, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '+')
+    .replace(/^[.+-]+/, '')
+    .slice(0, 120);
   const hash = createHash('sha256').update(image).digest('hex').slice(0, 12);
   return `${readable || 'image'}-${hash}.sqsh`;
 }
@@ -215,8 +334,16 @@ export const IMPORT_SCRIPT = [
 /** The real import on a cluster with enroot. `{out}` and `{image}` are substituted per import. */
 export const ENROOT_IMPORT = ['enroot', 'import', '-o', '{out}', 'docker://{image}'];
 
-export function importArgv(p: { squashPath: string; lockPath: string; lockTimeoutSeconds: number; tmpPath: string; image: string; importCommand: string[] }): string[] {
-  if (!Number.isInteger(p.lockTimeoutSeconds) || p.lockTimeoutSeconds < 0) throw new TypeError(`lockTimeoutSeconds must be a non-negative integer: ${p.lockTimeoutSeconds}`);
+export function importArgv(p: {
+  squashPath: string;
+  lockPath: string;
+  lockTimeoutSeconds: number;
+  tmpPath: string;
+  image: string;
+  importCommand: string[];
+}): string[] {
+  if (!Number.isInteger(p.lockTimeoutSeconds) || p.lockTimeoutSeconds < 0)
+    throw new TypeError(`lockTimeoutSeconds must be a non-negative integer: ${p.lockTimeoutSeconds}`);
   if (!p.importCommand.some((a) => a.includes('{out}'))) throw new TypeError('importCommand must contain {out}');
   const cmd = p.importCommand.map((a) => a.replaceAll('{out}', p.tmpPath).replaceAll('{image}', p.image));
   return ['bash', '-c', IMPORT_SCRIPT, 'infersweep-image', p.squashPath, p.lockPath, String(p.lockTimeoutSeconds), p.tmpPath, ...cmd];

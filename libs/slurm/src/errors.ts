@@ -1,11 +1,11 @@
-import { InfersweepError, type ErrorContext } from '@infersweep/topology';
+import { InfersweepError, InputError, type ErrorContext } from '@infersweep/core';
 
 type Opts = { context?: ErrorContext; cause?: unknown };
 
 /** The host key offered by the server is unknown or differs from the pinned one. Never retried. */
-export class SshHostKeyError extends InfersweepError {
+export class SshHostKeyError extends InputError {
   constructor(message: string, opts: Opts = {}) {
-    super(message, { retryable: false, ...opts });
+    super(message, opts);
   }
 }
 
@@ -37,12 +37,12 @@ export class AllocationError extends InfersweepError {
   }
 }
 
-/** The allocation we were running in ended under us: TIMEOUT, NODE_FAIL, CANCELLED, GONE, … */
+/** The allocation we were running in ended under us: TIMEOUT, NODE_FAIL, CANCELLED, GONE, … (a loss: the workflow re-allocates) */
 export class AllocationLostError extends InfersweepError {
   readonly state: string;
   readonly reason: string;
   constructor(message: string, opts: Opts & { state: string; reason: string }) {
-    super(message, { retryable: true, context: { ...opts.context, state: opts.state, reason: opts.reason }, cause: opts.cause });
+    super(message, { kind: 'loss', context: { ...opts.context, state: opts.state, reason: opts.reason }, cause: opts.cause });
     this.state = opts.state;
     this.reason = opts.reason;
   }
@@ -70,9 +70,9 @@ export class ImageImportError extends InfersweepError {
 }
 
 /** The image does not exist (registry says so): retrying will not help. */
-export class ImageMissingError extends InfersweepError {
+export class ImageMissingError extends InputError {
   constructor(message: string, opts: Opts = {}) {
-    super(message, { retryable: false, ...opts });
+    super(message, opts);
   }
 }
 
@@ -80,5 +80,18 @@ export class ImageMissingError extends InfersweepError {
 export class CommandAbortedError extends InfersweepError {
   constructor(message: string, opts: Opts = {}) {
     super(message, { retryable: false, ...opts });
+  }
+}
+
+/**
+ * A tool the cluster must provide is missing on the login node or a compute node (exit 127,
+ * "command not found", execve ENOENT): enroot, srun, the engine binary, … Never retried: the
+ * site's set-up (PATH, modules, installed packages) has to change. The message names the tool.
+ */
+export class SetupError extends InfersweepError {
+  readonly tool: string;
+  constructor(tool: string, message: string, opts: Opts = {}) {
+    super(message, { retryable: false, ...opts, context: { ...opts.context, tool } });
+    this.tool = tool;
   }
 }

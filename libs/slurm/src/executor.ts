@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { tail } from '@infersweep/topology';
-import { shellJoin, withEnv } from './quote';
+import { tail } from '@infersweep/core';
+import { assertSecretEnv, redactAssignments, shellJoin, withEnv } from './quote';
 import { CommandAbortedError, CommandTimeoutError } from './errors';
 
 export interface RunOptions {
@@ -9,9 +9,17 @@ export interface RunOptions {
   stdin?: string;
   /** Passed as `env K=V … argv` (values quoted like every other value). */
   env?: Record<string, string>;
+  /**
+   * Secrets: exported into the command's environment, never on a command line (not in argv, not
+   * in `ps`, not in error messages). Local: the child's environment. SSH: `NAME=value` lines on
+   * the remote command's stdin, read and exported by a fixed /bin/sh script (see ssh.ts).
+   */
+  secretEnv?: Record<string, string>;
   /** Safe to run twice: an SSH executor re-runs it after reconnecting if the connection drops. */
   idempotent?: boolean;
   onStdout?(chunk: string): void;
+  /** Keep stdout in RunResult.stdout (default true); false streams it to onStdout only (large output). */
+  collectStdout?: boolean;
   onStderr?(chunk: string): void;
   signal?: AbortSignal;
 }
@@ -36,6 +44,11 @@ export function commandLine(argv: readonly string[], env?: Record<string, string
   return shellJoin(withEnv(argv, env));
 }
 
+/** A command line fit for an error message: `NAME=value` assignments redacted. */
+export function shownCommand(line: string): string {
+  return redactAssignments(line);
+}
+
 /** Grace between SIGTERM and SIGKILL when a command times out or is aborted. */
 export const KILL_GRACE_MS = 2_000;
 
@@ -51,10 +64,13 @@ export class LocalExecutor implements Executor {
 
   run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
     const line = commandLine(argv, opts.env);
+    const shown = shownCommand(line);
+    if (opts.secretEnv) assertSecretEnv(opts.secretEnv);
     const started = Date.now();
     return new Promise<RunResult>((resolve, reject) => {
-      if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${line}`));
-      const child = spawn(this.shell, ['-c', `exec ${line}`], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${shown}`));
+      const env = opts.secretEnv ? { ...process.env, ...opts.secretEnv } : process.env;
+      const child = spawn(this.shell, ['-c', `exec ${line}`], { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       let stdout = '';
       let stderr = '';
       let killedFor: 'timeout' | 'abort' | undefined;
@@ -75,7 +91,7 @@ export class LocalExecutor implements Executor {
       const onAbort = (): void => stop('abort');
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
+        if (opts.collectStdout !== false) stdout += d;
         opts.onStdout?.(d);
       });
       child.stderr.setEncoding('utf8').on('data', (d: string) => {
@@ -94,9 +110,9 @@ export class LocalExecutor implements Executor {
         // make sure nothing of the group outlives a timed-out/aborted command
         if (killedFor) killGroup('SIGKILL');
         const durationMs = Date.now() - started;
-        const context = { logTail: tail(stderr || stdout), command: line, durationMs };
-        if (killedFor === 'timeout') return reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${line}`, { context }));
-        if (killedFor === 'abort') return reject(new CommandAbortedError(`aborted: ${line}`, { context }));
+        const context = { logTail: tail(stderr || stdout), command: shown, durationMs };
+        if (killedFor === 'timeout') return reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${shown}`, { context }));
+        if (killedFor === 'abort') return reject(new CommandAbortedError(`aborted: ${shown}`, { context }));
         resolve({ code, signal, stdout, stderr, durationMs });
       });
     });

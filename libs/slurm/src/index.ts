@@ -1,3 +1,8 @@
+/**
+ * @infersweep/slurm (I/O): executors (local, SSH to the login node) with the one quoting helper
+ * (shellQuote/shellJoin) for everything that reaches a shell, Slurm operations (salloc, srun steps,
+ * squeue/sacct liveness, scancel) and the image import under a lock. See libs/slurm/README.md.
+ */
 export * from './quote';
 export * from './errors';
 export * from './executor';
@@ -5,4 +10,7 @@ export * from './ssh';
 export * from './hostkeys';
 export * from './commands';
 export * from './parse';
+export * from './liveness';
 export * from './cluster';
+export * from './files';
+export * from './secrets';

@@ -1,14 +1,45 @@
 /** Pure parsers of Slurm 22.05 text output (formats built in commands.ts). */
 
 export type JobState =
-  | 'PENDING' | 'RUNNING' | 'SUSPENDED' | 'COMPLETING' | 'CONFIGURING' | 'COMPLETED' | 'CANCELLED'
-  | 'TIMEOUT' | 'NODE_FAIL' | 'PREEMPTED' | 'FAILED' | 'BOOT_FAIL' | 'DEADLINE' | 'OUT_OF_MEMORY'
-  | 'REQUEUED' | 'REQUEUE_HOLD' | 'REQUEUE_FED' | 'RESIZING' | 'REVOKED' | 'SIGNALING' | 'SPECIAL_EXIT'
-  | 'STAGE_OUT' | 'STOPPED' | 'RESV_DEL_HOLD' | 'GONE';
+  | 'PENDING'
+  | 'RUNNING'
+  | 'SUSPENDED'
+  | 'COMPLETING'
+  | 'CONFIGURING'
+  | 'COMPLETED'
+  | 'CANCELLED'
+  | 'TIMEOUT'
+  | 'NODE_FAIL'
+  | 'PREEMPTED'
+  | 'FAILED'
+  | 'BOOT_FAIL'
+  | 'DEADLINE'
+  | 'OUT_OF_MEMORY'
+  | 'REQUEUED'
+  | 'REQUEUE_HOLD'
+  | 'REQUEUE_FED'
+  | 'RESIZING'
+  | 'REVOKED'
+  | 'SIGNALING'
+  | 'SPECIAL_EXIT'
+  | 'STAGE_OUT'
+  | 'STOPPED'
+  | 'RESV_DEL_HOLD'
+  | 'GONE';
 
 /** States after which the allocation will never run again. PREEMPTED/REQUEUED are not terminal. */
 export const TERMINAL_STATES: ReadonlySet<JobState> = new Set([
-  'COMPLETED', 'CANCELLED', 'TIMEOUT', 'NODE_FAIL', 'FAILED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY', 'REVOKED', 'SPECIAL_EXIT', 'GONE',
+  'COMPLETED',
+  'CANCELLED',
+  'TIMEOUT',
+  'NODE_FAIL',
+  'FAILED',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'OUT_OF_MEMORY',
+  'REVOKED',
+  'SPECIAL_EXIT',
+  'GONE',
 ] as JobState[]);
 
 /** States in which the job still holds (or will hold) nodes: release must scancel them. */
@@ -26,15 +57,41 @@ export interface JobRow {
   name: string;
 }
 
+/**
+ * Job ids squeue prints: a plain job `123`, a job-array task `123_4`, a pending array `123_[1-100%5]`,
+ * a het-job component `123+0`. infersweep's own jobs are always plain; the others belong to
+ * someone else sharing the login account and must parse (never crash the janitor).
+ */
+export const JOB_ID_PATTERN = /^\d+(?:_(?:\d+|\[[^\]|]*\]))?(?:\+\d+)?$/;
+
+/** True for a plain job id (`123`): the only kind infersweep creates, scancels or describes. */
+export function isPlainJobId(id: string): boolean {
+  return /^\d+$/.test(id);
+}
+
+/**
+ * squeue's `%T`: a base state, sometimes followed by flags (`CANCELLED by 0`, `RUNNING+CF`). A job
+ * whose nodes are still booting or running a prolog carries the CONFIGURING flag (`CF`): granted,
+ * not usable yet.
+ */
+export function parseJobState(text: string): JobState {
+  const tokens = text
+    .trim()
+    .split(/[\s+]+/)
+    .filter(Boolean);
+  if (tokens.includes('CONFIGURING') || tokens.includes('CF')) return 'CONFIGURING';
+  return (tokens[0] ?? '') as JobState;
+}
+
 /** One `JOB_FORMAT` line (`%i|%T|%r|%N|%L|%e|%j`). */
 export function parseJobLine(line: string): JobRow {
   const parts = line.split('|');
   if (parts.length < 7) throw new Error(`unexpected squeue line: ${JSON.stringify(line)}`);
   const [jobId, state, reason, nodeList, left, end] = parts as [string, string, string, string, string, string];
-  if (!/^\d+$/.test(jobId.trim())) throw new Error(`unexpected squeue job id: ${JSON.stringify(line)}`);
+  if (!JOB_ID_PATTERN.test(jobId.trim())) throw new Error(`unexpected squeue job id: ${JSON.stringify(line)}`);
   return {
     jobId: jobId.trim(),
-    state: state.trim().split(/\s+/)[0] as JobState,
+    state: parseJobState(state),
     reason: reason.trim(),
     nodeList: nodeList.trim() === '(null)' ? '' : nodeList.trim(),
     timeLeftSeconds: parseDuration(left.trim()),
@@ -44,7 +101,25 @@ export function parseJobLine(line: string): JobRow {
 }
 
 export function parseJobLines(stdout: string): JobRow[] {
-  return stdout.split('\n').filter((l) => l.trim() !== '').map(parseJobLine);
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map(parseJobLine);
+}
+
+/** Like parseJobLines, but a line it cannot parse is returned in `skipped` instead of throwing. */
+export function parseJobLinesTolerant(stdout: string): { rows: JobRow[]; skipped: string[] } {
+  const rows: JobRow[] = [];
+  const skipped: string[] = [];
+  for (const l of stdout.split('\n')) {
+    if (l.trim() === '') continue;
+    try {
+      rows.push(parseJobLine(l));
+    } catch {
+      skipped.push(l);
+    }
+  }
+  return { rows, skipped };
 }
 
 /**
@@ -76,6 +151,17 @@ export function sallocIsPermanent(stderr: string): boolean {
   );
 }
 
+/**
+ * Pending reasons no amount of waiting resolves: the request exceeds a partition, QOS or
+ * association per-job limit, or names something invalid. A job pending for one of these fails
+ * the attempt at once (non-retryable) instead of waiting hours.
+ */
+export function pendingReasonIsPermanent(reason: string): boolean {
+  return /^(PartitionNodeLimit|PartitionTimeLimit|BadConstraints|InvalidAccount|InvalidQOS|DependencyNeverSatisfied|(QOS|Assoc)Max\w*PerJob\w*|(QOS|Assoc)Max\w*PerJobLimit)$/.test(
+    reason.trim(),
+  );
+}
+
 export interface StepRow {
   stepId: string;
   node: string;
@@ -94,7 +180,10 @@ export function parseStepLines(stdout: string): StepRow[] {
 }
 
 export function parseHostnames(stdout: string): string[] {
-  return stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+  return stdout
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Does the next piece of work (budgetSeconds) finish before the allocation ends, with margin to spare? */
@@ -112,8 +201,29 @@ export function parseTail(stdout: string): { exists: boolean; bytes: number; tai
   return { exists: true, bytes: Number(first), tail: nl < 0 ? '' : stdout.slice(nl + 1) };
 }
 
-/** enroot/registry output that means the image does not exist (no point retrying). */
+/**
+ * The tool a failed command could not find, from its exit code and output: `sh: 1: enroot: not
+ * found`, `bash: enroot: command not found`, tcsh's `enroot: Command not found.`, env's
+ * `env: 'enroot': No such file or directory`, srun's `execve(): vllm: No such file or directory`.
+ * Exit 127 without a recognisable line names `fallback`. undefined: not a missing tool.
+ */
+export function missingTool(code: number | null, output: string, fallback?: string): string | undefined {
+  const patterns = [
+    /(?:^|\n)(?:[^\n:]*:\s*)?(?:line \d+:\s*|\d+:\s*)?([^\s:'"]+): (?:[Cc]ommand )?not found\.?\s*(?:\n|$)/,
+    /(?:^|\n)env: '?([^\s':]+)'?: No such file or directory/,
+    /execve\(\): ([^\s:]+): No such file or directory/,
+    /failed to run command ['\u2018]([^'\u2019]+)['\u2019]: No such file or directory/,
+  ];
+  for (const re of patterns) {
+    const m = re.exec(output);
+    if (m?.[1]) return m[1];
+  }
+  return code === 127 ? fallback || 'a command' : undefined;
+}
+
+/** enroot/registry output that means the image does not exist (no point retrying). A missing tool is not a missing image. */
 export function importErrorIsMissingImage(stderr: string): boolean {
+  if (missingTool(null, stderr) !== undefined) return false;
   return /manifest unknown|not found|does not exist|repository .* not found|no such image|404/i.test(stderr);
 }
 
@@ -126,4 +236,53 @@ export function parseNodeAddresses(stdout: string): Record<string, string> {
     if (name && addr) out[name] = addr;
   }
   return out;
+}
+
+/** One answer of LIVENESS_SCRIPT. A section whose squeue failed carries its error, never an empty list. */
+export interface LivenessObservation {
+  job: { ok: true; row: JobRow | null; gone: boolean } | { ok: false; error: string };
+  steps: { ok: true; rows: StepRow[] } | { ok: false; error: string };
+  launchers: Record<number, boolean>;
+}
+
+/** Parse LIVENESS_SCRIPT output (pure). A missing section counts as failed (the script was cut short). */
+export function parseLiveness(stdout: string, jobId: string): LivenessObservation {
+  const sections = new Map<string, { rc: number; lines: string[] }>();
+  const launchers: Record<number, boolean> = {};
+  let cur: { rc: number; lines: string[] } | undefined;
+  for (const line of stdout.split('\n')) {
+    const m = /^@@(job|steps) (\d+)$/.exec(line);
+    if (m) {
+      cur = { rc: Number(m[2]), lines: [] };
+      sections.set(m[1]!, cur);
+      continue;
+    }
+    const p = /^@@pid (\d+) (alive|dead)$/.exec(line);
+    if (p) {
+      launchers[Number(p[1])] = p[2] === 'alive';
+      cur = undefined;
+      continue;
+    }
+    if (cur && line.trim() !== '') cur.lines.push(line);
+  }
+  const j = sections.get('job');
+  let job: LivenessObservation['job'];
+  if (!j) job = { ok: false, error: 'no answer for the job' };
+  else if (j.rc !== 0 && j.lines.some((l) => /Invalid job id/i.test(l))) job = { ok: true, row: null, gone: true };
+  else if (j.rc !== 0) job = { ok: false, error: j.lines.join('\n').slice(0, 400) || `squeue rc=${j.rc}` };
+  else {
+    try {
+      const row = parseJobLines(j.lines.join('\n')).find((r) => r.jobId === jobId) ?? null;
+      job = { ok: true, row, gone: row === null };
+    } catch (err) {
+      job = { ok: false, error: (err as Error).message };
+    }
+  }
+  const s = sections.get('steps');
+  let steps: LivenessObservation['steps'];
+  if (!s) steps = { ok: false, error: 'no answer for the steps' };
+  else if (s.rc !== 0 && s.lines.some((l) => /Invalid job id/i.test(l))) steps = { ok: true, rows: [] };
+  else if (s.rc !== 0) steps = { ok: false, error: s.lines.join('\n').slice(0, 400) || `squeue -s rc=${s.rc}` };
+  else steps = { ok: true, rows: parseStepLines(s.lines.join('\n')) };
+  return { job, steps, launchers };
 }

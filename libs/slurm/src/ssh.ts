@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
-import { tail } from '@infersweep/topology';
-import { commandLine, KILL_GRACE_MS, LocalExecutor, type Executor, type RunOptions, type RunResult } from './executor';
+import { tail } from '@infersweep/core';
+import { commandLine, KILL_GRACE_MS, LocalExecutor, shownCommand, type Executor, type RunOptions, type RunResult } from './executor';
 import { CommandAbortedError, CommandTimeoutError, SshConnectionError, SshHostKeyError } from './errors';
-import { knownHostsName, knownKeysFor, parsePublicKeyLine, verifyHostKey, type HostKeyVerdict } from './hostkeys';
-import { shellJoin } from './quote';
+import {
+  knownHostsName,
+  knownKeysFor,
+  parsePublicKeyLine,
+  untrustedHint,
+  verifyHostKey,
+  type HostKeyVerdict,
+  type KnownHostKeys,
+} from './hostkeys';
+import { assertSecretEnv, shellJoin } from './quote';
 
 export interface SshExecutorOptions {
   host: string;
@@ -23,14 +31,53 @@ export interface SshExecutorOptions {
   readyTimeoutMs?: number;
   /** Attempts for an idempotent command whose connection dropped (default 3). */
   maxAttempts?: number;
-  /** Channels open at once on the connection (sshd MaxSessions; default 16). */
+  /**
+   * Channels open at once on the connection (default 8: under OpenSSH's default MaxSessions of 10,
+   * with room for the kill channel of a timed-out command). A refused channel open lowers the
+   * limit to what the server accepted and is retried after a back-off.
+   */
   maxChannels?: number;
+  /** How long a command may keep being refused a channel before it fails (default 60 s). */
+  channelRefusedTimeoutMs?: number;
 }
+
+/** Default channel bound: OpenSSH's MaxSessions is 10 unless the site raised it. */
+export const DEFAULT_MAX_CHANNELS = 8;
 
 /** First stderr line of every remote command: the remote shell's pid (= its process group). */
 const PID_MARK = '__infersweep_pid=';
 
+/**
+ * Reads `count` lines `NAME=value` from stdin and exports them (the rest of stdin is left to the
+ * command: sh's `read` takes one byte at a time from a pipe). Fixed text: values never appear in
+ * it, only in the stream, so they reach the command's environment without touching an argv.
+ */
+export const SECRET_LOADER =
+  'i=0; while [ "$i" -lt "$1" ]; do IFS= read -r kv || { echo "infersweep: secret $i of $1 missing on stdin" >&2; exit 125; }; ' +
+  'case "${kv%%=*}" in ""|[!A-Za-z_]*|*[!A-Za-z0-9_]*) echo "infersweep: bad secret name" >&2; exit 125;; esac; ' +
+  'export "$kv"; i=$((i+1)); done';
+
+/**
+ * The text handed to the login user's shell for one command. The login shell may be bash, csh,
+ * tcsh, fish, …: it only ever sees `exec /bin/sh -c '<fixed text>' <base64>` (no newline, no
+ * quote inside the quotes, nothing any of them expands), and /bin/sh decodes and runs the real
+ * POSIX script: print its pid (the process group a timeout kills), export `secretCount` secrets
+ * read from stdin, `exec` the command line.
+ */
+export function remoteShellCommand(line: string, secretCount = 0): string {
+  if (!Number.isInteger(secretCount) || secretCount < 0) throw new TypeError(`secretCount must be a non-negative integer: ${secretCount}`);
+  const script = [
+    `printf '${PID_MARK}%s\\n' "$$" >&2`,
+    ...(secretCount > 0 ? [`set -- ${secretCount}`, SECRET_LOADER] : []),
+    `exec ${line}`,
+  ].join('\n');
+  const b64 = Buffer.from(script, 'utf8').toString('base64');
+  return `exec /bin/sh -c 'eval "$(echo "$0" | base64 -d)"' ${b64}`;
+}
+
 class ConnectionDropped extends Error {}
+/** The server refused to open a channel (MaxSessions reached): the command never started. */
+class ChannelRefused extends Error {}
 
 /**
  * Commands on a login node over one multiplexed ssh2 connection. The host key must match the
@@ -42,13 +89,21 @@ export class SshExecutor implements Executor {
   private connecting: Promise<Client> | undefined;
   private readonly inflight = new Set<(err: Error) => void>();
   private active = 0;
+  private limit: number;
+  private okSinceRefusal = 0;
   private readonly waiters: (() => void)[] = [];
+  /** Channel opens the server refused (each one backed off and retried). */
+  refusals = 0;
+  /** Most channels this executor held open at once. */
+  peakChannels = 0;
   private closed = false;
   /** How many times a connection was established (1 = never reconnected). */
   connects = 0;
 
   constructor(private readonly opts: SshExecutorOptions) {
-    if (!opts.hostKey && !opts.knownHostsPath) throw new SshHostKeyError('SshExecutor needs hostKey or knownHostsPath: refusing to trust any host key');
+    if (!opts.hostKey && !opts.knownHostsPath)
+      throw new SshHostKeyError('SshExecutor needs hostKey or knownHostsPath: refusing to trust any host key');
+    this.limit = Math.max(1, opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
   }
 
   describe(): string {
@@ -67,7 +122,7 @@ export class SshExecutor implements Executor {
     });
   }
 
-  private known(): { keys: Buffer[]; revoked: Buffer[] } {
+  private known(): Pick<KnownHostKeys, 'keys' | 'revoked'> & Partial<Pick<KnownHostKeys, 'untrusted'>> {
     if (this.opts.hostKey) return { keys: [parsePublicKeyLine(this.opts.hostKey).blob], revoked: [] };
     const text = readFileSync(this.opts.knownHostsPath!, 'utf8');
     return knownKeysFor(text, knownHostsName(this.opts.host, this.opts.port ?? 22));
@@ -85,7 +140,9 @@ export class SshExecutor implements Executor {
       try {
         known = this.known();
       } catch (err) {
-        reject(new SshHostKeyError(`${this.describe()}: cannot read the pinned host key: ${(err as Error).message}`, { context, cause: err }));
+        reject(
+          new SshHostKeyError(`${this.describe()}: cannot read the pinned host key: ${(err as Error).message}`, { context, cause: err }),
+        );
         return;
       }
       const cfg: ConnectConfig = {
@@ -114,7 +171,13 @@ export class SshExecutor implements Executor {
       c.on('error', (err) => {
         if (ready) return; // a post-ready error is followed by 'close'
         if (verdict && !verdict.ok) {
-          reject(new SshHostKeyError(`${this.describe()}: host key ${verdict.why}, refusing to connect`, { context: { ...context, why: verdict.why }, cause: err }));
+          const hint = verdict.why === 'unknown' ? untrustedHint(known, this.opts.host, this.opts.port ?? 22) : '';
+          reject(
+            new SshHostKeyError(`${this.describe()}: host key ${verdict.why}, refusing to connect${hint}`, {
+              context: { ...context, why: verdict.why },
+              cause: err,
+            }),
+          );
         } else {
           reject(new SshConnectionError(`${this.describe()}: ${err.message}`, { context, cause: err }));
         }
@@ -132,34 +195,64 @@ export class SshExecutor implements Executor {
   }
 
   private async acquire(): Promise<void> {
-    const max = this.opts.maxChannels ?? 16;
-    while (this.active >= max) await new Promise<void>((r) => this.waiters.push(r));
+    while (this.active >= this.limit) await new Promise<void>((r) => this.waiters.push(r));
     this.active += 1;
+    this.peakChannels = Math.max(this.peakChannels, this.active);
   }
 
   private release(): void {
     this.active -= 1;
-    this.waiters.shift()?.();
+    if (this.active < this.limit) this.waiters.shift()?.();
+  }
+
+  /** The server refused a channel while `active` were open: it accepts fewer; grow back slowly after successes. */
+  private refused(): void {
+    this.refusals += 1;
+    this.okSinceRefusal = 0;
+    this.limit = Math.max(1, Math.min(this.limit, this.active - 1));
+  }
+
+  private succeeded(): void {
+    const max = Math.max(1, this.opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
+    if (this.limit < max && ++this.okSinceRefusal >= 50) {
+      this.okSinceRefusal = 0;
+      this.limit += 1;
+      this.waiters.shift()?.();
+    }
   }
 
   async run(argv: string[], opts: RunOptions = {}): Promise<RunResult> {
     const line = commandLine(argv, opts.env);
+    if (opts.secretEnv) assertSecretEnv(opts.secretEnv);
     const attempts = opts.idempotent ? (this.opts.maxAttempts ?? 3) : 1;
+    const refusedDeadline = Date.now() + (this.opts.channelRefusedTimeoutMs ?? 60_000);
     let lastErr: unknown;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
+    for (let attempt = 1, refusals = 0; attempt <= attempts;) {
       const client = await this.connect();
       await this.acquire();
+      let backoff = 0;
       try {
-        return await this.execOnce(client, line, opts);
+        const r = await this.execOnce(client, line, opts);
+        this.succeeded();
+        return r;
       } catch (err) {
+        if (err instanceof ChannelRefused && Date.now() < refusedDeadline) {
+          // never started: safe to retry for any command, and it does not use up an attempt
+          this.refused();
+          backoff = Math.min(2_000, 50 * 2 ** refusals++);
+          lastErr = err;
+          continue;
+        }
         if (!(err instanceof ConnectionDropped)) throw err;
         lastErr = err;
+        attempt += 1;
       } finally {
         this.release();
+        if (backoff) await new Promise((r) => setTimeout(r, backoff));
       }
     }
-    throw new SshConnectionError(`${this.describe()}: connection dropped while running: ${line}`, {
-      context: { command: line, mayHaveRun: true, attempts },
+    throw new SshConnectionError(`${this.describe()}: connection dropped while running: ${shownCommand(line)}`, {
+      context: { command: shownCommand(line), mayHaveRun: true, attempts },
       cause: lastErr,
     });
   }
@@ -169,7 +262,7 @@ export class SshExecutor implements Executor {
     const c = this.client;
     if (!c) return;
     await new Promise<void>((resolve) => {
-      c.exec(shellJoin(['kill', `-${sig}`, '--', `-${pid}`]), (err, stream) => {
+      c.exec(remoteShellCommand(shellJoin(['kill', `-${sig}`, '--', `-${pid}`])), (err, stream) => {
         if (err) return resolve();
         stream.on('close', () => resolve()).resume();
         stream.stderr.resume();
@@ -179,8 +272,9 @@ export class SshExecutor implements Executor {
 
   private execOnce(client: Client, line: string, opts: RunOptions): Promise<RunResult> {
     const started = Date.now();
+    const shown = shownCommand(line);
     return new Promise<RunResult>((resolve, reject) => {
-      if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${line}`));
+      if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${shown}`));
       let stdout = '';
       let stderr = '';
       let pending = '';
@@ -211,30 +305,39 @@ export class SshExecutor implements Executor {
       const timer = opts.timeoutMs ? setTimeout(() => stop('timeout'), opts.timeoutMs) : undefined;
       const onAbort = (): void => stop('abort');
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const wrapped = `printf '${PID_MARK}%s\\n' "$$" >&2; exec ${line}`;
+      const secrets = Object.entries(opts.secretEnv ?? {});
+      const wrapped = remoteShellCommand(line, secrets.length);
+      const stdin = secrets.map(([k, v]) => `${k}=${v}\n`).join('') + (opts.stdin ?? '');
       client.exec(wrapped, (err, stream) => {
         if (err) {
-          // channel refused (e.g. connection going away): a drop as far as retry is concerned
-          return finish(() => reject(new ConnectionDropped(err.message)));
+          // refused by a live connection (MaxSessions): back off and retry; else the connection is going away
+          const live = this.client === client && /open failure|open failed|prohibited/i.test(err.message);
+          return finish(() => reject(live ? new ChannelRefused(err.message) : new ConnectionDropped(err.message)));
         }
         channel = stream;
         stream.setEncoding('utf8');
         stream.stderr.setEncoding('utf8');
         stream.on('data', (d: string) => {
-          stdout += d;
+          if (opts.collectStdout !== false) stdout += d;
           opts.onStdout?.(d);
         });
         stream.stderr.on('data', (d: string) => {
           if (pid === undefined) {
+            // lines a login shell's rc files print come before the marker: pass them through
             pending += d;
-            const nl = pending.indexOf('\n');
-            if (nl < 0) return;
-            const first = pending.slice(0, nl);
-            d = pending.slice(nl + 1);
-            pending = '';
-            pid = first.startsWith(PID_MARK) ? Number(first.slice(PID_MARK.length)) : 0;
-            if (!pid) d = `${first}\n${d}`;
-            if (killedFor) stop(killedFor);
+            let nl: number;
+            d = '';
+            while (pid === undefined && (nl = pending.indexOf('\n')) >= 0) {
+              const lineText = pending.slice(0, nl);
+              pending = pending.slice(nl + 1);
+              if (lineText.startsWith(PID_MARK)) pid = Number(lineText.slice(PID_MARK.length)) || 0;
+              else d += `${lineText}\n`;
+            }
+            if (pid !== undefined) {
+              d += pending;
+              pending = '';
+              if (killedFor) stop(killedFor);
+            }
             if (!d) return;
           }
           stderr += d;
@@ -247,22 +350,21 @@ export class SshExecutor implements Executor {
         stream.on('close', () => {
           const durationMs = Date.now() - started;
           if (pending) stderr += pending;
-          const context = { logTail: tail(stderr || stdout), command: line, durationMs, host: this.opts.host };
-          if (killedFor === 'timeout') return finish(() => reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${line}`, { context })));
-          if (killedFor === 'abort') return finish(() => reject(new CommandAbortedError(`aborted: ${line}`, { context })));
+          const context = { logTail: tail(stderr || stdout), command: shown, durationMs, host: this.opts.host };
+          if (killedFor === 'timeout')
+            return finish(() => reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${shown}`, { context })));
+          if (killedFor === 'abort') return finish(() => reject(new CommandAbortedError(`aborted: ${shown}`, { context })));
           if (code === null && signal === null && !this.client) return finish(() => reject(new ConnectionDropped('connection dropped')));
           finish(() => resolve({ code, signal, stdout, stderr, durationMs }));
         });
-        if (opts.stdin) stream.end(opts.stdin);
+        if (stdin) stream.end(stdin);
         else stream.end();
       });
     });
   }
 }
 
-export type ExecutorProfile =
-  | { kind: 'local' }
-  | ({ kind: 'ssh' } & SshExecutorOptions);
+export type ExecutorProfile = { kind: 'local' } | ({ kind: 'ssh' } & SshExecutorOptions);
 
 /** Data-driven factory: a plain options object → an Executor. */
 export function executorFor(profile: ExecutorProfile): Executor {
@@ -273,8 +375,7 @@ export function executorFor(profile: ExecutorProfile): Executor {
 
 /** The login host of a cluster profile (same shape as the config's `loginHost`). */
 export type LoginHostProfile =
-  | { local: true }
-  | { host: string; port?: number; user: string; keyPath?: string; hostKey?: string; knownHostsPath?: string };
+  { local: true } | { host: string; port?: number; user: string; keyPath?: string; hostKey?: string; knownHostsPath?: string };
 
 /**
  * Executor for a cluster profile: `{ loginHost: { local: true } }` → LocalExecutor, otherwise

@@ -1,22 +1,71 @@
 import { describe, expect, it } from 'vitest';
 import {
-  allocationJobName, detachedArgv, ENROOT_IMPORT, imageFileName, importArgv, sallocArgv, scancelArgv, squeueByNameArgv, squeueJobArgv,
-  srunArgv, tailArgv, showNodesArgv,
+  allocationJobName,
+  cappedCatArgv,
+  detachedArgv,
+  ENROOT_IMPORT,
+  imageFileName,
+  importArgv,
+  killLauncherArgv,
+  livenessArgv,
+  sallocArgv,
+  sallocDetachedArgv,
+  sallocLogFile,
+  scancelArgv,
+  squeueByNameArgv,
+  squeueJobArgv,
+  srunArgv,
+  tailArgv,
+  showNodesArgv,
 } from '../src/index';
 
 const base = { jobName: 'infersweep-s1-a1', nodes: 2, gres: true, exclusive: true, timeLimitMinutes: 480 };
 
 describe('command builders', () => {
-  it('salloc: --no-shell, grant timeout twice (immediate + outer timeout), gres, exclusive, time, partition', () => {
+  it("salloc: --no-shell, no --immediate (the queue wait is the caller's), outer timeout = grant wait + slack, gres, exclusive, time, partition", () => {
     expect(sallocArgv({ ...base, gpusPerNode: 8, partition: 'gpu', account: 'acct', grantTimeoutSeconds: 60 })).toEqual([
-      'timeout', '--signal=TERM', '--kill-after=10', '90', 'salloc', '--no-shell', '--immediate=60', '--job-name=infersweep-s1-a1', '--nodes=2', '--time=480',
-      '--gres=gpu:8', '--exclusive', '--partition=gpu', '--account=acct',
+      'timeout',
+      '--signal=TERM',
+      '--kill-after=10',
+      '120',
+      'salloc',
+      '--no-shell',
+      '--job-name=infersweep-s1-a1',
+      '--nodes=2',
+      '--time=480',
+      '--gres=gpu:8',
+      '--exclusive',
+      '--partition=gpu',
+      '--account=acct',
     ]);
     const noGres = sallocArgv({ ...base, gres: false, exclusive: false, gpusPerNode: 4 });
     expect(noGres).toContain('--gpus-per-node=4');
     expect(noGres).not.toContain('--exclusive');
-    expect(noGres).toContain('--immediate=300');
+    expect(noGres.some((a) => a.startsWith('--immediate'))).toBe(false);
+    // default grant wait: hours, not the 5 minutes of the old --immediate=300
+    expect(Number(noGres[3])).toBe(12 * 3600 + 60);
     expect(sallocArgv({ ...base, extraArgs: ['--qos=high'] }).at(-1)).toBe('--qos=high');
+  });
+
+  it('detached salloc: runs under the launch script, output to its log file on the login node', () => {
+    const argv = sallocDetachedArgv({ ...base, logFile: '/shared/x/salloc.log' });
+    expect(argv.slice(0, 2)).toEqual(['bash', '-c']);
+    expect(argv[4]).toBe('/shared/x/salloc.log');
+    expect(argv.slice(5, 6)).toEqual(['timeout']);
+    expect(sallocLogFile({ jobName: 'a b/c' })).toBe('/tmp/a_b_c.salloc.log');
+  });
+
+  it('liveness, kill-launcher and capped-cat argv validate their values', () => {
+    const a = livenessArgv('12', [
+      { pid: 99, name: 'infersweep-server1-r0' },
+      { pid: 0, name: 'skipped' },
+    ]);
+    expect(a.slice(3)).toEqual(['infersweep-liveness', '12', '%i|%T|%r|%N|%L|%e|%j', '%i|%N|%j', '99', 'infersweep-server1-r0']);
+    expect(() => livenessArgv('12 x')).toThrow(TypeError);
+    expect(killLauncherArgv(42, 'n').slice(3)).toEqual(['infersweep-kill', '42', 'n']);
+    expect(() => killLauncherArgv(-1, 'n')).toThrow(TypeError);
+    expect(cappedCatArgv('/x/y.log', 1024).slice(3)).toEqual(['infersweep-cat', '/x/y.log', '1024']);
+    expect(() => cappedCatArgv('/x', 0)).toThrow(TypeError);
   });
 
   it('salloc rejects bad requests', () => {
@@ -33,7 +82,7 @@ describe('command builders', () => {
 
   it('squeue / scancel / scontrol argv validate ids', () => {
     expect(squeueJobArgv('12')).toEqual(['squeue', '-j', '12', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
-    expect(squeueByNameArgv('n $(x)')).toEqual(['squeue', '--name=n $(x)', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
+    expect(squeueByNameArgv('n $(x)')).toEqual(['squeue', '--me', '--name=n $(x)', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
     expect(() => squeueJobArgv('12; rm')).toThrow(TypeError);
     expect(scancelArgv('12.3')).toEqual(['scancel', '12.3']);
     expect(() => scancelArgv('')).toThrow(TypeError);
@@ -43,21 +92,74 @@ describe('command builders', () => {
 
   it('srun host step: env as `env K=V` after --, login env inherited', () => {
     expect(srunArgv({ jobId: '5', node: 'node2', stepName: 's', argv: ['vllm', 'serve'], env: { A: '$(x)' }, runtime: 'host' })).toEqual([
-      'srun', '--jobid=5', '--overlap', '--nodes=1', '--ntasks=1', '--nodelist=node2', '--job-name=s', '--', 'env', 'A=$(x)', 'vllm', 'serve',
+      'srun',
+      '--jobid=5',
+      '--overlap',
+      '--nodes=1',
+      '--ntasks=1',
+      '--nodelist=node2',
+      '--job-name=s',
+      '--',
+      'env',
+      'A=$(x)',
+      'vllm',
+      'serve',
     ]);
   });
 
   it('srun pyxis step: container flags and --export limited to the listed names (values in srun env)', () => {
-    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['vllm'], env: { A: '1', B: '2' }, runtime: 'pyxis', containerImage: '/sq/img.sqsh', containerMounts: ['/data:/data', '/m:/m:ro'] })).toEqual([
-      'env', 'A=1', 'B=2', 'srun', '--jobid=5', '--overlap', '--nodes=1', '--ntasks=1', '--nodelist=node1', '--job-name=s',
-      '--container-image=/sq/img.sqsh', '--container-mounts=/data:/data,/m:/m:ro', '--export=A,B', '--', 'vllm',
+    expect(
+      srunArgv({
+        jobId: '5',
+        node: 'node1',
+        stepName: 's',
+        argv: ['vllm'],
+        env: { A: '1', B: '2' },
+        runtime: 'pyxis',
+        containerImage: '/sq/img.sqsh',
+        containerMounts: ['/data:/data', '/m:/m:ro'],
+      }),
+    ).toEqual([
+      'env',
+      'A=1',
+      'B=2',
+      'srun',
+      '--jobid=5',
+      '--overlap',
+      '--nodes=1',
+      '--ntasks=1',
+      '--nodelist=node1',
+      '--job-name=s',
+      '--container-image=/sq/img.sqsh',
+      '--container-mounts=/data:/data,/m:/m:ro',
+      '--no-container-entrypoint',
+      '--container-remap-root',
+      '--no-container-mount-home',
+      '--export=A,B',
+      '--',
+      'vllm',
     ]);
-    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i' })).toContain('--export=NONE');
+    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i' })).toContain(
+      '--export=NONE',
+    );
     expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis' })).toThrow(/containerImage/);
-    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i', containerMounts: ['a,b'] })).toThrow(/comma/);
+    expect(() =>
+      srunArgv({
+        jobId: '5',
+        node: 'node1',
+        stepName: 's',
+        argv: ['x'],
+        env: {},
+        runtime: 'pyxis',
+        containerImage: 'i',
+        containerMounts: ['a,b'],
+      }),
+    ).toThrow(/comma/);
     expect(() => srunArgv({ jobId: '5', node: 'node 1', stepName: 's', argv: ['x'], env: {}, runtime: 'host' })).toThrow(TypeError);
     expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: [], env: {}, runtime: 'host' })).toThrow(TypeError);
-    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: { 'A B': '1' }, runtime: 'host' })).toThrow(TypeError);
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: { 'A B': '1' }, runtime: 'host' })).toThrow(
+      TypeError,
+    );
   });
 
   it('detached launch and tail pass values as positional parameters of constant scripts', () => {
@@ -79,9 +181,29 @@ describe('command builders', () => {
   });
 
   it('import argv substitutes {out}/{image} and requires {out}', () => {
-    const a = importArgv({ squashPath: '/sq/i.sqsh', lockPath: '/sq/i.sqsh.lock', lockTimeoutSeconds: 30, tmpPath: '/sq/i.sqsh.tmp-1', image: 'v/x:1', importCommand: ENROOT_IMPORT });
-    expect(a.slice(3)).toEqual(['infersweep-image', '/sq/i.sqsh', '/sq/i.sqsh.lock', '30', '/sq/i.sqsh.tmp-1', 'enroot', 'import', '-o', '/sq/i.sqsh.tmp-1', 'docker://v/x:1']);
+    const a = importArgv({
+      squashPath: '/sq/i.sqsh',
+      lockPath: '/sq/i.sqsh.lock',
+      lockTimeoutSeconds: 30,
+      tmpPath: '/sq/i.sqsh.tmp-1',
+      image: 'v/x:1',
+      importCommand: ENROOT_IMPORT,
+    });
+    expect(a.slice(3)).toEqual([
+      'infersweep-image',
+      '/sq/i.sqsh',
+      '/sq/i.sqsh.lock',
+      '30',
+      '/sq/i.sqsh.tmp-1',
+      'enroot',
+      'import',
+      '-o',
+      '/sq/i.sqsh.tmp-1',
+      'docker://v/x:1',
+    ]);
     expect(a[2]).toMatch(/flock -w "\$wait" 9 \|\| \{.*exit 75; \}/);
-    expect(() => importArgv({ squashPath: '/s', lockPath: '/l', lockTimeoutSeconds: 1, tmpPath: '/t', image: 'i', importCommand: ['true'] })).toThrow(/\{out\}/);
+    expect(() =>
+      importArgv({ squashPath: '/s', lockPath: '/l', lockTimeoutSeconds: 1, tmpPath: '/t', image: 'i', importCommand: ['true'] }),
+    ).toThrow(/\{out\}/);
   });
 });

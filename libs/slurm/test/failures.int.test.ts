@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AllocationLostError, type JobInfo } from '../src/index';
-import { PREFIX, repoRoot, shared, sshCluster, stackDir, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, repoRoot, shared, sshCluster, stackDir, uniqueName, until } from './helpers';
 
 const run = promisify(execFile);
 
@@ -18,7 +18,9 @@ describe('allocation loss is detected and typed', () => {
   const downed = new Set<string>();
   let killedSlurmd = false;
 
-  const nodeState = async (node: string): Promise<string> => (await exec.run(['sinfo', '-h', '-N', '-n', node, '-o', '%T'])).stdout.trim();
+  // one line per partition the node is in (local, east or west): the node's state is that of the local partition
+  const nodeState = async (node: string): Promise<string> =>
+    (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-n', node, '-o', '%T'])).stdout.trim();
 
   afterAll(async () => {
     for (const node of downed) await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
@@ -32,14 +34,20 @@ describe('allocation loss is detected and typed', () => {
   const expectLost = async (jobId: string, state: string): Promise<void> => {
     const err = await cluster.assertAlive(jobId, 'test').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AllocationLostError);
-    expect(err).toMatchObject({ state, retryable: true, context: { jobId, step: 'test' } });
+    expect(err).toMatchObject({ state, kind: 'loss', context: { jobId, step: 'test' } });
   };
 
   it.concurrent('the time limit expiring yields TIMEOUT', async () => {
-    const a = await cluster.allocate({ jobName: uniqueName('timeout'), nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 1, grantTimeoutSeconds: 60 });
+    const a = await cluster.allocate(allocRequest('timeout', { timeLimitMinutes: 1 }));
     created.add(a.jobId);
     const granted = Date.now();
-    const h = await cluster.launchStep(a.jobId, a.headNode, ['sleep', '600'], {}, join(shared(), uniqueName('timeout'), `${a.headNode}.log`));
+    const h = await cluster.launchStep(
+      a.jobId,
+      a.headNode,
+      ['sleep', '600'],
+      {},
+      join(shared(), uniqueName('timeout'), `${a.headNode}.log`),
+    );
     expect(await cluster.canFinish(a.jobId, 120, 0)).toBe(false);
     await cluster.assertAlive(a.jobId, 'test');
     const info: JobInfo = await cluster.waitFor(a.jobId, (j) => j.state !== 'RUNNING' && j.state !== 'COMPLETING', 150_000);
@@ -52,7 +60,7 @@ describe('allocation loss is detected and typed', () => {
   });
 
   it.concurrent('an allocated node set down yields NODE_FAIL', async () => {
-    const a = await cluster.allocate({ jobName: uniqueName('nodedown'), nodes: 1, gres: false, exclusive: true, timeLimitMinutes: 5, grantTimeoutSeconds: 120 });
+    const a = await cluster.allocate(allocRequest('nodedown', { exclusive: true, grantTimeoutSeconds: 120 }));
     created.add(a.jobId);
     const node = a.headNode;
     downed.add(node);
@@ -69,12 +77,27 @@ describe('allocation loss is detected and typed', () => {
   });
 
   it.concurrent('a slurmd killed by pid is noticed (NODE_FAIL after SlurmdTimeout); restart cleans the orphaned step', async () => {
-    const a = await cluster.allocate({ jobName: uniqueName('slurmdkill'), nodes: 1, gres: false, exclusive: true, timeLimitMinutes: 5, grantTimeoutSeconds: 120 });
+    const a = await cluster.allocate(allocRequest('slurmdkill', { exclusive: true, grantTimeoutSeconds: 120 }));
     created.add(a.jobId);
     const node = a.headNode;
     const token = uniqueName('orphan');
-    const h = await cluster.launchStep(a.jobId, node, ['bash', '-c', 'while :; do sleep 1; done', token], {}, join(shared(), token, `${node}.log`));
-    const taskAlive = async (): Promise<boolean> => (await exec.run(['bash', '-c', 'for p in /proc/[0-9]*; do [ "$p" = "/proc/$$" ] && continue; tr "\\0" "\\n" < $p/cmdline 2>/dev/null | grep -qxF -- "$1" && exit 0; done; exit 1', 'x', token])).code === 0;
+    const h = await cluster.launchStep(
+      a.jobId,
+      node,
+      ['bash', '-c', 'while :; do sleep 1; done', token],
+      {},
+      join(shared(), token, `${node}.log`),
+    );
+    const taskAlive = async (): Promise<boolean> =>
+      (
+        await exec.run([
+          'bash',
+          '-c',
+          'for p in /proc/[0-9]*; do [ "$p" = "/proc/$$" ] && continue; tr "\\0" "\\n" < $p/cmdline 2>/dev/null | grep -qxF -- "$1" && exit 0; done; exit 1',
+          'x',
+          token,
+        ])
+      ).code === 0;
     await until(taskAlive, 20_000, 'step task running');
     const pid = readFileSync(join(stackDir(), 'pids', `slurmd-${node}.pid`), 'utf8').trim();
     expect(pid).toMatch(/^\d+$/);

@@ -1,20 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { SlurmCluster, SshExecutor, type SshExecutorOptions } from '../src/index';
+import { dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
+import { SlurmCluster, SshExecutor, type AllocateRequest, type SshExecutorOptions } from '../src/index';
 
-export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
+export { repoRoot };
 
 /** The values scripts/stack.sh wrote for the running stack (`$INFERSWEEP_DATA/stack/env`). */
 export function stackEnv(): Record<string, string> {
-  const file = join(process.env.INFERSWEEP_DATA ?? join(repoRoot, '.infersweep'), 'stack', 'env');
-  const out: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const i = line.indexOf('=');
-    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
-  }
-  return out;
+  return parseStackEnv(readFileSync(stackEnvFile(dataDirOf(process.env)), 'utf8'));
 }
 
 function need(e: Record<string, string>, k: string): string {
@@ -28,6 +22,14 @@ export const PREFIX = 'infersweep-test-slurm-';
 
 export function uniqueName(tag: string): string {
   return `${PREFIX}${tag}-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * A test allocation request: one shared node for 5 minutes, granted within 60 s, named
+ * `uniqueName(tag)` (or the given jobName); `over` changes what a test is about.
+ */
+export function allocRequest(tag: string, over: Partial<AllocateRequest> = {}): AllocateRequest {
+  return { jobName: uniqueName(tag), nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 60, ...over };
 }
 
 export function sshOptions(over: Partial<SshExecutorOptions> = {}): SshExecutorOptions {
@@ -50,7 +52,12 @@ export function sshCluster(): { exec: SshExecutor; cluster: SlurmCluster } {
 }
 
 /** Poll `check` until it returns a truthy value or the deadline passes (no sleeps as synchronisation). */
-export async function until<T>(check: () => Promise<T | false | null | undefined | '' | 0>, timeoutMs: number, what: string, intervalMs = 250): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | false | null | undefined | '' | 0>,
+  timeoutMs: number,
+  what: string,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | false | null | undefined | '' | 0;
   for (;;) {
@@ -69,8 +76,15 @@ export const stackDir = (): string => need(stackEnv(), 'INFERSWEEP_STACK');
  * to be a session process (`sshd: user@notty`) and not the listening daemon.
  */
 export async function sshSessionPid(x: SshExecutor): Promise<string> {
-  const r = await x.run(['bash', '-c', 'echo "$PPID"; tr "\\0" " " < "/proc/$PPID/cmdline"; echo; cat "$1"', 'x', join(stackDir(), 'pids', 'sshd.pid')]);
+  const r = await x.run([
+    'bash',
+    '-c',
+    'echo "$PPID"; tr "\\0" " " < "/proc/$PPID/cmdline"; echo; cat "$1"',
+    'x',
+    join(stackDir(), 'pids', 'sshd.pid'),
+  ]);
   const [pid = '', cmd = '', listener = ''] = r.stdout.split('\n').map((l) => l.trim());
-  if (!/^\d+$/.test(pid) || !/^sshd: \S+@notty/.test(cmd) || pid === listener) throw new Error(`not an sshd session process: ${JSON.stringify(r.stdout)}`);
+  if (!/^\d+$/.test(pid) || !/^sshd: \S+@notty/.test(cmd) || pid === listener)
+    throw new Error(`not an sshd session process: ${JSON.stringify(r.stdout)}`);
   return pid;
 }

@@ -1,13 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ImageImportError, ImageLockTimeout, imageFileName } from '../src/index';
-import { shared, sshCluster, uniqueName, until } from './helpers';
+import { allocRequest, shared, sshCluster, uniqueName, until } from './helpers';
 
 /** Stand-in for `enroot import`: a real squashfs built with mksquashfs, counting its runs. */
 const standIn = (counter: string, extra = ''): string[] => [
-  'bash', '-c',
+  'bash',
+  '-c',
   `set -e; d=$(mktemp -d); printf "%s" "$2" > "$d/image-name"; echo import >> "$3"; ${extra} mksquashfs "$d" "$1" -noappend -quiet -no-progress >/dev/null; rm -rf "$d"`,
-  'stand-in', '{out}', '{image}', counter,
+  'stand-in',
+  '{out}',
+  '{image}',
+  counter,
 ];
 
 describe('importImage: flock, validation, atomic rename (real files, real flock, real mksquashfs)', () => {
@@ -18,7 +22,8 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     await exec.close();
   });
 
-  const lines = async (f: string): Promise<number> => (await exec.run(['bash', '-c', 'cat -- "$1" 2>/dev/null | wc -l', 'x', f])).stdout.trim() as unknown as number;
+  const lines = async (f: string): Promise<number> =>
+    (await exec.run(['bash', '-c', 'cat -- "$1" 2>/dev/null | wc -l', 'x', f])).stdout.trim() as unknown as number;
 
   it('two concurrent imports of the same (hostile-named) image: one import, both succeed, file valid', async () => {
     const image = 'evil/$(touch /tmp/infersweep-pwn):tag;`id` "q"';
@@ -34,7 +39,35 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     expect(content.stdout).toBe(image);
     expect((await exec.run(['test', '-e', '/tmp/infersweep-pwn'])).code).toBe(1);
     // only the final file and its lock: no temporary left behind
-    expect((await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image)))).toEqual([imageFileName(image), `${imageFileName(image)}.lock`]);
+    expect((await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image)))).toEqual([
+      imageFileName(image),
+      `${imageFileName(image)}.lock`,
+    ]);
+  });
+
+  it("on the head node of an allocation (InferenceX's way): the import runs in an srun step there, with ENROOT_CACHE_PATH", async () => {
+    const a = await cluster.allocate(allocRequest('imp'));
+    try {
+      const image = 'head/node:1';
+      const seen = join(dir, 'seen-on');
+      const req = {
+        image,
+        squashDir: dir,
+        lockTimeoutSeconds: 60,
+        importCommand: standIn(
+          join(dir, 'count-h'),
+          `printf "%s %s %s\\n" "$SLURM_JOB_ID" "$SLURMD_NODENAME" "$ENROOT_CACHE_PATH" > ${seen};`,
+        ),
+        onNode: { jobId: a.jobId, node: a.headNode, env: { ENROOT_CACHE_PATH: '/tmp/enroot cache' } },
+      };
+      const r = await cluster.importImage(req);
+      expect(r.imported).toBe(true);
+      expect((await exec.run(['cat', seen])).stdout.trim()).toBe(`${a.jobId} ${a.headNode} /tmp/enroot cache`);
+      // a second call finds the valid file (under the same lock) and does not import again
+      expect((await cluster.importImage(req)).imported).toBe(false);
+    } finally {
+      await cluster.release(a.jobId);
+    }
   });
 
   it('a lock held past the timeout is an ImageLockTimeout, and the import never runs', async () => {
@@ -47,7 +80,9 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     try {
       await until(async () => (await exec.run(['flock', '-n', `${squash}.lock`, 'true'])).code === 1, 10_000, 'lock held');
       const t0 = Date.now();
-      const err = await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 2, importCommand: standIn(counter) }).catch((e: unknown) => e);
+      const err = await cluster
+        .importImage({ image, squashDir: dir, lockTimeoutSeconds: 2, importCommand: standIn(counter) })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ImageLockTimeout);
       expect((err as ImageLockTimeout).retryable).toBe(true);
       expect((err as ImageLockTimeout).context.logTail).toMatch(/lock not acquired within 2s/);
@@ -59,7 +94,9 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
       await held;
     }
     // once the lock is free the same call succeeds
-    expect((await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) })).imported).toBe(true);
+    expect((await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) })).imported).toBe(
+      true,
+    );
   });
 
   it('a corrupt existing squash file is replaced; a valid one is reused', async () => {
@@ -80,10 +117,24 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
   it('a failing or non-squashfs import is an ImageImportError and leaves no file behind', async () => {
     const image = 'broken/import:3';
     const squash = join(dir, imageFileName(image));
-    const failing = await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: ['bash', '-c', 'echo partial > "$1"; echo "network down" >&2; exit 9', 'x', '{out}'] }).catch((e: unknown) => e);
+    const failing = await cluster
+      .importImage({
+        image,
+        squashDir: dir,
+        lockTimeoutSeconds: 10,
+        importCommand: ['bash', '-c', 'echo partial > "$1"; echo "network down" >&2; exit 9', 'x', '{out}'],
+      })
+      .catch((e: unknown) => e);
     expect(failing).toBeInstanceOf(ImageImportError);
     expect((failing as ImageImportError).context.logTail).toMatch(/network down/);
-    const garbage = await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: ['bash', '-c', 'echo not-a-squashfs > "$1"', 'x', '{out}'] }).catch((e: unknown) => e);
+    const garbage = await cluster
+      .importImage({
+        image,
+        squashDir: dir,
+        lockTimeoutSeconds: 10,
+        importCommand: ['bash', '-c', 'echo not-a-squashfs > "$1"', 'x', '{out}'],
+      })
+      .catch((e: unknown) => e);
     expect(garbage).toBeInstanceOf(ImageImportError);
     const left = (await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image)));
     expect(left).toEqual([`${imageFileName(image)}.lock`]);

@@ -3,9 +3,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AllocationError, AllocationLostError, SlurmCluster, SshExecutor, type StepHandle } from '../src/index';
-import { PREFIX, shared, sshCluster, sshOptions, sshSessionPid, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, shared, sshCluster, sshOptions, sshSessionPid, uniqueName, until } from './helpers';
 
-const STEP = ['bash', '-c', 'trap "echo got-term; exit 143" TERM; echo "start node=$SLURMD_NODENAME job=$SLURM_JOB_ID msg=$MSG"; while :; do echo tick; sleep 0.5; done'];
+const STEP = [
+  'bash',
+  '-c',
+  'trap "echo got-term; exit 143" TERM; echo "start node=$SLURMD_NODENAME job=$SLURM_JOB_ID msg=$MSG"; while :; do echo tick; sleep 0.5; done',
+];
 
 describe('allocation lifecycle on the real cluster', () => {
   const { exec, cluster } = sshCluster();
@@ -22,7 +26,17 @@ describe('allocation lifecycle on the real cluster', () => {
   for (const nodes of [2, 4]) {
     it(`allocate ${nodes} nodes, one step per named node writes its log, fetch/copy logs, release ends them`, async () => {
       const t0 = Date.now();
-      const a = track(await cluster.allocate({ jobName: uniqueName(`n${nodes}`), nodes, gpusPerNode: 1, gres: true, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 60 }));
+      const a = track(
+        await cluster.allocate({
+          jobName: uniqueName(`n${nodes}`),
+          nodes,
+          gpusPerNode: 1,
+          gres: true,
+          exclusive: false,
+          timeLimitMinutes: 5,
+          grantTimeoutSeconds: 60,
+        }),
+      );
       const allocMs = Date.now() - t0;
       expect(a.nodes).toHaveLength(nodes);
       expect(new Set(a.nodes).size).toBe(nodes);
@@ -39,13 +53,18 @@ describe('allocation lifecycle on the real cluster', () => {
       const logDir = join(shared(), uniqueName('logs'));
       const t1 = Date.now();
       const handles: StepHandle[] = [];
-      for (const node of a.nodes) handles.push(await cluster.launchStep(a.jobId, node, STEP, { MSG: `hi $(x) ${node}` }, join(logDir, `${node}.log`)));
+      for (const node of a.nodes)
+        handles.push(await cluster.launchStep(a.jobId, node, STEP, { MSG: `hi $(x) ${node}` }, join(logDir, `${node}.log`)));
       const launchMs = Date.now() - t1;
       for (const h of handles) expect(await cluster.stepStatus(h)).toBe('running');
-      const logs = await until(async () => {
-        const l = await cluster.fetchLogs(handles, { tailLines: 200 });
-        return l.every((x) => x.tail.includes('tick')) && l;
-      }, 20_000, 'every step logging');
+      const logs = await until(
+        async () => {
+          const l = await cluster.fetchLogs(handles, { tailLines: 200 });
+          return l.every((x) => x.tail.includes('tick')) && l;
+        },
+        20_000,
+        'every step logging',
+      );
       for (const [i, l] of logs.entries()) {
         expect(l.tail).toContain(`start node=${a.nodes[i]} job=${a.jobId} msg=hi $(x) ${a.nodes[i]}`);
         expect(l.bytes).toBeGreaterThan(0);
@@ -67,7 +86,11 @@ describe('allocation lifecycle on the real cluster', () => {
       for (const h of handles) expect(await cluster.stepStatus(h)).toBe('exited');
       const after = await cluster.fetchLogs(handles.slice(1), { tailLines: 5 });
       for (const l of after) expect(l.tail).toMatch(/CANCELLED|got-term|Terminated|exit code 143/);
-      await expect(cluster.assertAlive(a.jobId, 'test')).rejects.toMatchObject({ name: 'AllocationLostError', state: 'CANCELLED', retryable: true });
+      await expect(cluster.assertAlive(a.jobId, 'test')).rejects.toMatchObject({
+        name: 'AllocationLostError',
+        state: 'CANCELLED',
+        kind: 'loss', // retried by the workflow's recovery, never by the activity
+      });
       expect(await cluster.release(a.jobId)).toEqual({ state: 'CANCELLED', settled: true }); // idempotent
       console.log(`[measure] ${nodes} nodes: allocate ${allocMs} ms, launch ${nodes} steps ${launchMs} ms, release ${releaseMs} ms`);
     });
@@ -89,32 +112,71 @@ describe('allocation lifecycle on the real cluster', () => {
 
   it('hostile job names and env values reach Slurm intact', async () => {
     const name = `${uniqueName('q')} $(touch /tmp/infersweep-pwn) \`id\`; "x" 'y' *`;
-    const a = track(await cluster.allocate({ jobName: name, nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 30 }));
+    const a = track(
+      await cluster.allocate({ jobName: name, nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 30 }),
+    );
     expect((await cluster.describe(a.jobId)).name).toBe(name);
-    const h = await cluster.launchStep(a.jobId, a.headNode, ['bash', '-c', 'printf "%s" "$V"'], { V: "a'b\"c$(touch /tmp/infersweep-pwn)\nd" }, join(shared(), uniqueName('q'), 'x y $(z).log'));
+    const h = await cluster.launchStep(
+      a.jobId,
+      a.headNode,
+      ['bash', '-c', 'printf "%s" "$V"'],
+      { V: 'a\'b"c$(touch /tmp/infersweep-pwn)\nd' },
+      join(shared(), uniqueName('q'), 'x y $(z).log'),
+    );
     const l = await until(async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h]))[0], 20_000, 'step done');
-    expect(l.tail).toBe("a'b\"c$(touch /tmp/infersweep-pwn)\nd");
+    expect(l.tail).toBe('a\'b"c$(touch /tmp/infersweep-pwn)\nd');
     expect((await exec.run(['test', '-e', '/tmp/infersweep-pwn'])).code).toBe(1);
     await cluster.release(a.jobId);
   });
 
   it('isolateEnv (what pyxis uses): the step sees only the listed env plus SLURM_*', async () => {
-    const a = track(await cluster.allocate({ jobName: uniqueName('iso'), nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 30 }));
-    const h = await cluster.launchStep(a.jobId, a.headNode, ['/usr/bin/env'], { ONLY_THIS: '1' }, join(shared(), uniqueName('iso'), 'env.log'), { isolateEnv: true });
-    const l = await until(async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h], { tailLines: 500 }))[0], 20_000, 'env step done');
-    const names = l.tail.split('\n').filter(Boolean).map((x) => x.split('=')[0]!);
+    const a = track(await cluster.allocate(allocRequest('iso', { grantTimeoutSeconds: 30 })));
+    const h = await cluster.launchStep(
+      a.jobId,
+      a.headNode,
+      ['/usr/bin/env'],
+      { ONLY_THIS: '1' },
+      join(shared(), uniqueName('iso'), 'env.log'),
+      { isolateEnv: true },
+    );
+    const l = await until(
+      async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h], { tailLines: 500 }))[0],
+      20_000,
+      'env step done',
+    );
+    const names = l.tail
+      .split('\n')
+      .filter(Boolean)
+      .map((x) => x.split('=')[0]!);
     expect(names).toContain('ONLY_THIS');
     // INFERSWEEP_SHARED and PATH are in the login session (sshd SetEnv): they must not leak
     expect(names).not.toContain('INFERSWEEP_SHARED');
     expect(names).not.toContain('PATH');
-    expect(names.filter((n) => n !== 'ONLY_THIS' && !/^(SLURM|SLURMD)_/.test(n) && !['CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'ROCR_VISIBLE_DEVICES', 'ZE_AFFINITY_MASK', 'TMPDIR', 'ENVIRONMENT', 'HOSTNAME'].includes(n))).toEqual([]);
+    expect(
+      names.filter(
+        (n) =>
+          n !== 'ONLY_THIS' &&
+          !/^(SLURM|SLURMD)_/.test(n) &&
+          ![
+            'CUDA_VISIBLE_DEVICES',
+            'GPU_DEVICE_ORDINAL',
+            'ROCR_VISIBLE_DEVICES',
+            'ZE_AFFINITY_MASK',
+            'TMPDIR',
+            'ENVIRONMENT',
+            'HOSTNAME',
+          ].includes(n),
+      ),
+    ).toEqual([]);
     await cluster.release(a.jobId);
   });
 
   it('an unsatisfiable request fails within the grant timeout (no salloc blocking forever) and leaves no job', async () => {
     const name = uniqueName('unsat');
     const t0 = Date.now();
-    const err = await cluster.allocate({ jobName: name, nodes: 9, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 3 }).catch((e: unknown) => e);
+    const err = await cluster
+      .allocate({ jobName: name, nodes: 9, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 3 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AllocationError);
     expect(Date.now() - t0).toBeLessThan(40_000);
     expect((await cluster.jobsNamed(name)).filter((j) => ['PENDING', 'RUNNING'].includes(j.state))).toEqual([]);
@@ -126,7 +188,15 @@ describe('allocation lifecycle on the real cluster', () => {
     const c = new SlurmCluster(x, { pollIntervalMs: 250 });
     const name = uniqueName('drop');
     // --hold keeps the job PENDING until we release it: salloc is still waiting when the connection dies
-    const req = { jobName: name, nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 90, extraArgs: ['--hold'] };
+    const req = {
+      jobName: name,
+      nodes: 1,
+      gres: false,
+      exclusive: false,
+      timeLimitMinutes: 5,
+      grantTimeoutSeconds: 90,
+      extraArgs: ['--hold'],
+    };
     const session = await sshSessionPid(x);
     const pending = c.allocate(req).catch((e: unknown) => e);
     const job = await until(async () => (await cluster.jobsNamed(name)).find((j) => j.state === 'PENDING'), 20_000, 'held job pending');

@@ -27,7 +27,10 @@ describe('LocalExecutor', () => {
 
   it('reports stdout, stderr, exit code, env and stdin; values arrive intact', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-local-'));
-    const r = await ex.run(['bash', '-c', 'echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`', ], { env: { V: "a'b\nc" }, stdin: 'in', });
+    const r = await ex.run(['bash', '-c', 'echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`'], {
+      env: { V: "a'b\nc" },
+      stdin: 'in',
+    });
     expect(r.code).toBe(3);
     expect(r.signal).toBeNull();
     expect(r.stdout).toBe("$(touch x);`y`|a'b\nc\nin");

@@ -12,7 +12,26 @@ function shArgs(line: string): string[] {
   return out.split('\0').slice(0, -1);
 }
 
-const HOSTILE = ['$(touch /tmp/x)', '`touch /tmp/x`', 'a; touch /tmp/x', "it's", '"dq"', 'line1\nline2', '*', '~', '$HOME', '-rf', '', ' lead', 'tab\there', '\\', "'", "''", 'a|b&c>d<e', '!event'];
+const HOSTILE = [
+  '$(touch /tmp/x)',
+  '`touch /tmp/x`',
+  'a; touch /tmp/x',
+  "it's",
+  '"dq"',
+  'line1\nline2',
+  '*',
+  '~',
+  '$HOME',
+  '-rf',
+  '',
+  ' lead',
+  'tab\there',
+  '\\',
+  "'",
+  "''",
+  'a|b&c>d<e',
+  '!event',
+];
 
 describe('shellQuote / shellJoin', () => {
   it('leaves plain words alone and quotes everything else', () => {
@@ -38,9 +57,15 @@ describe('shellQuote / shellJoin', () => {
 
   it('round-trips any string through /bin/sh (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'binary' }).map((s) => s.replace(/\0/g, '')), { minLength: 1, maxLength: 6 }), (argv) => {
-        expect(shArgs(shellJoin(argv))).toEqual(argv);
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ unit: 'binary' }).map((s) => s.replace(/\0/g, '')),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (argv) => {
+          expect(shArgs(shellJoin(argv))).toEqual(argv);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -48,7 +48,15 @@ describe('SshExecutor against the loopback sshd', () => {
 
   it('executorForProfile: a .pub path as hostKey works', async () => {
     const e = stackEnv();
-    const x = executorForProfile({ loginHost: { host: e.INFERSWEEP_SSH_HOST!, port: Number(e.INFERSWEEP_SSH_PORT), user: e.INFERSWEEP_SSH_USER!, keyPath: e.INFERSWEEP_SSH_KEY, hostKey: e.INFERSWEEP_SSH_HOST_KEY } });
+    const x = executorForProfile({
+      loginHost: {
+        host: e.INFERSWEEP_SSH_HOST!,
+        port: Number(e.INFERSWEEP_SSH_PORT),
+        user: e.INFERSWEEP_SSH_USER!,
+        keyPath: e.INFERSWEEP_SSH_KEY,
+        hostKey: e.INFERSWEEP_SSH_HOST_KEY,
+      },
+    });
     expect((await x.run(['echo', 'profile'])).stdout).toBe('profile\n');
     await x.close();
   });
@@ -56,9 +64,20 @@ describe('SshExecutor against the loopback sshd', () => {
   it('hostile strings in argv, env values and paths arrive intact and nothing runs', async () => {
     const dir = join(shared(), `infersweep-test-slurm-quote-${Date.now()}`);
     const marker = join(dir, 'pwned');
-    const hostile = [`$(touch ${marker})`, `\`touch ${marker}\``, `; touch ${marker}`, `" ; touch ${marker}; "`, `' ; touch ${marker}; '`, 'line1\nline2', '*', '$HOME'];
+    const hostile = [
+      `$(touch ${marker})`,
+      `\`touch ${marker}\``,
+      `; touch ${marker}`,
+      `" ; touch ${marker}; "`,
+      `' ; touch ${marker}; '`,
+      'line1\nline2',
+      '*',
+      '$HOME',
+    ];
     await ex.run(['mkdir', '-p', dir]);
-    const r = await ex.run(['bash', '-c', 'printf "%s\\0" "$@"; printf "%s\\0" "$V1" "$V2"', 'x', ...hostile], { env: { V1: hostile[0]!, V2: hostile[4]! } });
+    const r = await ex.run(['bash', '-c', 'printf "%s\\0" "$@"; printf "%s\\0" "$V1" "$V2"', 'x', ...hostile], {
+      env: { V1: hostile[0]!, V2: hostile[4]! },
+    });
     expect(r.stdout.split('\0').slice(0, -1)).toEqual([...hostile, hostile[0], hostile[4]]);
     const file = join(dir, hostile[3]!.replace(/\//g, '_'));
     await ex.run(['bash', '-c', 'printf %s "$2" > "$1"', 'x', file, 'content']);
@@ -82,7 +101,9 @@ describe('SshExecutor against the loopback sshd', () => {
 
   it('a per-command timeout kills the remote process group', async () => {
     const pids: string[] = [];
-    const err = await ex.run(['bash', '-c', 'sleep 300 & echo $!; wait'], { timeoutMs: 1_000, onStdout: (d) => pids.push(d.trim()) }).catch((e: unknown) => e);
+    const err = await ex
+      .run(['bash', '-c', 'sleep 300 & echo $!; wait'], { timeoutMs: 3_000, onStdout: (d) => pids.push(d.trim()) })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CommandTimeoutError);
     const pid = pids[0]!;
     expect(pid).toMatch(/^\d+$/);

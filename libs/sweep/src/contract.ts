@@ -2,13 +2,16 @@
  * The sweep contract: what the workflow, the worker's activities and the CLI agree on.
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
+import type { AllocationEnd } from '@infersweep/core';
+
+export type { AllocationEnd };
 
 /** How a concurrency point stands. `invalid` = it ran but a validity gate failed (reasons kept). */
 export type PointStatus = 'pending' | 'running' | 'done' | 'invalid' | 'failed' | 'skipped';
 
 export type DeploymentPolicy = 'shared-server' | 'server-per-point' | 'allocation-per-point';
 
-/** A compact summary of one point's result (the full record lives in `resultPath`). */
+/** A compact summary of one point's result (the full record lives in `resultPath`); built by libs/agentx `pointSummary`. */
 export interface PointSummary {
   concurrency: number;
   valid: boolean;
@@ -17,13 +20,23 @@ export interface PointSummary {
   /** true when the activity found a valid result of this point (same sweep, same plan) and did not rerun it */
   reused: boolean;
   jobId?: string;
+  nodes?: string[];
   attempt?: number;
+  gpuCount?: number;
   requestsProfiled?: number;
+  requestsFailed?: number;
+  /** the per-request JSONL next to the record */
+  requestsJsonl?: string;
   outputThroughputPerGpu?: number;
+  /** input + output tokens/s per GPU (InferenceX `tput_per_gpu`) */
   totalThroughputPerGpu?: number;
+  /** tok/s/user at p50 (1/ITL) */
   interactivityP50?: number;
   ttftP50Ms?: number;
+  ttftP99Ms?: number;
+  itlP50Ms?: number;
   e2elP50Ms?: number;
+  e2elP99Ms?: number;
 }
 
 export interface PointState {
@@ -39,20 +52,6 @@ export interface PointState {
   jobId?: string;
 }
 
-/** How an allocation ended (Slurm's terminal state, or why infersweep let it go). */
-export type AllocationEnd =
-  | 'released'
-  | 'TIMEOUT'
-  | 'NODE_FAIL'
-  | 'CANCELLED'
-  | 'PREEMPTED'
-  | 'FAILED'
-  | 'GONE'
-  | 'insufficient-time'
-  | 'server-lost'
-  | 'launch-failed'
-  | 'allocation-failed';
-
 export interface AllocationRecord {
   attempt: number;
   jobName: string;
@@ -63,6 +62,8 @@ export interface AllocationRecord {
   endedAt?: string;
   ended?: AllocationEnd;
   reason?: string;
+  /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/run.ts) */
+  warnings?: string[];
 }
 
 export type SweepPhase =
@@ -81,8 +82,19 @@ export type SweepPhase =
   | 'aborted';
 
 /** The `progress` query's answer; also the workflow's whole state. */
-export interface SweepProgress
-  extends Pick<SweepInput, 'sweepId' | 'configName' | 'configHash' | 'planHash' | 'orientation' | 'cluster' | 'model' | 'policy' | 'maxAllocationAttempts' | 'resultsDir'> {
+export interface SweepProgress extends Pick<
+  SweepInput,
+  | 'sweepId'
+  | 'configName'
+  | 'configHash'
+  | 'planHash'
+  | 'orientation'
+  | 'cluster'
+  | 'model'
+  | 'policy'
+  | 'maxAllocationAttempts'
+  | 'resultsDir'
+> {
   phase: SweepPhase;
   currentPoint?: number;
   allocation?: { jobId: string; nodes: string[]; attempt: number; grantedAt: string; timeLimitMinutes: number };
@@ -122,8 +134,18 @@ export interface SweepInput {
   resultsDir: string;
   /** image import needed (pyxis) or not (host runtime) */
   importImage: boolean;
+  /** a fresh allocation after this many points (plan.deployment.pointsPerAllocation); absent: policy decides */
+  pointsPerAllocation?: number;
+  /** where the import runs: on the login node once before allocating (default), or on each allocation's head node */
+  importImageOn?: 'login' | 'head-node';
   /** how long to wait for an operator before failing, e.g. '24 hours' */
   operatorTimeout?: string;
+  /**
+   * The starting deployment's tag (libs/core deploymentTag: Temporal namespace + configured id), in
+   * every allocation's job name so the janitor of another deployment sharing the login account
+   * never takes these jobs for its own orphans. Absent in sweeps started before it existed.
+   */
+  deploymentTag?: string;
 }
 
 /** Input of the parent workflow for `--orientation all`. */
@@ -148,6 +170,18 @@ export interface SweepResult {
   resultsDir: string;
 }
 
+/** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */
+export interface ChildSweepOutcome {
+  orientation: string;
+  sweepId: string;
+  resultsDir: string;
+  status: 'completed' | 'aborted' | 'failed' | 'cancelled';
+  /** the child's result when it returned one */
+  result?: SweepResult;
+  /** why it failed or was cancelled */
+  error?: string;
+}
+
 // ---------------------------------------------------------------- messages (names only; the
 // workflow defines handlers, the CLI calls them by the same definitions in ./messages)
 export const PROGRESS_QUERY = 'progress';
@@ -163,45 +197,3 @@ export const SEARCH_ATTRIBUTES = {
   config: 'InfersweepConfig',
   status: 'InfersweepStatus',
 } as const;
-
-export const SWEEP_WORKFLOW_TYPE = 'sweepWorkflow';
-export const SWEEP_ALL_WORKFLOW_TYPE = 'sweepAllWorkflow';
-
-/** One task queue per cluster profile: the worker for it holds that cluster's executor. */
-export function taskQueueFor(cluster: string): string {
-  return `infersweep-${cluster}`;
-}
-
-/** Job-name prefix of every allocation infersweep makes (the janitor looks for it). */
-export const JOB_NAME_PREFIX = 'infersweep-';
-
-/** Workflow id from config + orientation + cluster + run label (Temporal-safe characters only). */
-export function sweepWorkflowId(configName: string, orientation: string, cluster: string, label: string): string {
-  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
-  return `sweep-${safe(configName)}-${safe(orientation)}-${safe(cluster)}-${safe(label)}`;
-}
-
-/** A unique, Slurm-safe job name for allocation attempt `attempt` of a sweep. */
-export function allocationJobName(sweepId: string, attempt: number): string {
-  // short stable hash of the sweep id keeps names unique and below Slurm's limits
-  let h = 0x811c9dc5;
-  for (let i = 0; i < sweepId.length; i++) {
-    h ^= sweepId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  const tail = sweepId.replace(/^sweep-/, '').replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 40);
-  return `${JOB_NAME_PREFIX}${tail}-${h.toString(16).padStart(8, '0')}-a${attempt}`;
-}
-
-// ---------------------------------------------------------------- error types (ApplicationFailure.type)
-/** The allocation or the server went away: clean up, re-allocate, resume at the first unfinished point. */
-export const LOSS_ERROR_TYPES = ['AllocationLostError', 'ServerLostError', 'InsufficientTimeError'] as const;
-/** Never retried: the input is wrong, retrying cannot help. */
-export const NON_RETRYABLE_ERROR_TYPES = [
-  'ConfigError',
-  'TopologyError',
-  'PlanError',
-  'InvalidPlanError',
-  'ImageMissingError',
-  'SshHostKeyError',
-] as const;

@@ -1,3 +1,8 @@
+/**
+ * @infersweep/sweep (pure, workflow-safe): the sweep contract the workflow, the activities and the
+ * CLI agree on (input, progress, point states, messages, search attributes) and the point-state
+ * machine. See libs/sweep/README.md.
+ */
 export * from './contract';
 export * from './state';
 export * from './messages';

@@ -100,10 +100,18 @@ export function skipPoint(p: SweepProgress, concurrency: number, reason: string)
  * replacement by the time guard after the allocation ran at least one point.
  */
 export function failedAllocationAttempts(p: SweepProgress, since = 0): number {
-  return p.allocations.filter((a) => a.attempt > since && a.ended !== undefined && a.ended !== 'released' && a.ended !== 'insufficient-time').length;
+  return p.allocations.filter(
+    (a) => a.attempt > since && a.ended !== undefined && a.ended !== 'released' && a.ended !== 'insufficient-time',
+  ).length;
 }
 
-export function recordAllocationEnd(p: SweepProgress, jobName: string, ended: AllocationEnd, reason: string | undefined, now: string): void {
+export function recordAllocationEnd(
+  p: SweepProgress,
+  jobName: string,
+  ended: AllocationEnd,
+  reason: string | undefined,
+  now: string,
+): void {
   const a = p.allocations.find((x) => x.jobName === jobName);
   if (!a || a.ended) return;
   a.ended = ended;

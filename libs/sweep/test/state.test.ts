@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
 import {
-  allocationJobName,
   applyCompleted,
   failPoint,
   failedAllocationAttempts,
@@ -13,7 +11,6 @@ import {
   skipPoint,
   startPoint,
   summaryLine,
-  sweepWorkflowId,
   validateSkip,
   type SweepInput,
 } from '../src';
@@ -40,7 +37,13 @@ const input = (points: number[]): SweepInput => ({
   importImage: false,
 });
 
-const summary = (concurrency: number, valid = true) => ({ concurrency, valid, reasons: valid ? [] : ['error rate 0.5 > 0.1'], resultPath: `/r/c${concurrency}.json`, reused: false });
+const summary = (concurrency: number, valid = true) => ({
+  concurrency,
+  valid,
+  reasons: valid ? [] : ['error rate 0.5 > 0.1'],
+  resultPath: `/r/c${concurrency}.json`,
+  reused: false,
+});
 
 describe('point state machine', () => {
   it('walks the points in order and ends with none left', () => {
@@ -112,28 +115,14 @@ describe('point state machine', () => {
 
   it('counts only allocations that ended badly against the attempt budget', () => {
     const p = initialProgress(input([4]), 't0');
-    p.allocations.push({ attempt: 1, jobName: 'a1', nodes: [], requestedAt: 't' }, { attempt: 2, jobName: 'a2', nodes: [], requestedAt: 't' });
+    p.allocations.push(
+      { attempt: 1, jobName: 'a1', nodes: [], requestedAt: 't' },
+      { attempt: 2, jobName: 'a2', nodes: [], requestedAt: 't' },
+    );
     recordAllocationEnd(p, 'a1', 'NODE_FAIL', 'node2 down', 't');
     recordAllocationEnd(p, 'a2', 'released', undefined, 't');
     recordAllocationEnd(p, 'a2', 'TIMEOUT', 'late', 't'); // first end wins
     expect(failedAllocationAttempts(p)).toBe(1);
     expect(p.allocations[1]!.ended).toBe('released');
-  });
-});
-
-describe('names', () => {
-  it('derives a Temporal-safe workflow id from config, orientation, cluster and label', () => {
-    expect(sweepWorkflowId('kimik3 fp4', 'balanced', 'local', 'nightly/2026-12-02')).toBe('sweep-kimik3-fp4-balanced-local-nightly-2026-12-02');
-  });
-
-  it('job names are unique per sweep and attempt, Slurm-safe, and carry the janitor prefix', () => {
-    fc.assert(
-      fc.property(fc.string(), fc.string(), fc.integer({ min: 1, max: 99 }), (a, b, n) => {
-        const x = allocationJobName(a, n);
-        expect(x).toMatch(/^infersweep-[A-Za-z0-9-]*-[0-9a-f]{8}-a\d+$/);
-        if (a !== b) expect(x === allocationJobName(b, n) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-')).toBe(false);
-        expect(allocationJobName(a, n)).not.toBe(allocationJobName(a, n + 1));
-      }),
-    );
   });
 });

@@ -1,15 +1,40 @@
-export * from './errors';
+/**
+ * @infersweep/topology (pure): the sweep config schema (zod), the topology rules that turn an
+ * orientation into one `vllm serve` command per node, the launch plan and its time limits.
+ * "rule N" in this library's comments is rule N of docs/topology-rules.md. See libs/topology/README.md.
+ */
 export * from './config/agentx';
 export * from './config/errors';
 export * from './config/env';
 export * from './config/schema';
-export { parseSweepConfig, lineOf, dotted, type ConfigSource, type LoadedConfig, type ParseOptions, type PathSegment } from './config/parse';
-export * from './hash';
+export * from './config/files';
+export {
+  parseSweepConfig,
+  lineOf,
+  dotted,
+  LOCAL_PATH_FIELDS,
+  type ConfigSource,
+  type LoadedConfig,
+  type ParseOptions,
+  type PathSegment,
+} from './config/parse';
 export * from './topology/validate';
 export * from './topology/commands';
 export * as placeholders from './topology/placeholders';
+export { compileArgs, cpuDifferences, cpuLaunch, ompBindOf, removeFlag, type CpuLaunch } from './topology/cpu';
 export * from './topology/recipes';
 export * from './plan/schema';
 export * from './plan/timelimit';
-export { planSweep, planContentHash, resolveAgentx, resolveBudgets, standInArgv, deepMerge, type PlanOptions } from './plan/plan';
+export * from './plan/engine';
+export * from './plan/capacity';
+export {
+  planSweep,
+  planContentHash,
+  SECRET_LIKE,
+  resolveAgentx,
+  resolveBudgets,
+  standInArgv,
+  deepMerge,
+  type PlanOptions,
+} from './plan/plan';
 export { bindPlan, derivePorts, PORT_RANGES, type BindOptions, type DerivedPorts } from './plan/bind';

@@ -16,8 +16,3 @@ export function edit(from: string | RegExp, to: string): string {
   if (out === shippedText) throw new Error(`edit: ${String(from)} not found in ${SHIPPED}`);
   return out;
 }
-
-export const deltaFlag = (args: string[], f: string) => {
-  const i = args.indexOf(f);
-  return i < 0 ? undefined : args[i + 1];
-};

@@ -3,7 +3,11 @@ import { bindPlan, ConfigError, parseSweepConfig, planSweep, BindError } from '.
 import { edit, loadShipped, SHIPPED, shippedText, stackEnv } from './helpers';
 
 /** Each hostile config fails with its own specific message: file, YAML path, value, fix. */
-function configError(text: string, plan?: { orientation: string; cluster: string; points?: number[] }, env: Record<string, string> = stackEnv): ConfigError {
+function configError(
+  text: string,
+  plan?: { orientation: string; cluster: string; points?: number[] },
+  env: Record<string, string> = stackEnv,
+): ConfigError {
   try {
     const { config, source } = parseSweepConfig(text, { file: SHIPPED, env });
     if (plan) planSweep(config, { ...plan, source });
@@ -23,7 +27,10 @@ describe('hostile configs', () => {
   });
 
   it('GPUs that do not tile a node', () => {
-    const e = configError(edit('{ tp: 4, pp: 2, dp: 2, ep: 8, nodes: 2 }', '{ tp: 3, pp: 1, dp: 2 }'), { orientation: 'balanced', cluster: 'h200' });
+    const e = configError(edit('{ tp: 4, pp: 2, dp: 2, ep: 8, nodes: 2 }', '{ tp: 3, pp: 1, dp: 2 }'), {
+      orientation: 'balanced',
+      cluster: 'h200',
+    });
     expect(e.message).toContain('orientations.balanced.topology.dp: 2 — TP×PP×DP = 6 GPUs do not tile nodes of 8 GPUs');
   });
 
@@ -33,10 +40,14 @@ describe('hostile configs', () => {
   });
 
   it('missing or empty required values are errors, never empty strings', () => {
-    expect(configError(edit('servedName: moonshotai/Kimi-K3', 'servedName: ""')).message).toContain('model.servedName: "" — must not be empty');
+    expect(configError(edit('servedName: moonshotai/Kimi-K3', 'servedName: ""')).message).toContain(
+      'model.servedName: "" — must not be empty',
+    );
     expect(configError(edit('  servedName: moonshotai/Kimi-K3\n', '')).message).toContain('model.servedName: (missing) — required');
-    expect(configError(edit('VLLM_USE_V2_MODEL_RUNNER: "1"', 'VLLM_USE_V2_MODEL_RUNNER: ""')).message).toContain('engine.env.VLLM_USE_V2_MODEL_RUNNER: "" — must not be empty');
-    expect(configError(edit('port: 2222', 'port: ""')).message).toMatch(/clusters\.local\.loginHost(\.port)?: .*—/);
+    expect(configError(edit('VLLM_USE_V2_MODEL_RUNNER: "1"', 'VLLM_USE_V2_MODEL_RUNNER: ""')).message).toContain(
+      'engine.env.VLLM_USE_V2_MODEL_RUNNER: "" — must not be empty',
+    );
+    expect(configError(edit('port: ${INFERSWEEP_SSH_PORT:-2222}', 'port: ""')).message).toMatch(/clusters\.local\.loginHost(\.port)?: .*—/);
   });
 
   it('a missing port at bind time is an error (empty PORT never reaches vllm serve)', () => {
@@ -45,14 +56,22 @@ describe('hostile configs', () => {
     expect(() => bindPlan(p, { jobId: '', nodes: ['a', 'b'], headAddress: '10.0.0.1' })).toThrow(/jobId is empty/);
     expect(() => bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: ' ' })).toThrow(BindError);
     expect(() => bindPlan(p, { jobId: '7', nodes: ['a'], headAddress: '10.0.0.1' })).toThrow(/needs 2 nodes, allocation has 1/);
-    expect(() => bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1', nodeAddresses: ['x', ''] })).toThrow(/address of node 1/);
+    expect(() => bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1', nodeAddresses: ['x', ''] })).toThrow(
+      /address of node 1/,
+    );
     const tampered = { ...p, endpoints: ['http://{{HEAD_ADDR}}:{{API_PORT}}'] };
-    expect(() => bindPlan(tampered, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1' })).toThrow(/placeholder \{\{API_PORT\}\} has no value/);
+    expect(() => bindPlan(tampered, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1' })).toThrow(
+      /placeholder \{\{API_PORT\}\} has no value/,
+    );
   });
 
   it('hybrid LB behind one endpoint (the seed bug)', () => {
-    const e = configError(edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid, endpoints: single }'));
-    expect(e.message).toContain('orientations.throughput.topology.endpoints: "single" — hybrid LB serves each node\'s ranks from that node\'s own API server');
+    const e = configError(
+      edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid, endpoints: single }'),
+    );
+    expect(e.message).toContain(
+      'orientations.throughput.topology.endpoints: "single" — hybrid LB serves each node\'s ranks from that node\'s own API server',
+    );
   });
 
   it('hybrid LB with per-node endpoints plans one endpoint per node (real engine)', () => {
@@ -63,64 +82,108 @@ describe('hostile configs', () => {
     const p = planSweep(config, { orientation: 'throughput', cluster: 'h200', source });
     expect(p.endpoints).toEqual([0, 1, 2, 3].map((k) => `http://{{NODE_ADDR_${k}}}:{{PORT}}`));
     expect(p.clientMustBalance).toBe(true);
-    expect(p.engineIds).toEqual({ labelled: true, perMetricsEndpoint: [0, 1, 2, 3].map((k) => [0, 1, 2, 3].map((i) => String(4 * k + i))) });
+    expect(p.engineIds).toEqual({
+      labelled: true,
+      perMetricsEndpoint: [0, 1, 2, 3].map((k) => [0, 1, 2, 3].map((i) => String(4 * k + i))),
+    });
     // …but the simulator cannot stand in for per-node servers.
-    expect(() => planSweep(config, { orientation: 'throughput', cluster: 'local', source })).toThrow(/simulator override runs one server on node 0 only/);
+    expect(() => planSweep(config, { orientation: 'throughput', cluster: 'local', source })).toThrow(
+      /simulator override runs one server on node 0 only/,
+    );
   });
 
   it('unknown keys name the key and list what is allowed', () => {
     const e = configError(edit('  kind: vllm\n', '  kind: vllm\n  maxModelLength: 32768\n'));
-    expect(e.message).toContain('engine.maxModelLength: 32768 — unknown key "maxModelLength" (allowed here: kind, version, commonArgs, env, maxModelLen');
+    expect(e.message).toContain(
+      'engine.maxModelLength: 32768 — unknown key "maxModelLength" (allowed here: kind, version, commonArgs, env, secretEnv, maxModelLen',
+    );
     const top = configError(`${shippedText}\nextra: 1\n`);
     expect(top.message).toMatch(/extra: 1 — unknown key "extra" \(allowed here: name, model,.*\) \(line \d+\)/);
   });
 
   it('time limit above the partition maximum names both numbers and the fix', () => {
     const e = configError(edit('maxWallMinutes: 720', 'maxWallMinutes: 120'), { orientation: 'balanced', cluster: 'h200' });
-    expect(e.message).toMatch(/clusters\.h200\.maxWallMinutes: 120 — orientation balanced needs a 460-minute allocation \(.*\) but partition h200 allows 120 minutes; fix: fewer points/);
+    expect(e.message).toMatch(
+      /clusters\.h200\.maxWallMinutes: 120 — orientation balanced needs a 667-minute allocation \(.*\) but partition h200 allows 120 minutes; fix: fewer points/,
+    );
   });
 
   it('allocation-per-point makes the limit per point', () => {
-    const { config, source } = parseSweepConfig(edit('policy: shared-server', 'policy: allocation-per-point'), { file: SHIPPED, env: stackEnv });
+    const { config, source } = parseSweepConfig(edit('policy: shared-server', 'policy: allocation-per-point'), {
+      file: SHIPPED,
+      env: stackEnv,
+    });
     const p = planSweep(config, { orientation: 'balanced', cluster: 'h200', source });
     expect(p.deployment.allocations).toBe(4);
-    expect(p.slurm.timeLimitMinutes).toBe(Math.ceil((1800 + 3600 + 900 + 1800 + 1800 + 600) * 1.15 / 60));
+    expect(p.slurm.timeLimitMinutes).toBe(Math.ceil(((1800 + 7200 + 900 + 3600 + 1800 + 600) * 1.15) / 60));
   });
 
   it('an unset ${VAR} names the variable; other clusters are not expanded', () => {
     const e = configError(shippedText, undefined, {});
-    expect(e.message).toContain('clusters.local.loginHost.keyPath: "${INFERSWEEP_STACK}/ssh/client_ed25519" — environment variable INFERSWEEP_STACK is not set');
+    expect(e.message).toContain(
+      'clusters.local.loginHost.keyPath: "${INFERSWEEP_STACK}/ssh/client_ed25519" — environment variable INFERSWEEP_STACK is not set',
+    );
     const { config } = parseSweepConfig(shippedText, { file: SHIPPED, env: {}, clusters: ['h200'] });
     expect(config.clusters.h200!.partition).toBe('h200');
   });
 
   it('a requested point not in the orientation names both', () => {
     const e = configError(shippedText, { orientation: 'balanced', cluster: 'h200', points: [8, 5] });
-    expect(e.message).toContain('orientations.balanced.concurrency: [4,8,16,32] — requested point 5 is not in orientation balanced\'s concurrency list [4, 8, 16, 32]');
+    expect(e.message).toContain(
+      "orientations.balanced.concurrency: [4,8,16,32] — requested point 5 is not in orientation balanced's concurrency list [4, 8, 16, 32]",
+    );
     const { config, source } = loadShipped();
     expect(planSweep(config, { orientation: 'balanced', cluster: 'h200', source, points: [32, 8] }).points).toEqual([8, 32]);
   });
 
   it('derived flags in commonArgs, removed env vars and all2all backends', () => {
-    expect(configError(edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --port=8000\n'), { orientation: 'latency', cluster: 'h200' }).message).toContain(
-      'engine.commonArgs[1]: "--port=8000" — --port is derived, not a common argument',
-    );
-    expect(configError(edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --max-model-len\n    - "32768"\n'), { orientation: 'latency', cluster: 'h200' }).message).toContain('set engine.maxModelLen');
-    expect(configError(edit('NCCL_CUMEM_ENABLE: "1"', 'NCCL_CUMEM_ENABLE: "1"\n    VLLM_RPC_TIMEOUT: "100"'), { orientation: 'latency', cluster: 'h200' }).message).toContain('engine.env.VLLM_RPC_TIMEOUT: "100" — removed from vLLM');
-    expect(configError(edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  all2allBackend: pplx\n'), { orientation: 'balanced', cluster: 'h200' }).message).toContain('engine.all2allBackend: "pplx" — removed from vLLM');
+    expect(
+      configError(edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --port=8000\n'), {
+        orientation: 'latency',
+        cluster: 'h200',
+      }).message,
+    ).toContain('engine.commonArgs[1]: "--port=8000" — --port is derived, not a common argument');
+    expect(
+      configError(edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --max-model-len\n    - "32768"\n'), {
+        orientation: 'latency',
+        cluster: 'h200',
+      }).message,
+    ).toContain('set engine.maxModelLen');
+    expect(
+      configError(edit('NCCL_CUMEM_ENABLE: "1"', 'NCCL_CUMEM_ENABLE: "1"\n    VLLM_RPC_TIMEOUT: "100"'), {
+        orientation: 'latency',
+        cluster: 'h200',
+      }).message,
+    ).toContain('engine.env.VLLM_RPC_TIMEOUT: "100" — removed from vLLM');
+    expect(
+      configError(edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  all2allBackend: pplx\n'), {
+        orientation: 'balanced',
+        cluster: 'h200',
+      }).message,
+    ).toContain('engine.all2allBackend: "pplx" — removed from vLLM');
   });
 
   it('DP×EP for K3 on H200 needs allowUnvalidated (rule 18)', () => {
-    const e = configError(edit(/\n    allowUnvalidated: true   # experimental on H200[^\n]*/, ''), { orientation: 'throughput', cluster: 'h200' });
+    const e = configError(edit(/\n    allowUnvalidated: true   # experimental on H200[^\n]*/, ''), {
+      orientation: 'throughput',
+      cluster: 'h200',
+    });
     expect(e.message).toContain('orientations.throughput.topology.ep: 16 — DP16×EP16 is not a validated kimi-k3 profile on H200');
   });
 
   it('EP on a dense model, EPLB without EP, traces longer than the context', () => {
-    expect(configError(edit('moe: true', 'moe: false')).message).toContain('orientations.balanced.topology.ep: 8 — expert parallelism needs an MoE model');
-    expect(configError(edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  eplb: { numRedundantExperts: 2 }\n'), { orientation: 'latency', cluster: 'h200' }).message).toContain('engine.eplb');
-    expect(configError(edit('maxContextTokens: 4096', 'maxContextTokens: 16384'), { orientation: 'latency', cluster: 'local' }).message).toContain(
-      'agentx.traces.maxContextTokens: 16384 — exceeds the served context window 8192 tokens',
+    expect(configError(edit('moe: true', 'moe: false')).message).toContain(
+      'orientations.balanced.topology.ep: 8 — expert parallelism needs an MoE model',
     );
+    expect(
+      configError(edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  eplb: { numRedundantExperts: 2 }\n'), {
+        orientation: 'latency',
+        cluster: 'h200',
+      }).message,
+    ).toContain('engine.eplb');
+    expect(
+      configError(edit('maxContextTokens: 4096', 'maxContextTokens: 16384'), { orientation: 'latency', cluster: 'local' }).message,
+    ).toContain('agentx.traces.maxContextTokens: 16384 — exceeds the served context window 8192 tokens');
   });
 
   it('YAML syntax errors and duplicate keys report a line', () => {

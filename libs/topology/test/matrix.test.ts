@@ -94,7 +94,10 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
                   expect(r.ok, `TP${tp} PP${pp} DP${dp} EP${ep} M${M} G${G}`).toBe(false);
                   if (r.ok) continue;
                   if (!o.ok) expect(r.violations.map((v) => v.rule)).toContain(o.rule);
-                  if (o.rule === 2) expect(r.violations.find((v) => v.rule === 2)!.message).toContain(`topology uses ${tp * pp * dp} GPUs but allocation has ${M * G}`);
+                  if (o.rule === 2)
+                    expect(r.violations.find((v) => v.rule === 2)!.message).toContain(
+                      `topology uses ${tp * pp * dp} GPUs but allocation has ${M * G}`,
+                    );
                   if (epWrong) {
                     const v = r.violations.find((x) => x.rule === 4)!;
                     expect(v.field).toBe('ep');
@@ -129,7 +132,9 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
                 expect(r.topology.endpoints).toBe('per-node');
                 assertInvariants(r.topology, lbMode);
               } else if (endpoints === 'single') {
-                expect(r.violations.some((v) => v.field === 'endpoints' && v.message.includes('single endpoint leaves the other nodes'))).toBe(true);
+                expect(
+                  r.violations.some((v) => v.field === 'endpoints' && v.message.includes('single endpoint leaves the other nodes')),
+                ).toBe(true);
               }
               checked++;
             }

@@ -1,9 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  budgetsSchema, buildNodeCommands, checkLaunchInvariants, checkTopology, computeTimeLimit, contentHash, derivePorts,
-  expandEnvString, fnv1a64, planSweep, bindPlan, pointBudget, PORT_RANGES, stableStringify,
+  budgetsSchema,
+  buildNodeCommands,
+  checkLaunchInvariants,
+  checkTopology,
+  computeTimeLimit,
+  derivePorts,
+  expandEnvString,
+  planSweep,
+  bindPlan,
+  pointBudget,
+  PORT_RANGES,
 } from '../src/index';
+import { contentHash, fnv1a64, stableStringify } from '@infersweep/core';
 import { loadShipped } from './helpers';
 
 /** A random valid topology: pick G, a replica layout and a node count, derive the rest. */
@@ -72,34 +82,47 @@ describe('topology properties', () => {
 describe('ports, binding, hashing, env expansion, time limits', () => {
   it('ports are distinct, in their ranges, and deterministic per job id', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.bigInt({ min: 1n, max: 10n ** 12n }).map(String), fc.string({ minLength: 1 }).filter((s) => s.trim() !== '')), (jobId) => {
-        const p = derivePorts(jobId);
-        expect(derivePorts(jobId)).toEqual(p);
-        expect(new Set([p.port, p.dpRpcPort, p.masterPort]).size).toBe(3);
-        for (const k of ['port', 'dpRpcPort', 'masterPort'] as const) {
-          expect(p[k]).toBeGreaterThanOrEqual(PORT_RANGES[k].base);
-          expect(p[k]).toBeLessThan(PORT_RANGES[k].base + PORT_RANGES[k].size);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.bigInt({ min: 1n, max: 10n ** 12n }).map(String),
+          fc.string({ minLength: 1 }).filter((s) => s.trim() !== ''),
+        ),
+        (jobId) => {
+          const p = derivePorts(jobId);
+          expect(derivePorts(jobId)).toEqual(p);
+          expect(new Set([p.port, p.dpRpcPort, p.masterPort]).size).toBe(3);
+          for (const k of ['port', 'dpRpcPort', 'masterPort'] as const) {
+            expect(p[k]).toBeGreaterThanOrEqual(PORT_RANGES[k].base);
+            expect(p[k]).toBeLessThan(PORT_RANGES[k].base + PORT_RANGES[k].size);
+          }
+        },
+      ),
     );
     expect(derivePorts('1001').port).not.toBe(derivePorts('1002').port);
   });
 
   it('binding any shipped plan to any allocation leaves no placeholder and no empty value', () => {
     const { config, source } = loadShipped();
-    const plans = ['h200', 'local'].flatMap((cluster) => ['latency', 'balanced', 'throughput'].map((orientation) => planSweep(config, { orientation, cluster, source })));
+    const plans = ['h200', 'local'].flatMap((cluster) =>
+      ['latency', 'balanced', 'throughput'].map((orientation) => planSweep(config, { orientation, cluster, source })),
+    );
     const host = fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/);
     fc.assert(
-      fc.property(fc.constantFrom(...plans), fc.integer({ min: 1, max: 99999999 }), fc.array(host, { minLength: 4, maxLength: 4 }), (plan, jobId, names) => {
-        const nodes = names.slice(0, plan.slurm.nodes);
-        const b = bindPlan(plan, { jobId: String(jobId), nodes, headAddress: nodes[0]! });
-        const all = [...b.endpoints, ...b.nodes.flatMap((n) => [...n.argv, ...n.launchArgv, ...Object.values(n.env)])];
-        for (const s of all) {
-          expect(s).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
-          expect(s.trim()).not.toBe('');
-        }
-        expect(b.nodes.map((n) => n.env.VLLM_HOST_IP)).toEqual(nodes);
-      }),
+      fc.property(
+        fc.constantFrom(...plans),
+        fc.integer({ min: 1, max: 99999999 }),
+        fc.array(host, { minLength: 4, maxLength: 4 }),
+        (plan, jobId, names) => {
+          const nodes = names.slice(0, plan.slurm.nodes);
+          const b = bindPlan(plan, { jobId: String(jobId), nodes, headAddress: nodes[0]! });
+          const all = [...b.endpoints, ...b.nodes.flatMap((n) => [...n.argv, ...n.launchArgv, ...Object.values(n.env)])];
+          for (const s of all) {
+            expect(s).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
+            expect(s.trim()).not.toBe('');
+          }
+          expect(b.nodes.map((n) => n.env.VLLM_HOST_IP)).toEqual(nodes);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -122,32 +145,53 @@ describe('ports, binding, hashing, env expansion, time limits', () => {
   it('${VAR} expansion: all set → no placeholder left; unset → named', () => {
     const name = fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,8}$/);
     fc.assert(
-      fc.property(fc.array(fc.tuple(name, fc.string({ minLength: 1 }).filter((v) => !v.includes('$'))), { minLength: 1, maxLength: 4 }), fc.string().filter((s) => !s.includes('$')), (vars, glue) => {
-        const env = Object.fromEntries(vars);
-        const text = vars.map(([k]) => `\${${k}}`).join(glue);
-        const r = expandEnvString(text, env);
-        expect(r.problems).toEqual([]);
-        expect(r.value).toBe(vars.map(([k]) => env[k]).join(glue));
-        const missing = expandEnvString(`${text}\${NOT_SET_X}`, env);
-        expect(missing.problems.map((p) => p.variable)).toEqual(['NOT_SET_X']);
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            name,
+            fc.string({ minLength: 1 }).filter((v) => !v.includes('$')),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.string().filter((s) => !s.includes('$')),
+        (vars, glue) => {
+          const env = Object.fromEntries(vars);
+          const text = vars.map(([k]) => `\${${k}}`).join(glue);
+          const r = expandEnvString(text, env);
+          expect(r.problems).toEqual([]);
+          expect(r.value).toBe(vars.map(([k]) => env[k]).join(glue));
+          const missing = expandEnvString(`${text}\${NOT_SET_X}`, env);
+          expect(missing.problems.map((p) => p.variable)).toEqual(['NOT_SET_X']);
+        },
+      ),
     );
     expect(expandEnvString('$${HOME}', {}).value).toBe('${HOME}');
+    expect(expandEnvString('${PORT_X:-2222}', {}).value).toBe('2222');
+    expect(expandEnvString('${PORT_X:-2222}', { PORT_X: '' }).value).toBe('2222');
+    expect(expandEnvString('${PORT_X:-2222}', { PORT_X: '2225' }).value).toBe('2225');
+    expect(expandEnvString('${PORT_X}', {}).problems[0]?.variable).toBe('PORT_X');
   });
 
   it('time limit covers the budget plus margin and grows with every point', () => {
     const budgets = budgetsSchema.parse({});
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 512 }), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 7200 }), fc.constantFrom('shared-server', 'server-per-point', 'allocation-per-point') as fc.Arbitrary<'shared-server' | 'server-per-point' | 'allocation-per-point'>, (conc, profile, policy) => {
-        const pts = conc.map((c) => pointBudget(c, budgets, profile, 1800));
-        const t = computeTimeLimit(budgets, pts, policy);
-        expect(t.minutes * 60).toBeGreaterThanOrEqual(t.baseSeconds + t.marginSeconds);
-        expect(t.marginSeconds).toBeGreaterThanOrEqual(Math.max(600, t.baseSeconds * 0.15) - 1e-9);
-        expect(t.derivation).toContain(`→ ${t.minutes} min`);
-        const more = computeTimeLimit(budgets, [...pts, pointBudget(1, budgets, profile, 1800)], policy);
-        if (policy === 'allocation-per-point') expect(more.minutes).toBe(t.minutes);
-        else expect(more.minutes).toBeGreaterThan(t.minutes);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 512 }), { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 7200 }),
+        fc.constantFrom('shared-server', 'server-per-point', 'allocation-per-point') as fc.Arbitrary<
+          'shared-server' | 'server-per-point' | 'allocation-per-point'
+        >,
+        (conc, profile, policy) => {
+          const pts = conc.map((c) => pointBudget(c, budgets, profile, 1800));
+          const t = computeTimeLimit(budgets, pts, policy);
+          expect(t.minutes * 60).toBeGreaterThanOrEqual(t.baseSeconds + t.marginSeconds);
+          expect(t.marginSeconds).toBeGreaterThanOrEqual(Math.max(600, t.baseSeconds * 0.15) - 1e-9);
+          expect(t.derivation).toContain(`→ ${t.minutes} min`);
+          const more = computeTimeLimit(budgets, [...pts, pointBudget(1, budgets, profile, 1800)], policy);
+          if (policy === 'allocation-per-point') expect(more.minutes).toBe(t.minutes);
+          else expect(more.minutes).toBeGreaterThan(t.minutes);
+        },
+      ),
     );
   });
 });

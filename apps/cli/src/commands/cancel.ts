@@ -24,7 +24,11 @@ export function register(program: Command): void {
             if (view.status !== 'RUNNING') throw new ExitWith(EXIT.failure, `sweep ${id} is already ${view.status}; nothing to cancel`);
             const h = s.client.workflow.getHandle(id);
             if (opts.abort) {
-              if (view.kind !== 'sweep') throw new ExitWith(EXIT.usage, `--abort works on one orientation's sweep; ${id} is a parent of several — cancel it without --abort (its children clean up), or abort each child`);
+              if (view.kind !== 'sweep')
+                throw new ExitWith(
+                  EXIT.usage,
+                  `--abort works on one orientation's sweep; ${id} is a parent of several — cancel it without --abort (its children clean up), or abort each child`,
+                );
               const p = await h.executeUpdate(abortUpdate, { args: [{ reason: opts.reason }] });
               out(`abort requested for ${id} (phase ${p.phase}); cleanup runs, then the sweep ends as aborted`);
             } else {

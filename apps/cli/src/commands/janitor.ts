@@ -1,14 +1,17 @@
 /**
  * `infersweep janitor [--apply] [--cluster P] [--config F] [--name-contains S] [--json]`:
- * Slurm allocations that carry infersweep's job-name prefix but whose sweep is closed or unknown
- * to Temporal (leaked by a crash, a lost worker, a deleted workflow). Lists them; cancels them
- * with `--apply`. Jobs of running sweeps are never touched; without Temporal it refuses to judge.
+ * Slurm allocations of the login user (`squeue --me`) that carry THIS deployment's job-name prefix
+ * (`infersweep-<deployment tag>-`, libs/core deploymentTag: Temporal namespace + INFERSWEEP_DEPLOYMENT_ID)
+ * but whose sweep is closed or unknown to Temporal (leaked by a crash, a lost worker, a deleted
+ * workflow). Lists them; cancels them with `--apply`. Jobs of running sweeps, of other deployments
+ * sharing the login account, and job arrays / het jobs are never touched; without Temporal it
+ * refuses to judge.
  */
 import type { Command } from 'commander';
 import { executorForProfile, SlurmCluster } from '@infersweep/slurm';
-import { allocationJobName, JOB_NAME_PREFIX, SWEEP_WORKFLOW_TYPE } from '@infersweep/sweep';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '../config-file';
-import { action, out, usageExits, UsageError } from '../ops/cli';
+import { allocationJobName, deploymentJobPrefix, JOB_NAME_PREFIX, SWEEP_WORKFLOW_TYPE } from '@infersweep/core';
+import { currentDeploymentTag, DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '@infersweep/orchestrator';
+import { action, err, out, usageExits, UsageError } from '../ops/cli';
 import { withSession, type Session } from '../ops/temporal';
 
 export interface LiveJob {
@@ -24,17 +27,17 @@ export interface JanitorVerdict extends LiveJob {
   sweepStatus?: string;
 }
 
-/** The job-name stem of every allocation of a sweep: `infersweep-<tail>-<hash>-a` (attempt follows). */
-export function jobNameStem(sweepId: string): string {
-  return allocationJobName(sweepId, 0).replace(/0$/, '');
+/** The job-name stem of every allocation of a sweep: `infersweep-[<tag>-]<tail>-<hash>-a` (attempt follows). */
+export function jobNameStem(sweepId: string, tag?: string): string {
+  return allocationJobName(sweepId, 0, tag).replace(/0$/, '');
 }
 
-/** Match live jobs to sweeps by their name stem. Orphans: a closed sweep, or none known. */
-export function judge(jobs: LiveJob[], sweeps: { workflowId: string; status: string }[]): JanitorVerdict[] {
+/** Match live jobs to sweeps (of deployment `tag`) by their name stem. Orphans: a closed sweep, or none known. */
+export function judge(jobs: LiveJob[], sweeps: { workflowId: string; status: string }[], tag?: string): JanitorVerdict[] {
   const byStem = new Map<string, { workflowId: string; status: string }>();
   // a running execution wins over an older closed one with the same id
   for (const s of sweeps) {
-    const stem = jobNameStem(s.workflowId);
+    const stem = jobNameStem(s.workflowId, tag);
     const prev = byStem.get(stem);
     if (!prev || s.status === 'RUNNING') byStem.set(stem, s);
   }
@@ -49,7 +52,8 @@ export function judge(jobs: LiveJob[], sweeps: { workflowId: string; status: str
 async function knownSweeps(s: Session): Promise<{ workflowId: string; status: string }[]> {
   const out: { workflowId: string; status: string }[] = [];
   // running ones first and all of them; closed ones only to name them in the listing
-  for await (const w of s.client.workflow.list({ query: `WorkflowType = '${SWEEP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` })) out.push({ workflowId: w.workflowId, status: w.status.name });
+  for await (const w of s.client.workflow.list({ query: `WorkflowType = '${SWEEP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'` }))
+    out.push({ workflowId: w.workflowId, status: w.status.name });
   let n = 0;
   for await (const w of s.client.workflow.list({ query: `WorkflowType = '${SWEEP_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running'` })) {
     out.push({ workflowId: w.workflowId, status: w.status.name });
@@ -70,7 +74,9 @@ export function register(program: Command): void {
   usageExits(
     program
       .command('janitor')
-      .description("List (and with --apply cancel) Slurm allocations named infersweep-* whose sweep is closed or unknown")
+      .description(
+        "List (and with --apply cancel) this deployment's Slurm allocations (infersweep-<tag>-*) whose sweep is closed or unknown",
+      )
       .option('--apply', 'cancel the orphaned allocations (default: only list)')
       .option('--cluster <profile>', 'cluster profile (its login host is queried)', DEFAULT_CLUSTER)
       .option('-c, --config <file>', 'sweep config holding the cluster profile', DEFAULT_CONFIG)
@@ -80,12 +86,25 @@ export function register(program: Command): void {
         action('janitor', async (opts: JanitorOpts) => {
           const { config } = loadSweepConfig({ config: opts.config, clusters: [opts.cluster] });
           const profile = config.clusters[opts.cluster];
-          if (!profile) throw new UsageError(`--cluster ${JSON.stringify(opts.cluster)}: no such profile in ${opts.config} (have: ${Object.keys(config.clusters).join(', ')})`);
+          if (!profile)
+            throw new UsageError(
+              `--cluster ${JSON.stringify(opts.cluster)}: no such profile in ${opts.config} (have: ${Object.keys(config.clusters).join(', ')})`,
+            );
           const exec = executorForProfile(profile);
           try {
             const slurm = new SlurmCluster(exec);
-            const jobs = (await slurm.findOrphans(JOB_NAME_PREFIX)).filter((j) => !opts.nameContains || j.name.includes(opts.nameContains));
-            const verdicts = await withSession(async (s) => judge(jobs, await knownSweeps(s)));
+            const tag = currentDeploymentTag();
+            const prefix = deploymentJobPrefix(tag);
+            // the login user's jobs only (squeue --me); array/het ids and unparsable lines are skipped, not fatal
+            const all = await slurm.findOrphans(JOB_NAME_PREFIX, (line, why) => err(`janitor: skipped ${line.slice(0, 120)} (${why})`));
+            const others = all.filter((j) => !j.name.startsWith(prefix));
+            const jobs = all.filter((j) => j.name.startsWith(prefix) && (!opts.nameContains || j.name.includes(opts.nameContains)));
+            if (others.length > 0 && !opts.json) {
+              out(
+                `${others.length} infersweep job(s) without this deployment's tag ${tag} (another deployment, or started before tags): left alone`,
+              );
+            }
+            const verdicts = await withSession(async (s) => judge(jobs, await knownSweeps(s), tag));
             const orphans = verdicts.filter((v) => v.verdict !== 'running-sweep');
             const cancelled: string[] = [];
             if (opts.apply) {
@@ -95,18 +114,32 @@ export function register(program: Command): void {
               }
             }
             if (opts.json) {
-              out(JSON.stringify(verdicts.map((v) => ({ ...v, cancelled: cancelled.includes(v.jobId) })), null, 2));
+              out(
+                JSON.stringify(
+                  verdicts.map((v) => ({ ...v, cancelled: cancelled.includes(v.jobId) })),
+                  null,
+                  2,
+                ),
+              );
               return;
             }
             if (verdicts.length === 0) {
-              out(`no live ${JOB_NAME_PREFIX}* allocations on ${opts.cluster}`);
+              out(`no live ${prefix}* allocations on ${opts.cluster} (deployment tag ${tag})`);
               return;
             }
             for (const v of verdicts) {
-              const why = v.verdict === 'running-sweep' ? `keep: sweep ${v.sweepId} is running` : v.verdict === 'closed-sweep' ? `ORPHAN: sweep ${v.sweepId} is ${v.sweepStatus}` : 'ORPHAN: no sweep on Temporal matches this job name';
-              out(`job ${v.jobId.padEnd(8)} ${v.name.padEnd(60)} ${v.state.padEnd(10)} ${v.nodes.join(',').padEnd(14)} ${why}${cancelled.includes(v.jobId) ? ' → cancelled' : ''}`);
+              const why =
+                v.verdict === 'running-sweep'
+                  ? `keep: sweep ${v.sweepId} is running`
+                  : v.verdict === 'closed-sweep'
+                    ? `ORPHAN: sweep ${v.sweepId} is ${v.sweepStatus}`
+                    : 'ORPHAN: no sweep on Temporal matches this job name';
+              out(
+                `job ${v.jobId.padEnd(8)} ${v.name.padEnd(60)} ${v.state.padEnd(10)} ${v.nodes.join(',').padEnd(14)} ${why}${cancelled.includes(v.jobId) ? ' → cancelled' : ''}`,
+              );
             }
-            if (orphans.length && !opts.apply) out(`${orphans.length} orphaned allocation(s); cancel them with \`infersweep janitor --apply\``);
+            if (orphans.length && !opts.apply)
+              out(`${orphans.length} orphaned allocation(s); cancel them with \`infersweep janitor --apply\``);
             else if (opts.apply) out(`${cancelled.length} orphaned allocation(s) cancelled`);
           } finally {
             await exec.close().catch(() => undefined);

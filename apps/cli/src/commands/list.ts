@@ -43,9 +43,13 @@ export function register(program: Command): void {
               return;
             }
             const w = Math.max(...rows.map((r) => r.workflowId.length));
-            out(`${'SWEEP ID'.padEnd(w)}  ${'STATUS'.padEnd(10)}  ${'PHASE'.padEnd(16)}  ${'ORIENTATION'.padEnd(12)}  ${'CLUSTER'.padEnd(8)}  STARTED`);
+            out(
+              `${'SWEEP ID'.padEnd(w)}  ${'STATUS'.padEnd(10)}  ${'PHASE'.padEnd(16)}  ${'ORIENTATION'.padEnd(12)}  ${'CLUSTER'.padEnd(8)}  STARTED`,
+            );
             for (const r of rows) {
-              out(`${r.workflowId.padEnd(w)}  ${r.status.padEnd(10)}  ${(r.sweepStatus ?? '').padEnd(16)}  ${(r.orientation ?? '').padEnd(12)}  ${(r.cluster ?? '').padEnd(8)}  ${r.startTime}`);
+              out(
+                `${r.workflowId.padEnd(w)}  ${r.status.padEnd(10)}  ${(r.sweepStatus ?? '').padEnd(16)}  ${(r.orientation ?? '').padEnd(12)}  ${(r.cluster ?? '').padEnd(8)}  ${r.startTime}`,
+              );
             }
           });
         }),

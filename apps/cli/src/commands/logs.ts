@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { executorForProfile } from '@infersweep/slurm';
+import { remoteSweepLogDir, ResultsLayout } from '@infersweep/core';
 import type { LoginHost } from '@infersweep/topology';
 import { action, out, err, parsePositiveInt, usageExits, EXIT, ExitWith } from '../ops/cli';
 import { resolveSweeps } from '../report/generate';
@@ -29,7 +30,7 @@ export function matchesNode(file: string, node: string | undefined): boolean {
 
 function planOf(s: SweepResults): { sharedDir?: string; login?: LoginHost } {
   try {
-    return JSON.parse(readFileSync(join(s.resultsDir, 'plan.json'), 'utf8')) as { sharedDir?: string; login?: LoginHost };
+    return JSON.parse(readFileSync(new ResultsLayout(s.resultsDir).planFile, 'utf8')) as { sharedDir?: string; login?: LoginHost };
   } catch {
     return {};
   }
@@ -52,20 +53,30 @@ export function register(program: Command): void {
           let shown = 0;
           for (const s of r.sweeps) {
             const plan = planOf(s);
-            const live = !opts.captured && s.phase !== null && !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) && plan.sharedDir && plan.login;
+            const live =
+              !opts.captured &&
+              s.phase !== null &&
+              !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) &&
+              plan.sharedDir &&
+              plan.login;
             if (live) {
               const exec = executorForProfile({ loginHost: plan.login! });
               try {
-                const dir = join(plan.sharedDir!, 'infersweep', s.sweepId.replace(/[^A-Za-z0-9._-]+/g, '-'));
+                const dir = remoteSweepLogDir(plan.sharedDir!, s.sweepId);
                 const found = await exec.run(['find', dir, '-name', '*.log', '-type', 'f'], { timeoutMs: 30_000, idempotent: true });
-                const files = found.stdout.split('\n').filter((f) => f && matchesNode(f, opts.node)).sort();
+                const files = found.stdout
+                  .split('\n')
+                  .filter((f) => f && matchesNode(f, opts.node))
+                  .sort();
                 if (files.length === 0) continue;
                 shown += files.length;
                 if (opts.follow) {
                   const ac = new AbortController();
                   process.once('SIGINT', () => ac.abort());
                   err(`following ${files.length} log file(s) of ${s.sweepId} on ${exec.describe()} — Ctrl-C stops`);
-                  await exec.run(['tail', '-n', String(lines), '-F', ...files], { onStdout: (c) => process.stdout.write(c), signal: ac.signal }).catch(() => undefined);
+                  await exec
+                    .run(['tail', '-n', String(lines), '-F', ...files], { onStdout: (c) => process.stdout.write(c), signal: ac.signal })
+                    .catch(() => undefined);
                   return EXIT.ok;
                 }
                 const t = await exec.run(['tail', '-n', String(lines), ...files], { timeoutMs: 30_000, idempotent: true });
@@ -85,7 +96,10 @@ export function register(program: Command): void {
             }
           }
           if (shown === 0) {
-            throw new ExitWith(EXIT.failure, `no server logs for ${id}${opts.node ? ` on node ${opts.node}` : ''} yet (the server has not been launched, or its logs were not captured); see \`infersweep status ${id}\``);
+            throw new ExitWith(
+              EXIT.failure,
+              `no server logs for ${id}${opts.node ? ` on node ${opts.node}` : ''} yet (the server has not been launched, or its logs were not captured); see \`infersweep status ${id}\``,
+            );
           }
           if (opts.follow) err('(the sweep is not running: nothing to follow; printed the captured logs)');
         }),

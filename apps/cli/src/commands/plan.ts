@@ -5,8 +5,10 @@
  * A bad config exits 2 with the error on stderr and prints no plan.
  */
 import type { Command } from 'commander';
-import { InfersweepError, planSweep, type SweepPlan } from '@infersweep/topology';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '../config-file';
+import { checkSiteFiles, formatIssue, planSweep, siteFileIssues, type SweepPlan } from '@infersweep/topology';
+import { InfersweepError } from '@infersweep/core';
+import { localFileProbe } from '@infersweep/slurm';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '@infersweep/orchestrator';
 
 export interface PlanCliOptions {
   orientation: string;
@@ -14,14 +16,21 @@ export interface PlanCliOptions {
   cluster?: string;
   points?: string;
   json?: boolean;
+  /** Plan even when the capacity check refuses. */
+  force?: boolean;
 }
 
 function parsePoints(text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
-  const parts = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const nums = parts.map(Number);
   if (parts.length === 0 || nums.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new InfersweepError(`--points ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. 4,8`, { retryable: false });
+    throw new InfersweepError(`--points ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. 4,8`, {
+      retryable: false,
+    });
   }
   return nums;
 }
@@ -31,7 +40,24 @@ export function makePlans(opts: PlanCliOptions): SweepPlan[] {
   const { config, source } = loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [cluster] });
   const names = opts.orientation === 'all' ? Object.keys(config.orientations) : [opts.orientation];
   const points = parsePoints(opts.points);
-  return names.map((orientation) => planSweep(config, { orientation, cluster, source, ...(points ? { points } : {}) }));
+  return names.map((orientation) =>
+    planSweep(config, { orientation, cluster, source, ...(points ? { points } : {}), ...(opts.force ? { force: true } : {}) }),
+  );
+}
+
+/**
+ * The worker-side files the cluster profile names (SSH key, known_hosts, secrets file): exist,
+ * readable, private keys not group/world-accessible. `throwing`: a ConfigError (sweep, schedule:
+ * exit 2, nothing started); otherwise the problems as lines (plan prints them as warnings, so a
+ * plan can be read on a machine that is not the worker).
+ */
+export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: true): void;
+export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: false): string[];
+export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: boolean): string[] | void {
+  const cluster = opts.cluster ?? DEFAULT_CLUSTER;
+  const { config, source } = loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [cluster] });
+  if (throwing) return checkSiteFiles(config, cluster, localFileProbe, source);
+  return siteFileIssues(config, cluster, localFileProbe, source).map((i) => formatIssue(source.file, i));
 }
 
 const q = (a: string) => (/^[A-Za-z0-9_./:=,@%+{}-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
@@ -50,8 +76,22 @@ export function renderPlan(p: SweepPlan): string {
       `${s.exclusive ? ' --exclusive' : ''} --time ${s.timeLimitMinutes} (partition max ${s.maxWallMinutes})`,
   );
   out.push(`time limit ${s.timeLimitDerivation}`);
-  out.push(`runtime    ${s.containerRuntime}${s.containerRuntime === 'pyxis' ? ` image ${s.image}` : ''}; engine ${p.engine.kind} ${p.engine.version}, launched as ${p.engine.launch}`);
-  out.push(`points     c = ${p.points.join(', ')}   (policy ${p.deployment.policy}, ${p.deployment.allocations} allocation(s), per point ${p.pointBudgets[0]?.totalSeconds ?? 0} s)`);
+  out.push(
+    `runtime    ${s.containerRuntime}${s.containerRuntime === 'pyxis' ? ` image ${s.image}` : ''}; engine ${p.engine.kind} ${p.engine.version}, launched as ${p.engine.launch}`,
+  );
+  const e = p.engine.settings;
+  out.push(
+    `engine     gpu-memory-utilization ${e.gpuMemoryUtilization} · max-num-seqs ${e.maxNumSeqs} per DP rank (${e.maxNumSeqsDerivation}) · ` +
+      `max-num-batched-tokens ${e.maxNumBatchedTokens ?? 'vLLM default'} · prefix caching ${e.prefixCaching ? 'on' : 'OFF'} · prompt-token details ${e.promptTokensDetails ? 'on' : 'off'}` +
+      `${e.queuedPoints.length ? ` · QUEUES at c = ${e.queuedPoints.join(', ')}` : ''}`,
+  );
+  const cap = p.capacity;
+  out.push(
+    cap.checked ? `capacity   [${cap.verdict}${cap.forced ? ', forced' : ''}] ${cap.summary}` : `capacity   not checked: ${cap.reason}`,
+  );
+  out.push(
+    `points     c = ${p.points.join(', ')}   (policy ${p.deployment.policy}, ${p.deployment.allocations} allocation(s), per point ${p.pointBudgets[0]?.totalSeconds ?? 0} s)`,
+  );
   out.push(`endpoints  ${p.endpoints.join(' ')}${p.clientMustBalance ? '   (client must balance across them)' : ''}`);
   out.push(`metrics    ${p.metricsEndpoints.join(' ')}`);
   out.push(
@@ -62,7 +102,16 @@ export function renderPlan(p: SweepPlan): string {
     out.push(`node ${n.rank}${n.serves ? ' (serves HTTP)' : ' (headless)'}`);
     out.push(`  argv    ${n.argv.map(q).join(' ')}`);
     if (JSON.stringify(n.launchArgv) !== JSON.stringify(n.argv)) out.push(`  launch  ${n.launchArgv.map(q).join(' ')}`);
-    out.push(`  env     ${Object.entries(n.env).map(([k, v]) => `${k}=${q(v)}`).join(' ')}`);
+    out.push(
+      `  env     ${Object.entries(n.env)
+        .map(([k, v]) => `${k}=${q(v)}`)
+        .join(' ')}`,
+    );
+  }
+  if (p.launchDifferences !== undefined) {
+    out.push('');
+    out.push(`launched on ${p.engine.launch}: the argv above, changed only by`);
+    for (const d of p.launchDifferences) out.push(`  - ${d}`);
   }
   out.push('');
   out.push(`placeholders (filled after allocation): ${p.placeholders.map((x) => `{{${x}}}`).join(' ')}`);
@@ -80,6 +129,7 @@ export function register(program: Command): void {
     .option('--cluster <profile>', 'cluster profile', DEFAULT_CLUSTER)
     .option('--points <list>', 'only these concurrency points, e.g. 4,8')
     .option('--json', 'print JSON (one plan object; an array of plans for --orientation all)')
+    .option('--force', 'plan even when the capacity check refuses (weights or one served-context request do not fit)')
     .action((opts: PlanCliOptions) => {
       let plans: SweepPlan[];
       try {
@@ -91,6 +141,8 @@ export function register(program: Command): void {
         }
         throw e;
       }
+      for (const w of checkSite(opts, false))
+        process.stderr.write(`WARNING: ${w} (infersweep sweep refuses to start until this is fixed)\n`);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(opts.orientation === 'all' ? plans : plans[0], null, 2)}\n`);
       } else {

@@ -1,13 +1,17 @@
 /**
- * `infersweep results ID [--json|--csv]`: the per-point results of a sweep (or of every
- * orientation of an `all` sweep). Table by default; `--csv` one row per point (RFC 4180);
- * `--json` an array of sweeps with their points and allocations.
+ * `infersweep results ID [--json|--csv|--format inferencex [--out DIR|--next-to-points]]`: the
+ * per-point results of a sweep (or of every orientation of an `all` sweep). Table by default;
+ * `--csv` one row per point (RFC 4180); `--json` an array of sweeps with their points and
+ * allocations; `--format inferencex` writes InferenceX aggregated agentic results
+ * (`<name>_conc<N>.json`) into `<resultsDir>/inferencex/` (or `--out`, or next to each point).
  */
 import type { Command } from 'commander';
 import { action, out, err, usageExits, UsageError } from '../ops/cli';
 import { fmtNum } from '../report/chart';
 import { toCsv } from '../report/html';
 import { resolveSweeps } from '../report/generate';
+import { writeInferencex } from '../report/inferencex';
+import { join } from 'node:path';
 import type { PointRow, SweepResults } from '../report/records';
 
 const cell = (v: number | null) => (v === null ? '–' : fmtNum(v));
@@ -16,7 +20,19 @@ export function resultsTable(sweeps: SweepResults[]): string {
   const lines: string[] = [];
   for (const s of sweeps) {
     lines.push(`${s.sweepId}  (${s.orientation}, ${s.points.length} points, results ${s.resultsDir})`);
-    const head = ['conc', 'status', 'valid', 'tok/s/GPU', 'out tok/s/GPU', 'tok/s/user', 'TTFT p50 ms', 'E2E p50 ms', 'requests', 'attempts', 'reasons'];
+    const head = [
+      'conc',
+      'status',
+      'valid',
+      'tok/s/GPU',
+      'out tok/s/GPU',
+      'tok/s/user',
+      'TTFT p50 ms',
+      'E2E p50 ms',
+      'requests',
+      'attempts',
+      'reasons',
+    ];
     const rows = s.points.map((p: PointRow) => [
       String(p.concurrency),
       p.status,
@@ -46,15 +62,43 @@ export function register(program: Command): void {
       .argument('<id>', 'sweep id (one orientation, or the parent of --orientation all)')
       .option('--json', 'print JSON: an array of sweeps with points and allocations')
       .option('--csv', 'print CSV, one row per point')
+      .option(
+        '--format <format>',
+        'table (default), json, csv, or inferencex: write InferenceX aggregated agentic results (<name>_conc<N>.json)',
+      )
+      .option('--out <dir>', 'with --format inferencex: the folder to write into (default <resultsDir>/inferencex)')
+      .option('--next-to-points', 'with --format inferencex: write each file next to its point record (points/c<N>/)')
       .action(
-        action('results', async (id: string, opts: { json?: boolean; csv?: boolean }) => {
-          if (opts.json && opts.csv) throw new UsageError('choose one of --json and --csv');
-          const r = await resolveSweeps(id);
-          if (r.note) err(`note: ${r.note}`);
-          if (opts.csv) process.stdout.write(toCsv(r.sweeps));
-          else if (opts.json) out(JSON.stringify(r.sweeps, null, 2));
-          else out(resultsTable(r.sweeps));
-        }),
+        action(
+          'results',
+          async (id: string, opts: { json?: boolean; csv?: boolean; format?: string; out?: string; nextToPoints?: boolean }) => {
+            const format = opts.format ?? (opts.json ? 'json' : opts.csv ? 'csv' : 'table');
+            if ((opts.json && opts.csv) || (opts.format !== undefined && (opts.json || opts.csv)))
+              throw new UsageError('choose one of --json, --csv and --format');
+            if (!['table', 'json', 'csv', 'inferencex'].includes(format))
+              throw new UsageError(`--format ${format}: expected table, json, csv or inferencex`);
+            if ((opts.out !== undefined || opts.nextToPoints) && format !== 'inferencex')
+              throw new UsageError('--out and --next-to-points go with --format inferencex');
+            if (opts.out !== undefined && opts.nextToPoints) throw new UsageError('choose one of --out and --next-to-points');
+            const r = await resolveSweeps(id);
+            if (r.note) err(`note: ${r.note}`);
+            if (format === 'inferencex') {
+              let written = 0;
+              for (const s of r.sweeps) {
+                const dir = opts.nextToPoints ? undefined : (opts.out ?? join(s.resultsDir, 'inferencex'));
+                const w = writeInferencex([s], dir);
+                for (const x of w.written) out(x.path);
+                for (const x of w.skipped) err(`skipped: ${x}`);
+                written += w.written.length;
+              }
+              if (written === 0) throw new Error('no point records to convert');
+              return;
+            }
+            if (format === 'csv') process.stdout.write(toCsv(r.sweeps));
+            else if (format === 'json') out(JSON.stringify(r.sweeps, null, 2));
+            else out(resultsTable(r.sweeps));
+          },
+        ),
       ),
   );
 }

@@ -9,8 +9,9 @@
  */
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
-import { retryNowUpdate, SWEEP_ALL_WORKFLOW_TYPE, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
-import { startSweep, startSweepAll } from '@infersweep/worker';
+import { retryNowUpdate, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { SWEEP_ALL_WORKFLOW_TYPE } from '@infersweep/core';
+import { startSweep, startSweepAll } from '@infersweep/orchestrator';
 import { action, out, usageExits, EXIT } from '../ops/cli';
 import { follow } from '../ops/follow';
 import { describeSweep, withSession, type Session, type SweepView } from '../ops/temporal';
@@ -27,17 +28,25 @@ export async function startInput(client: Client, id: string, runId?: string): Pr
 async function restart(s: Session, view: SweepView): Promise<string> {
   const input = await startInput(s.client, view.workflowId, view.runId);
   if (view.type === SWEEP_ALL_WORKFLOW_TYPE) {
+    // same workflow id, task queue and per-run results root: a scheduled run keeps its children's
+    // sweep ids and results folders, so their finished points are found and kept
     const all = input as SweepAllInput;
-    return (await startSweepAll(s.client, s.target, all.sweeps, all.maxConcurrentSweeps)).runId;
+    const identity = { workflowId: view.workflowId, taskQueue: view.taskQueue, perRun: all.perRun };
+    return (await startSweepAll(s.client, s.target, all.sweeps, all.maxConcurrentSweeps, identity)).runId;
   }
-  return (await startSweep(s.client, s.target, input as SweepInput)).runId;
+  // a run that continued as new carries its predecessor's state (allocation, server): a restart
+  // starts from the frozen input alone (libs/orchestrator/src/workflows/run.ts SweepCarryOver)
+  const { carried: _carried, ...fresh } = input as SweepInput & { carried?: unknown };
+  return (await startSweep(s.client, s.target, fresh, view.taskQueue)).runId;
 }
 
 export function register(program: Command): void {
   usageExits(
     program
       .command('resume')
-      .description('Resume a sweep: retry now if it waits for an operator; restart an ended one with its frozen plan (finished points are kept)')
+      .description(
+        'Resume a sweep: retry now if it waits for an operator; restart an ended one with its frozen plan (finished points are kept)',
+      )
       .argument('<id>', 'sweep (workflow) id')
       .option('--reason <text>', 'why (recorded with the retryNow update)', 'resumed from the CLI')
       .option('--detach', 'do not follow the sweep afterwards')
@@ -57,7 +66,9 @@ export function register(program: Command): void {
               return EXIT.ok;
             } else {
               const runId = await restart(s, view);
-              out(`${id} had ended ${view.status}${view.progress?.phase === 'aborted' ? ' (aborted)' : ''}; started again with the same plan (run ${runId}); points with valid results are kept`);
+              out(
+                `${id} had ended ${view.status}${view.progress?.phase === 'aborted' ? ' (aborted)' : ''}; started again with the same plan (run ${runId}); points with valid results are kept`,
+              );
             }
             if (opts.detach) return EXIT.ok;
             return follow(s, id);

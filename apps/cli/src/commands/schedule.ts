@@ -9,9 +9,10 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { SweepPlan } from '@infersweep/topology';
-import { buildSweepInput, dataDir } from '@infersweep/worker';
-import { SWEEP_ALL_WORKFLOW_TYPE, searchAttributeKeys, taskQueueFor, type SweepAllInput } from '@infersweep/sweep';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '../config-file';
+import { buildSweepInput, dataDir } from '@infersweep/orchestrator';
+import { searchAttributeKeys, type SweepAllInput } from '@infersweep/sweep';
+import { SWEEP_ALL_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
 import { plansOrUsageError } from '../ops/plans';
 import { action, out, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
 import { withSession } from '../ops/temporal';
@@ -20,7 +21,8 @@ export const SCHEDULE_PREFIX = 'infersweep-';
 
 /** `nightly` → `infersweep-nightly` (a full id is kept). */
 export function scheduleIdOf(name: string): string {
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UsageError(`schedule name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-', e.g. nightly-balanced`);
+  if (!/^[A-Za-z0-9._-]+$/.test(name))
+    throw new UsageError(`schedule name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-', e.g. nightly-balanced`);
   return name.startsWith(SCHEDULE_PREFIX) ? name : `${SCHEDULE_PREFIX}${name}`;
 }
 
@@ -28,7 +30,9 @@ export function scheduleIdOf(name: string): string {
 export function checkCron(expr: string): string {
   const fields = expr.trim().split(/\s+/);
   if (fields.length !== 5 && !expr.trim().startsWith('@')) {
-    throw new UsageError(`--cron ${JSON.stringify(expr)}: expected 5 fields "minute hour day-of-month month day-of-week", e.g. --cron "0 2 * * *" (02:00 every day)`);
+    throw new UsageError(
+      `--cron ${JSON.stringify(expr)}: expected 5 fields "minute hour day-of-month month day-of-week", e.g. --cron "0 2 * * *" (02:00 every day)`,
+    );
   }
   return expr.trim();
 }
@@ -51,7 +55,8 @@ interface CreateOpts {
 export function scheduledInput(plans: SweepPlan[], name: string, configHash: string): SweepAllInput {
   const label = `schedule-${name}`;
   const sweeps = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash, label }));
-  return { sweeps, maxConcurrentSweeps: 1, perRun: { resultsRoot: join(dataDir, 'results') } };
+  // each run's results under the cluster's results root (shared storage the worker sees), if it has one
+  return { sweeps, maxConcurrentSweeps: 1, perRun: { resultsRoot: plans[0]?.resultsRoot ?? join(dataDir, 'results') } };
 }
 
 async function create(client: Client, name: string, opts: CreateOpts): Promise<void> {
@@ -82,26 +87,57 @@ async function create(client: Client, name: string, opts: CreateOpts): Promise<v
         staticSummary: `scheduled (${scheduleId}): ${input.sweeps.map((s) => s.orientation).join(', ')} of ${first.model} on ${first.cluster}`,
       },
       policies: { overlap: 'SKIP', catchupWindow: opts.catchupWindow as never, pauseOnFailure: true },
-      state: { paused: !!opts.paused, note: opts.note ?? `created by infersweep from ${opts.config} (config ${configHash}); plan frozen at creation` },
+      state: {
+        paused: !!opts.paused,
+        note: opts.note ?? `created by infersweep from ${opts.config} (config ${configHash}); plan frozen at creation`,
+      },
       memo: { configFile: opts.config, configHash, orientation: opts.orientation, cluster: opts.cluster },
     });
   } catch (e) {
-    if (e instanceof ScheduleAlreadyRunning) throw new ExitWith(EXIT.failure, `schedule ${scheduleId} already exists; \`infersweep schedule delete ${name}\` first (or choose another name)`);
+    if (e instanceof ScheduleAlreadyRunning)
+      throw new ExitWith(
+        EXIT.failure,
+        `schedule ${scheduleId} already exists; \`infersweep schedule delete ${name}\` first (or choose another name)`,
+      );
     const g = e as { code?: number; details?: string; message: string };
     // INVALID_ARGUMENT arrives as a TypeError from the schedule client (rethrowGrpcError)
-    if (g.code === 3 || e instanceof TypeError) throw new UsageError(`Temporal refused the schedule: ${g.details ?? g.message} (check --cron ${JSON.stringify(cron)}, --timezone ${opts.timezone}, --catchup-window ${opts.catchupWindow})`);
+    if (g.code === 3 || e instanceof TypeError)
+      throw new UsageError(
+        `Temporal refused the schedule: ${g.details ?? g.message} (check --cron ${JSON.stringify(cron)}, --timezone ${opts.timezone}, --catchup-window ${opts.catchupWindow})`,
+      );
     throw e;
   }
   const d = await client.schedule.getHandle(scheduleId).describe();
   if (opts.json) {
-    out(JSON.stringify({ scheduleId, cron, orientations: input.sweeps.map((s) => s.orientation), nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()), paused: d.state.paused }));
+    out(
+      JSON.stringify({
+        scheduleId,
+        cron,
+        orientations: input.sweeps.map((s) => s.orientation),
+        nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
+        paused: d.state.paused,
+      }),
+    );
     return;
   }
-  out(`schedule ${scheduleId} created: "${cron}" (${opts.timezone}) → ${input.sweeps.map((s) => s.orientation).join(', ')} on ${first.cluster}`);
-  out(`  next runs   ${d.info.nextActionTimes.slice(0, 3).map((t) => t.toISOString()).join(', ') || '(paused)'}`);
+  out(
+    `schedule ${scheduleId} created: "${cron}" (${opts.timezone}) → ${input.sweeps.map((s) => s.orientation).join(', ')} on ${first.cluster}`,
+  );
+  out(
+    `  next runs   ${
+      d.info.nextActionTimes
+        .slice(0, 3)
+        .map((t) => t.toISOString())
+        .join(', ') || '(paused)'
+    }`,
+  );
   out(`  policies    overlap SKIP, catchup window ${opts.catchupWindow}, pause on failure`);
-  out(`  the plan is frozen now (config ${configHash}); after editing ${opts.config}, run \`schedule delete ${name}\` and \`schedule create\` again`);
-  out(`  a worker must poll ${opts.taskQueue ?? taskQueueFor(first.cluster)} when it fires: \`npx nx run worker:serve -- --cluster ${first.cluster}\``);
+  out(
+    `  the plan is frozen now (config ${configHash}); after editing ${opts.config}, run \`schedule delete ${name}\` and \`schedule create\` again`,
+  );
+  out(
+    `  a worker must poll ${opts.taskQueue ?? taskQueueFor(first.cluster)} when it fires: \`npx nx run worker:serve -- --cluster ${first.cluster}\``,
+  );
 }
 
 async function describeText(client: Client, name: string, json?: boolean): Promise<void> {
@@ -120,7 +156,11 @@ async function describeText(client: Client, name: string, json?: boolean): Promi
     orientations: (input.sweeps ?? []).map((s) => ({ orientation: s.orientation, points: s.points, planHash: s.planHash })),
     policies: d.policies,
     nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
-    recentActions: d.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt.toISOString(), takenAt: a.takenAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+    recentActions: d.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      takenAt: a.takenAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
     runningActions: d.info.runningActions.map((a) => a.workflow.workflowId),
     memo: d.memo,
   };
@@ -131,14 +171,17 @@ async function describeText(client: Client, name: string, json?: boolean): Promi
   out(`${view.scheduleId}  ${view.paused ? 'PAUSED' : 'active'}${view.note ? `  (${view.note})` : ''}`);
   out(`  action      ${view.workflowType} on ${view.taskQueue}, workflow id ${view.workflowIdPrefix}-<time>`);
   out(`  frozen plan ${view.orientations.map((o) => `${o.orientation} c=${o.points.join(',')} (plan ${o.planHash})`).join('; ')}`);
-  out(`  policies    overlap ${view.policies.overlap}, catchup window ${Math.round(view.policies.catchupWindow / 1000)} s, pause on failure ${view.policies.pauseOnFailure}`);
+  out(
+    `  policies    overlap ${view.policies.overlap}, catchup window ${Math.round(view.policies.catchupWindow / 1000)} s, pause on failure ${view.policies.pauseOnFailure}`,
+  );
   out(`  next runs   ${view.nextActionTimes.slice(0, 3).join(', ') || '–'}`);
   out(`  running     ${view.runningActions.join(', ') || '–'}`);
   out(`  recent      ${view.recentActions.map((a) => `${a.workflowId} (${a.takenAt})`).join(', ') || '–'}`);
 }
 
 const notFound = (name: string) => (e: unknown) => {
-  if (e instanceof ScheduleNotFoundError) throw new ExitWith(EXIT.failure, `no schedule ${scheduleIdOf(name)}; see \`infersweep schedule list\``);
+  if (e instanceof ScheduleNotFoundError)
+    throw new ExitWith(EXIT.failure, `no schedule ${scheduleIdOf(name)}; see \`infersweep schedule list\``);
   throw e;
 };
 
@@ -193,8 +236,10 @@ Example:
               });
             }
             if (opts.json) return out(JSON.stringify(rows, null, 2));
-            if (rows.length === 0) return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
-            for (const r of rows) out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
+            if (rows.length === 0)
+              return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
+            for (const r of rows)
+              out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
           }),
         ),
       ),
@@ -205,7 +250,11 @@ Example:
       .description('Show a schedule: frozen plan, policies, next and recent runs')
       .argument('<name>', 'schedule name')
       .option('--json', 'print one JSON object')
-      .action(action('schedule describe', async (name: string, opts: { json?: boolean }) => withSession((s) => describeText(s.client, name, opts.json).catch(notFound(name))))),
+      .action(
+        action('schedule describe', async (name: string, opts: { json?: boolean }) =>
+          withSession((s) => describeText(s.client, name, opts.json).catch(notFound(name))),
+        ),
+      ),
   );
   const simple = (verb: 'pause' | 'unpause' | 'trigger' | 'delete', desc: string) =>
     usageExits(

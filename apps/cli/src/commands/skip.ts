@@ -23,11 +23,14 @@ export function register(program: Command): void {
           const concurrency = parsePositiveInt(opts.point, '--point');
           return withSession(async (s) => {
             try {
-              const p = await s.client.workflow.getHandle(id).executeUpdate(skipPointUpdate, { args: [{ concurrency, reason: opts.reason }] });
+              const p = await s.client.workflow
+                .getHandle(id)
+                .executeUpdate(skipPointUpdate, { args: [{ concurrency, reason: opts.reason }] });
               const pt = p.points.find((x) => x.concurrency === concurrency);
               out(`skipped: ${pt ? pointLine(pt) : `c=${concurrency}`}`);
             } catch (e) {
-              if (e instanceof WorkflowUpdateFailedError) throw new ExitWith(EXIT.failure, `the sweep refused: ${e.cause?.message ?? e.message}`);
+              if (e instanceof WorkflowUpdateFailedError)
+                throw new ExitWith(EXIT.failure, `the sweep refused: ${e.cause?.message ?? e.message}`);
               throw e;
             }
           });

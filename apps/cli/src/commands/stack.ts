@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '@infersweep/worker';
+import { repoRoot } from '@infersweep/core';
 import { action, usageExits, UsageError } from '../ops/cli';
 
 const VERBS = ['up', 'down', 'status', 'env'];
@@ -18,7 +18,8 @@ export function register(program: Command): void {
       .argument('<verb>', `one of ${VERBS.join(', ')}`)
       .action(
         action('stack', async (verb: string) => {
-          if (!VERBS.includes(verb)) throw new UsageError(`unknown verb ${JSON.stringify(verb)}; use one of: ${VERBS.join(', ')} (e.g. infersweep stack status)`);
+          if (!VERBS.includes(verb))
+            throw new UsageError(`unknown verb ${JSON.stringify(verb)}; use one of: ${VERBS.join(', ')} (e.g. infersweep stack status)`);
           const r = spawnSync('bash', [join(repoRoot, 'scripts', 'stack.sh'), verb], { stdio: 'inherit' });
           return r.status ?? 1;
         }),

@@ -20,7 +20,8 @@ export function register(program: Command): void {
         action('status', async (id: string | undefined, opts: { json?: boolean }) =>
           withSession(async (s) => {
             const sweepId = id ?? (await latestSweepId(s));
-            if (!sweepId) throw new UsageError('no sweeps on this Temporal namespace yet; start one with `infersweep sweep --orientation <name>`');
+            if (!sweepId)
+              throw new UsageError('no sweeps on this Temporal namespace yet; start one with `infersweep sweep --orientation <name>`');
             const view = await describeSweep(s, sweepId);
             out(opts.json ? JSON.stringify(statusJson(view), null, 2) : statusText(view));
           }),

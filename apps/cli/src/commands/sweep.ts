@@ -6,9 +6,9 @@
  * and writes the report. Ctrl-C detaches. `--detach --json` prints one JSON object and returns.
  */
 import type { Command } from 'commander';
-import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/worker';
-import { taskQueueFor } from '@infersweep/sweep';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '../config-file';
+import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/orchestrator';
+import { taskQueueFor } from '@infersweep/core';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
 import { plansOrUsageError } from '../ops/plans';
 import { action, out, err, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
 import { openSessionOrStartStack } from '../ops/embedded';
@@ -51,7 +51,9 @@ Examples:
       .action(
         action('sweep', async (opts: SweepOpts) => {
           if (opts.label !== undefined && !/^[A-Za-z0-9._-]+$/.test(opts.label)) {
-            throw new UsageError(`--label ${JSON.stringify(opts.label)}: use letters, digits, '.', '_' and '-' only (it becomes part of the workflow id), e.g. --label nightly-1`);
+            throw new UsageError(
+              `--label ${JSON.stringify(opts.label)}: use letters, digits, '.', '_' and '-' only (it becomes part of the workflow id), e.g. --label nightly-1`,
+            );
           }
           const { plans, configHash } = plansOrUsageError(opts);
           const label = opts.label ?? defaultLabel();
@@ -61,7 +63,10 @@ Examples:
           try {
             let started;
             try {
-              started = opts.orientation === 'all' ? await startSweepAll(s.client, s.target, inputs) : await startSweep(s.client, s.target, inputs[0]!);
+              started =
+                opts.orientation === 'all'
+                  ? await startSweepAll(s.client, s.target, inputs)
+                  : await startSweep(s.client, s.target, inputs[0]!);
             } catch (e) {
               if (e instanceof SweepAlreadyRunningError) throw new ExitWith(EXIT.failure, e.message);
               throw e;
@@ -70,7 +75,12 @@ Examples:
               sweepId: started.workflowId,
               runId: started.runId,
               uiLink: started.uiLink,
-              orientations: inputs.map((i) => ({ orientation: i.orientation, sweepId: i.sweepId, points: i.points, resultsDir: i.resultsDir })),
+              orientations: inputs.map((i) => ({
+                orientation: i.orientation,
+                sweepId: i.sweepId,
+                points: i.points,
+                resultsDir: i.resultsDir,
+              })),
               cluster: opts.cluster,
               taskQueue: taskQueueFor(opts.cluster),
             };

@@ -16,6 +16,10 @@ export function register(program: Command): void {
       .argument('<id>', 'sweep (workflow) id')
       .option('--plain', 'plain lines even on a terminal')
       .option('--no-report', 'do not write the report when the sweep ends')
-      .action(action('watch', async (id: string, opts: { plain?: boolean; report: boolean }) => withSession((s) => follow(s, id, { plain: opts.plain, report: opts.report })))),
+      .action(
+        action('watch', async (id: string, opts: { plain?: boolean; report: boolean }) =>
+          withSession((s) => follow(s, id, { plain: opts.plain, report: opts.report })),
+        ),
+      ),
   );
 }

@@ -3,7 +3,7 @@
  * fix, an action wrapper that maps errors to exit codes, and plain-vs-TTY output.
  */
 import type { Command, CommanderError } from 'commander';
-import { InfersweepError } from '@infersweep/topology';
+import { InfersweepError } from '@infersweep/core';
 
 /** Documented in README (CLI section) and in every command's --help. */
 export const EXIT = {
@@ -105,7 +105,10 @@ export function action<A extends unknown[]>(name: string, fn: (...args: A) => Pr
 
 /** Parse `16,32` into positive integers or throw a UsageError naming the value. */
 export function parsePointList(text: string, flag = '--points'): number[] {
-  const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const nums = parts.map(Number);
   if (parts.length === 0 || nums.some((x) => !Number.isInteger(x) || x <= 0)) {
     throw new UsageError(`${flag} ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. ${flag} 16,32`);

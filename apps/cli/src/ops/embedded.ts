@@ -7,8 +7,8 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
-import { createSweepWorker, dataDir, repoRoot } from '@infersweep/worker';
-import { taskQueueFor } from '@infersweep/sweep';
+import { createSweepWorker, dataDir, temporalTarget } from '@infersweep/orchestrator';
+import { repoRoot, taskQueueFor } from '@infersweep/core';
 import { activePollers, openSession, type Session } from './temporal';
 
 export interface EmbeddedWorker {
@@ -31,7 +31,10 @@ function installQuietRuntime(): string {
   try {
     Runtime.install({
       logger: new DefaultLogger('INFO', (e: LogEntry) => {
-        appendFileSync(file, `${new Date(Number(e.timestampNanos / 1_000_000n)).toISOString()} ${e.level} ${e.message}${e.meta ? ` ${JSON.stringify(e.meta)}` : ''}\n`);
+        appendFileSync(
+          file,
+          `${new Date(Number(e.timestampNanos / 1_000_000n)).toISOString()} ${e.level} ${e.message}${e.meta ? ` ${JSON.stringify(e.meta)}` : ''}\n`,
+        );
       }),
     });
   } catch {
@@ -50,7 +53,9 @@ export async function ensureWorker(s: Session, cluster: string, say: (line: stri
     return null;
   }
   if (!s.target.embedded) {
-    say(`WARNING: no worker polls ${taskQueue} on ${s.target.address}; the sweep waits until one is deployed (TEMPORAL_ADDRESS is set, so no in-process worker is started)`);
+    say(
+      `WARNING: no worker polls ${taskQueue} on ${s.target.address}; the sweep waits until one is deployed (TEMPORAL_ADDRESS is set, so no in-process worker is started)`,
+    );
     return null;
   }
   const logFile = installQuietRuntime();
@@ -80,7 +85,6 @@ export async function openSessionOrStartStack(say: (line: string) => void): Prom
   try {
     return await openSession();
   } catch (e) {
-    const { temporalTarget } = await import('@infersweep/worker');
     if (!temporalTarget().embedded) throw e;
     say('Temporal does not answer; starting the local stack (scripts/stack.sh up)…');
     const r = spawnSync('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });

@@ -3,7 +3,8 @@
  * embedded default needs one, show live progress, and on the end write the report; Ctrl-C
  * detaches and says honestly what happens to the sweep next.
  */
-import { SEARCH_ATTRIBUTES, taskQueueFor } from '@infersweep/sweep';
+import { SEARCH_ATTRIBUTES } from '@infersweep/sweep';
+import { taskQueueFor } from '@infersweep/core';
 import { EXIT, err } from './cli';
 import { ensureWorker, type EmbeddedWorker } from './embedded';
 import { activePollers, describeSweep, type Session, type SweepView } from './temporal';

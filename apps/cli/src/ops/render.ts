@@ -15,6 +15,22 @@ export function liveFor(view: Pick<SweepView, 'live'>, concurrency: number): Liv
   return view.live.find((l) => l.concurrency === concurrency);
 }
 
+/** The allocation waiting in the queue (heartbeat of the allocate activity), if any. */
+export function queuedFor(view: Pick<SweepView, 'live'>): LiveDetail | undefined {
+  return view.live.find((l) => l.phase === 'allocating');
+}
+
+/**
+ * The allocate activity's live detail (libs/orchestrator/src/activities/allocation.ts heartbeats
+ * libs/slurm's AllocationProgress): e.g. `allocating: job 123 PENDING (Resources) for 12m00s`.
+ */
+export function allocatingLine(live: LiveDetail): string {
+  const job = live.jobId ? `job ${live.jobId}` : (live.jobName ?? 'the request');
+  const reason = live.reason && live.reason !== 'None' ? ` (${live.reason})` : '';
+  const waited = live.waitedSeconds !== undefined ? ` for ${fmtDuration(live.waitedSeconds)}` : '';
+  return `allocating: ${job} ${live.state ?? 'submitting'}${reason}${waited}`;
+}
+
 export function pointLine(pt: PointState, live?: LiveDetail): string {
   const parts = [pad(`c=${pt.concurrency}`, 7), pad(pt.status, 8)];
   if (pt.status === 'running') {
@@ -43,6 +59,8 @@ export function allocationLine(a: AllocationRecord): string {
     pad(`job ${a.jobId ?? '–'}`, 12),
     pad(a.nodes.length ? a.nodes.join(',') : 'no nodes yet', 22),
     a.ended ? `ended ${a.ended}${a.reason && a.reason !== 'None' ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
+    // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/run.ts)
+    ...(a.warnings ?? []).map((w) => `warning: ${w}`),
   ].join('  ');
 }
 
@@ -50,11 +68,22 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
   const lines: string[] = [];
   const counts: Record<string, number> = {};
   for (const pt of p.points) counts[pt.status] = (counts[pt.status] ?? 0) + 1;
-  lines.push(`  phase        ${p.phase}${p.currentPoint !== undefined ? ` (c=${p.currentPoint})` : ''}${p.message ? ` — ${p.message}` : ''}`);
-  if (p.awaitingOperator) lines.push(`  WAITING FOR AN OPERATOR since ${p.awaitingOperator.since}: ${p.awaitingOperator.reason} — \`infersweep resume ${p.sweepId}\` retries now`);
+  lines.push(
+    `  phase        ${p.phase}${p.currentPoint !== undefined ? ` (c=${p.currentPoint})` : ''}${p.message ? ` — ${p.message}` : ''}`,
+  );
+  const queued = queuedFor(view);
+  if (queued) lines.push(`  queue        ${allocatingLine(queued)}`);
+  if (p.awaitingOperator)
+    lines.push(
+      `  WAITING FOR AN OPERATOR since ${p.awaitingOperator.since}: ${p.awaitingOperator.reason} — \`infersweep resume ${p.sweepId}\` retries now`,
+    );
   lines.push(`  sweep        ${p.orientation} of ${p.model} on ${p.cluster} (config ${p.configName}, plan ${p.planHash})`);
   lines.push(`  results      ${p.resultsDir}`);
-  lines.push(`  points       ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}`);
+  lines.push(
+    `  points       ${Object.entries(counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}`,
+  );
   for (const pt of p.points) lines.push(`    ${pointLine(pt, liveFor(view, pt.concurrency))}`);
   lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
   for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
@@ -71,14 +100,24 @@ export function statusText(v: SweepView): string {
   else if (v.kind === 'sweep') lines.push(`  progress     unavailable: ${v.progressNote ?? 'unknown'}`);
   for (const c of v.children) {
     lines.push('');
-    lines.push(...statusText(c).split('\n').map((l) => `  ${l}`));
+    lines.push(
+      ...statusText(c)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
   }
   return lines.join('\n');
 }
 
 /** `status --json`: the progress query's result plus the workflow's status and link. */
 export function statusJson(v: SweepView): Record<string, unknown> {
-  const base = { workflowId: v.workflowId, runId: v.runId, workflowStatus: v.status, uiLink: v.uiLink, ...(v.failure ? { failure: v.failure } : {}) };
+  const base = {
+    workflowId: v.workflowId,
+    runId: v.runId,
+    workflowStatus: v.status,
+    uiLink: v.uiLink,
+    ...(v.failure ? { failure: v.failure } : {}),
+  };
   if (v.kind === 'all') return { ...base, kind: 'all', sweeps: v.children.map(statusJson) };
   return {
     ...base,

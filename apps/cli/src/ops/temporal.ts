@@ -4,16 +4,9 @@
  * check whether any worker polls a cluster's task queue.
  */
 import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
-import {
-  SEARCH_ATTRIBUTES,
-  SWEEP_ALL_WORKFLOW_TYPE,
-  SWEEP_WORKFLOW_TYPE,
-  progressQuery,
-  taskQueueFor,
-  type SweepProgress,
-  type SweepResult,
-} from '@infersweep/sweep';
-import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/worker';
+import { SEARCH_ATTRIBUTES, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
+import { SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
+import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/orchestrator';
 
 export interface Session {
   client: Client;
@@ -42,12 +35,19 @@ export interface LiveDetail {
   completed?: number;
   inFlight?: number;
   etaSeconds?: number;
+  /** The allocate activity's (phase `allocating`): the job, Slurm's state and pending reason, the wait so far. */
+  jobName?: string;
+  jobId?: string;
+  state?: string;
+  reason?: string;
+  waitedSeconds?: number;
   activity: string;
   attempt: number;
   lastHeartbeat?: string;
 }
 
-export type WorkflowStatusName = 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TERMINATED' | 'CONTINUED_AS_NEW' | 'TIMED_OUT' | 'UNKNOWN' | 'PAUSED' | 'UNSPECIFIED';
+export type WorkflowStatusName =
+  'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TERMINATED' | 'CONTINUED_AS_NEW' | 'TIMED_OUT' | 'UNKNOWN' | 'PAUSED' | 'UNSPECIFIED';
 
 export interface SweepView {
   workflowId: string;
@@ -97,12 +97,18 @@ export function liveDetails(client: Client, desc: WorkflowExecutionDescription):
     const d = decodeDetails(client, a.heartbeatDetails as never);
     const obj = d !== null && typeof d === 'object' ? (d as Record<string, unknown>) : {};
     const numOf = (k: string) => (typeof obj[k] === 'number' ? (obj[k] as number) : undefined);
+    const strOf = (k: string) => (typeof obj[k] === 'string' ? (obj[k] as string) : undefined);
     out.push({
       phase: typeof obj.phase === 'string' ? obj.phase : undefined,
       concurrency: numOf('concurrency'),
       completed: numOf('completed'),
       inFlight: numOf('inFlight'),
       etaSeconds: numOf('etaSeconds'),
+      jobName: strOf('jobName'),
+      jobId: strOf('jobId'),
+      state: strOf('state'),
+      reason: strOf('reason'),
+      waitedSeconds: numOf('waitedSeconds'),
       activity: a.activityType?.name ?? '?',
       attempt: a.attempt ?? 1,
       lastHeartbeat: tsToIso(a.lastHeartbeatTime as never),
@@ -133,7 +139,8 @@ function kindOf(type: string): SweepView['kind'] {
 function saStrings(desc: WorkflowExecutionDescription): Record<string, string> {
   const out: Record<string, string> = {};
   for (const { key, value } of desc.typedSearchAttributes.getAll()) {
-    if (Object.values(SEARCH_ATTRIBUTES).includes(key.name as never)) out[key.name] = Array.isArray(value) ? value.join(',') : String(value);
+    if (Object.values(SEARCH_ATTRIBUTES).includes(key.name as never))
+      out[key.name] = Array.isArray(value) ? value.join(',') : String(value);
   }
   return out;
 }
@@ -265,7 +272,14 @@ export interface ListedSweep {
 }
 
 /** Visibility query for sweeps: both workflow types, optional filters (search attributes). */
-export function listQuery(f: { running?: boolean; orientation?: string; cluster?: string; model?: string; config?: string; idPrefix?: string }): string {
+export function listQuery(f: {
+  running?: boolean;
+  orientation?: string;
+  cluster?: string;
+  model?: string;
+  config?: string;
+  idPrefix?: string;
+}): string {
   const q = [`(WorkflowType = '${SWEEP_WORKFLOW_TYPE}' OR WorkflowType = '${SWEEP_ALL_WORKFLOW_TYPE}')`];
   const lit = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   if (f.running) q.push(`ExecutionStatus = 'Running'`);

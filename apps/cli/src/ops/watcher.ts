@@ -7,7 +7,7 @@ import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { PointState, SweepProgress } from '@infersweep/sweep';
 import { fmtDuration, isTTY } from './cli';
 import { describeSweep, type LiveDetail, type Session, type SweepView } from './temporal';
-import { allocationLine, liveFor } from './render';
+import { allocatingLine, allocationLine, liveFor, queuedFor } from './render';
 
 export type WatchEnd = { kind: 'closed'; view: SweepView } | { kind: 'detached'; view: SweepView | undefined };
 
@@ -56,9 +56,14 @@ export function pointDetail(pt: PointState, live: LiveDetail | undefined): strin
   return '';
 }
 
-export function sweepHeader(p: SweepProgress): string {
+export function sweepHeader(p: SweepProgress, view: Pick<SweepView, 'live'> = { live: [] }): string {
   const settled = p.points.filter((x) => SETTLED.has(x.status)).length;
-  const a = p.allocation ? ` · job ${p.allocation.jobId} on ${p.allocation.nodes.join(',')}` : '';
+  const queued = queuedFor(view);
+  const a = p.allocation
+    ? ` · job ${p.allocation.jobId} on ${p.allocation.nodes.join(',')}`
+    : queued
+      ? ` · ${allocatingLine(queued).slice('allocating: '.length)}`
+      : '';
   const wait = p.awaitingOperator ? ` · WAITING FOR OPERATOR: ${p.awaitingOperator.reason}` : '';
   return `${p.orientation}: ${settled}/${p.points.length} points · ${p.phase}${p.currentPoint !== undefined ? ` c=${p.currentPoint}` : ''}${a}${wait}`;
 }
@@ -91,12 +96,30 @@ export class PlainReporter {
         if (leaf.progressNote) this.emit(`${leaf.workflowId}:note`, `${leaf.workflowId}: ${leaf.progressNote}`, leaf.progressNote, now);
         continue;
       }
-      this.emit(`${p.sweepId}:header`, sweepHeader(p), `${p.phase}|${p.currentPoint}|${p.allocation?.jobId}`, now);
-      for (const a of p.allocations) this.emit(`${p.sweepId}:alloc:${a.attempt}`, `${p.orientation} allocation ${allocationLine(a)}`, `${a.jobId}|${a.nodes.join(',')}|${a.ended}`, now);
+      const queued = queuedFor(leaf);
+      this.emit(
+        `${p.sweepId}:header`,
+        sweepHeader(p, leaf),
+        // a change of Slurm's state or pending reason is a change (a line now); the growing wait is not
+        `${p.phase}${queued ? ` ${queued.jobId} ${queued.state} ${queued.reason}` : ''}|${p.currentPoint}|${p.allocation?.jobId}`,
+        now,
+      );
+      for (const a of p.allocations)
+        this.emit(
+          `${p.sweepId}:alloc:${a.attempt}`,
+          `${p.orientation} allocation ${allocationLine(a)}`,
+          `${a.jobId}|${a.nodes.join(',')}|${a.ended}`,
+          now,
+        );
       for (const pt of p.points) {
         const live = liveFor(leaf, pt.concurrency);
         const coarse = `${pt.status}|${live?.phase}|${live?.completed}`;
-        this.emit(`${p.sweepId}:c${pt.concurrency}`, `${p.orientation} c=${pt.concurrency} ${pt.status}${pointDetail(pt, live) ? ` · ${pointDetail(pt, live)}` : ''}`, coarse, now);
+        this.emit(
+          `${p.sweepId}:c${pt.concurrency}`,
+          `${p.orientation} c=${pt.concurrency} ${pt.status}${pointDetail(pt, live) ? ` · ${pointDetail(pt, live)}` : ''}`,
+          coarse,
+          now,
+        );
       }
     }
   }
@@ -105,7 +128,15 @@ export class PlainReporter {
 /** Bars on a TTY: one header bar per sweep, one bar per point. */
 class BarReporter {
   private readonly multi = new MultiBar(
-    { format: ' {label} {bar} {detail}', barsize: 24, hideCursor: true, clearOnComplete: false, stopOnComplete: false, forceRedraw: true, autopadding: true },
+    {
+      format: ' {label} {bar} {detail}',
+      barsize: 24,
+      hideCursor: true,
+      clearOnComplete: false,
+      stopOnComplete: false,
+      forceRedraw: true,
+      autopadding: true,
+    },
     Presets.shades_classic,
   );
   private readonly bars = new Map<string, SingleBar>();
@@ -124,11 +155,17 @@ class BarReporter {
       const p = leaf.progress;
       if (!p) continue;
       const settled = p.points.filter((x) => SETTLED.has(x.status)).length;
-      this.bar(`${p.sweepId}:header`, p.points.length, p.orientation.padEnd(12).slice(0, 12)).update(settled, { label: p.orientation.padEnd(12).slice(0, 12), detail: sweepHeader(p).slice(p.orientation.length + 2) });
+      this.bar(`${p.sweepId}:header`, p.points.length, p.orientation.padEnd(12).slice(0, 12)).update(settled, {
+        label: p.orientation.padEnd(12).slice(0, 12),
+        detail: sweepHeader(p, leaf).slice(p.orientation.length + 2),
+      });
       for (const pt of p.points) {
         const live = liveFor(leaf, pt.concurrency);
         const label = `  c=${pt.concurrency}`.padEnd(12);
-        this.bar(`${p.sweepId}:c${pt.concurrency}`, 1000, label).update(Math.round(pointFraction(pt, live, now) * 1000), { label, detail: `${pt.status.padEnd(8)} ${pointDetail(pt, live)}`.slice(0, 120) });
+        this.bar(`${p.sweepId}:c${pt.concurrency}`, 1000, label).update(Math.round(pointFraction(pt, live, now) * 1000), {
+          label,
+          detail: `${pt.status.padEnd(8)} ${pointDetail(pt, live)}`.slice(0, 120),
+        });
       }
     }
   }

@@ -123,9 +123,13 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
   }
   o.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#9ca3af"/>`);
   o.push(`<text x="${m.l + pw / 2}" y="${m.t + ph + 36}" font-size="12" text-anchor="middle" fill="#111">${esc(opts.xLabel)}</text>`);
-  o.push(`<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${esc(opts.yLabel)}</text>`);
+  o.push(
+    `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${esc(opts.yLabel)}</text>`,
+  );
   if (all.length === 0) {
-    o.push(`<text x="${m.l + pw / 2}" y="${m.t + ph / 2}" font-size="13" text-anchor="middle" fill="#6b7280">no valid points to plot</text>`);
+    o.push(
+      `<text x="${m.l + pw / 2}" y="${m.t + ph / 2}" font-size="13" text-anchor="middle" fill="#6b7280">no valid points to plot</text>`,
+    );
   }
   const off = opts.styleOffset ?? 0;
   series.forEach((s, j) => {
@@ -135,13 +139,26 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
     const front = paretoFrontier(s.points);
     if (front.length > 1) {
       const d = front.map((p, k) => `${k === 0 ? 'M' : 'L'}${X(p.x).toFixed(1)} ${Y(p.y).toFixed(1)}`).join('');
-      o.push(`<path class="frontier" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${color}" stroke-width="2" stroke-dasharray="5 4" opacity="0.8"/>`);
+      o.push(
+        `<path class="frontier" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${color}" stroke-width="2" stroke-dasharray="5 4" opacity="0.8"/>`,
+      );
     }
     for (const p of [...s.points].sort((a, b) => a.x - b.x)) {
       const onFront = front.includes(p);
       o.push(`<g>`);
-      o.push(marker(shape, X(p.x), Y(p.y), color, onFront ? 'marker on-frontier' : 'marker', `data-series="${esc(s.name)}" data-label="${esc(p.label)}"`));
-      o.push(`<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`);
+      o.push(
+        marker(
+          shape,
+          X(p.x),
+          Y(p.y),
+          color,
+          onFront ? 'marker on-frontier' : 'marker',
+          `data-series="${esc(s.name)}" data-label="${esc(p.label)}"`,
+        ),
+      );
+      o.push(
+        `<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`,
+      );
       o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
     }
   });
@@ -153,7 +170,9 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
     const lx = m.l + col * (pw / 3);
     const ly = m.t + ph + 54 + row * 18;
     o.push(marker(MARKERS[i % MARKERS.length]!, lx + 6, ly - 4, PALETTE[i % PALETTE.length]!, 'legend-marker', ''));
-    o.push(`<text x="${lx + 18}" y="${ly}" font-size="12" fill="#111">${esc(s.name)}${s.points.length === 0 ? ' (no valid points)' : ''}</text>`);
+    o.push(
+      `<text x="${lx + 18}" y="${ly}" font-size="12" fill="#111">${esc(s.name)}${s.points.length === 0 ? ' (no valid points)' : ''}</text>`,
+    );
   });
   o.push('</svg>');
   return o.join('\n');

@@ -6,7 +6,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { dataDir } from '@infersweep/worker';
+import { dataDir } from '@infersweep/orchestrator';
+import { PLAN_FILE, REPORT_FILE } from '@infersweep/core';
 import type { SweepProgress } from '@infersweep/sweep';
 import { UsageError } from '../ops/cli';
 import { describeSweep, latestSweepId, openSession, type Session, type SweepView } from '../ops/temporal';
@@ -26,12 +27,12 @@ interface Located {
 /** Results folders on disk for an id (an `…-all-…` parent id matches its siblings by label). */
 export function locateOnDisk(id: string, root = resultsRoot()): Located[] {
   const direct = join(root, id);
-  if (existsSync(join(direct, 'plan.json')) || existsSync(join(direct, 'points'))) return [{ id, resultsDir: direct }];
+  if (existsSync(join(direct, PLAN_FILE)) || existsSync(join(direct, 'points'))) return [{ id, resultsDir: direct }];
   const m = /^(sweep-.+?)-all-(.+)$/.exec(id);
   if (m && existsSync(root)) {
     const [, head, tail] = m;
     return readdirSync(root)
-      .filter((d) => d.startsWith(`${head}-`) && d.endsWith(`-${tail}`) && d !== id && existsSync(join(root, d, 'plan.json')))
+      .filter((d) => d.startsWith(`${head}-`) && d.endsWith(`-${tail}`) && d !== id && existsSync(join(root, d, PLAN_FILE)))
       .sort()
       .map((d) => ({ id: d, resultsDir: join(root, d) }));
   }
@@ -42,8 +43,8 @@ export function locateOnDisk(id: string, root = resultsRoot()): Located[] {
 export function latestOnDisk(root = resultsRoot()): string | undefined {
   if (!existsSync(root)) return undefined;
   const dirs = readdirSync(root)
-    .filter((d) => existsSync(join(root, d, 'plan.json')))
-    .map((d) => ({ d, t: statSync(join(root, d, 'plan.json')).mtimeMs }))
+    .filter((d) => existsSync(join(root, d, PLAN_FILE)))
+    .map((d) => ({ d, t: statSync(join(root, d, PLAN_FILE)).mtimeMs }))
     .sort((a, b) => b.t - a.t);
   return dirs[0]?.d;
 }
@@ -90,7 +91,10 @@ export async function resolveSweeps(id: string | undefined, opts: { session?: Se
     if (!sweepId) {
       sweepId = s ? await latestSweepId(s).catch(() => undefined) : undefined;
       sweepId ??= latestOnDisk();
-      if (!sweepId) throw new UsageError(`no sweeps found (no workflows, and no results under ${resultsRoot()}); run one with \`infersweep sweep --orientation <name>\``);
+      if (!sweepId)
+        throw new UsageError(
+          `no sweeps found (no workflows, and no results under ${resultsRoot()}); run one with \`infersweep sweep --orientation <name>\``,
+        );
     }
     let located: Located[] = [];
     if (s) {
@@ -102,7 +106,9 @@ export async function resolveSweeps(id: string | undefined, opts: { session?: Se
     }
     if (located.length === 0) located = locateOnDisk(sweepId);
     if (located.length === 0) {
-      throw new UsageError(`no results for sweep ${JSON.stringify(sweepId)} (not on Temporal, nothing under ${resultsRoot()}); list sweeps with \`infersweep list\``);
+      throw new UsageError(
+        `no results for sweep ${JSON.stringify(sweepId)} (not on Temporal, nothing under ${resultsRoot()}); list sweeps with \`infersweep list\``,
+      );
     }
     const uiLinks: Record<string, string> = {};
     const sweeps = located.map((l) => {
@@ -127,7 +133,10 @@ export async function resolveSweeps(id: string | undefined, opts: { session?: Se
 export function headlineSvg(sweeps: SweepResults[]): string {
   const model = sweeps[0]?.model ?? '';
   return paretoSvg(sweeps.map(seriesOf), {
-    title: sweeps.length > 1 ? `${model}: throughput per GPU vs interactivity` : `${model} · ${sweeps[0]?.orientation}: throughput per GPU vs interactivity`,
+    title:
+      sweeps.length > 1
+        ? `${model}: throughput per GPU vs interactivity`
+        : `${model} · ${sweeps[0]?.orientation}: throughput per GPU vs interactivity`,
     xLabel: X_LABEL,
     yLabel: Y_LABEL,
     id: 'chart-png',
@@ -142,7 +151,7 @@ export interface WrittenReport {
 }
 
 export async function writeReport(r: ResolvedSweeps, out?: string, png?: string | boolean): Promise<WrittenReport> {
-  const file = resolve(out ?? join(r.defaultDir, 'report.html'));
+  const file = resolve(out ?? join(r.defaultDir, REPORT_FILE));
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, renderReport({ sweeps: r.sweeps, outDir: dirname(file), uiLinks: r.uiLinks }));
   let pngFile: string | undefined;

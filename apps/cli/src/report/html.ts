@@ -53,13 +53,34 @@ function link(outDir: string, path: string | null, text: string): string {
 }
 
 function statusBadge(p: PointRow): string {
-  const cls = p.status === 'done' && p.valid !== false ? 'ok' : p.status === 'invalid' || p.valid === false ? 'bad' : p.status === 'failed' ? 'bad' : 'pending';
+  const cls =
+    p.status === 'done' && p.valid !== false
+      ? 'ok'
+      : p.status === 'invalid' || p.valid === false
+        ? 'bad'
+        : p.status === 'failed'
+          ? 'bad'
+          : 'pending';
   const text = p.status === 'done' && p.valid === true ? 'valid' : p.status;
   return `<span class="badge ${cls}">${esc(text)}</span>`;
 }
 
+/** "0: 12 · 1: 11" — requests each DP engine served; an idle engine is flagged. */
+function engineCell(p: PointRow): string {
+  const e = p.engineRequests;
+  if (e === null) return dash;
+  const parts = Object.entries(e.perEngine).map(([id, v]) =>
+    v === 0 ? `<span class="bad-engine" title="idle DP rank">${esc(id)}: 0</span>` : `${esc(id)}: ${v === null ? '?' : fmtNum(v)}`,
+  );
+  return `${parts.join(' · ')}${e.phase === 'warmup' ? ' <span class="muted">(warmup)</span>' : ''}`;
+}
+
 function pointTable(s: SweepResults, outDir: string): string {
-  const front = new Set(paretoFrontier(s.points.filter(plottable).map((p) => ({ x: p.interactivityP50!, y: p.totalThroughputPerGpu!, c: p.concurrency }))).map((p) => p.c));
+  const front = new Set(
+    paretoFrontier(s.points.filter(plottable).map((p) => ({ x: p.interactivityP50!, y: p.totalThroughputPerGpu!, c: p.concurrency }))).map(
+      (p) => p.c,
+    ),
+  );
   const rows = s.points.map((p) => {
     const why = [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])];
     const files = [link(outDir, p.resultPath, 'record'), link(outDir, p.requestsJsonl, 'requests')].filter(Boolean).join(' · ');
@@ -68,14 +89,17 @@ function pointTable(s: SweepResults, outDir: string): string {
 <td>${statusBadge(p)}</td>
 <td class="num">${n(p.totalThroughputPerGpu)}</td><td class="num">${n(p.outputThroughputPerGpu)}</td><td class="num">${n(p.interactivityP50)}</td>
 <td class="num">${n(p.ttftP50Ms)}</td><td class="num">${n(p.ttftP99Ms)}</td><td class="num">${n(p.itlP50Ms)}</td><td class="num">${n(p.e2elP50Ms === null ? null : p.e2elP50Ms / 1000)}</td>
-<td class="num">${n(p.requestsProfiled)}</td><td class="num">${n(p.requestsFailed)}</td><td class="num">${p.attempts}</td>
+<td class="num">${n(p.requestsProfiled)}</td><td class="engines">${engineCell(p)}</td><td class="num">${n(p.prefixCacheHitRate === null ? null : p.prefixCacheHitRate * 100)}</td><td class="num">${n(p.kvUsagePeakPct)}</td>
+<td class="num">${n(p.requestsFailed)}</td><td class="num">${p.attempts}</td>
 <td>${p.jobId ? esc(p.jobId) : dash}</td>
 <td class="reasons">${why.length ? `<ul>${why.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>` : ''}</td>
 <td>${files || dash}</td></tr>`;
   });
   return `<table class="points"><thead><tr>
 <th>conc.</th><th>status</th><th title="(input + output) tokens/s ÷ GPUs">tok/s/GPU</th><th>output tok/s/GPU</th><th title="p50 of 1/ITL">tok/s/user</th>
-<th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>E2E p50 s</th><th>requests</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
+<th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>E2E p50 s</th><th>requests</th>
+<th title="requests each DP engine served (vllm:request_success_total{engine}), over the profiling window">requests per engine</th>
+<th title="server prefix-cache hits / queries (tokens)">prefix hit %</th><th title="peak vllm:kv_cache_usage_perc">KV peak %</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
 </tr></thead><tbody>
 ${rows.join('\n')}
 </tbody></table>`;
@@ -89,12 +113,16 @@ function duration(a?: string, b?: string): string {
 }
 
 function allocationTable(allocs: AllocationRecord[]): string {
-  if (allocs.length === 0) return '<p class="muted">No allocation history (the sweep made none, or its workflow is gone and no progress snapshot was saved).</p>';
+  if (allocs.length === 0)
+    return '<p class="muted">No allocation history (the sweep made none, or its workflow is gone and no progress snapshot was saved).</p>';
   const rows = allocs.map((a) => {
     const cls = a.ended === undefined ? 'pending' : a.ended === 'released' || a.ended === 'insufficient-time' ? 'ok' : 'bad';
     return `<tr class="allocation"><td class="num">${a.attempt}</td><td>${a.jobId ? esc(a.jobId) : dash}</td><td>${esc(a.jobName)}</td><td>${a.nodes.length ? esc(a.nodes.join(', ')) : dash}</td>
 <td>${esc(a.requestedAt ?? '')}</td><td>${esc(a.grantedAt ?? '')}</td><td>${esc(duration(a.grantedAt, a.endedAt))}</td>
-<td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${a.reason ? esc(a.reason) : ''}</td></tr>`;
+<td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${[a.reason, ...(a.warnings ?? [])]
+      .filter(Boolean)
+      .map((r) => esc(r!))
+      .join('<br>')}</td></tr>`;
   });
   return `<table class="allocations"><thead><tr><th>attempt</th><th>job id</th><th>job name</th><th>nodes</th><th>requested</th><th>granted</th><th>held</th><th>ended</th><th>reason</th></tr></thead><tbody>
 ${rows.join('\n')}
@@ -117,7 +145,11 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
   return `<section class="sweep" id="orientation-${esc(s.orientation)}" data-sweep-id="${esc(s.sweepId)}">
 <h2>Orientation <code>${esc(s.orientation)}</code></h2>
 <p class="meta">${s.topology ? `${esc(s.topology)} · ` : ''}${s.gpus ? `${s.gpus} GPUs · ` : ''}sweep <code>${esc(s.sweepId)}</code>${s.phase ? ` · phase <b>${esc(s.phase)}</b>` : ''}${ui ? ` · <a href="${esc(ui)}">Temporal Web UI</a>` : ''}
-<br>${Object.entries(counts).map(([k, v]) => `${v} ${esc(k)}`).join(', ')} · results <code>${esc(relative(input.outDir, s.resultsDir) || '.')}</code>${s.source !== 'temporal' ? ` · statuses from ${s.source === 'snapshot' ? 'the saved progress snapshot' : 'result files only (workflow not reachable)'}` : ''}</p>
+<br>${Object.entries(counts)
+    .map(([k, v]) => `${v} ${esc(k)}`)
+    .join(
+      ', ',
+    )} · results <code>${esc(relative(input.outDir, s.resultsDir) || '.')}</code>${s.source !== 'temporal' ? ` · statuses from ${s.source === 'snapshot' ? 'the saved progress snapshot' : 'result files only (workflow not reachable)'}` : ''}</p>
 ${chart}
 <h3>Concurrency points</h3>
 ${pointTable(s, input.outDir)}
@@ -139,6 +171,7 @@ table{border-collapse:collapse;background:#fff;font-size:12.5px;margin:4px 0 8px
 th,td{border:1px solid #e3e3e6;padding:4px 7px;vertical-align:top;text-align:left}th{background:#f0f1f4;font-weight:600;white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.reasons{max-width:340px;color:#7a271a}td.reasons ul{margin:0;padding-left:16px}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;font-weight:600}.badge.ok{background:#dcfce7;color:#14532d}.badge.bad{background:#fee2e2;color:#7f1d1d}.badge.pending{background:#e5e7eb;color:#374151}
+.bad-engine{color:#b91c1c;font-weight:600}td.engines{white-space:nowrap}
 .front{color:#b45309}.cards{display:flex;gap:12px;flex-wrap:wrap;margin:14px 0}.card{background:#fff;border:1px solid #e3e3e6;border-radius:6px;padding:8px 14px;min-width:130px}.card b{display:block;font-size:20px}
 .note{font-size:12px;color:#555;max-width:900px}ul.logs{columns:2;font-size:12.5px}
 `;

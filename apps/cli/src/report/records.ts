@@ -1,12 +1,13 @@
 /**
- * Reading a sweep's results folder (`<resultsDir>/plan.json`, `points/c<N>.json`, `logs/…`) into
- * the rows the `results` and `report` commands show. The point record is libs/agentx's result
- * JSON (InferenceX-shaped field names); the reader is tolerant: it picks each value from the
- * first path that holds a number, so a record written by an older or newer writer still shows.
+ * Reading a sweep's results folder (libs/core ResultsLayout: `plan.json`, `points/c<N>/result.json`,
+ * `logs/…`) into the rows the `results` and `report` commands show. Point records are parsed by
+ * their schema and projected by libs/agentx `pointSummary`, the projection the workflow shows too.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AllocationRecord, PointState, PointStatus, SweepProgress } from '@infersweep/sweep';
+import { PROGRESS_SNAPSHOT_FILE, ResultsLayout } from '@infersweep/core';
+import { pointResultSchema, pointSummary, type PointResult } from '@infersweep/agentx';
 
 /** One ConcurrencyPoint as the report shows it. Latencies in ms, throughputs in tokens/s. */
 export interface PointRow {
@@ -35,6 +36,15 @@ export interface PointRow {
   resultPath: string | null;
   requestsJsonl: string | null;
   lastError: string | null;
+  /**
+   * Requests served per DP engine (`engine` label): from the server's counters over the profile, or —
+   * when the point ended before profiling (an idle rank) — during its warmup. null: the server exposes
+   * no engine label (the simulator).
+   */
+  engineRequests: { phase: 'profiling' | 'warmup'; perEngine: Record<string, number | null> } | null;
+  /** Server prefix-cache hit rate over the window (hits / queries, tokens) and peak KV-cache usage, %. */
+  prefixCacheHitRate: number | null;
+  kvUsagePeakPct: number | null;
 }
 
 export interface SweepResults {
@@ -86,37 +96,63 @@ function str(o: unknown, ...paths: string[]): string | null {
   return null;
 }
 
-const secToMs = (s: number | null): number | null => (s === null ? null : s * 1000);
+const orNull = <T>(x: T | undefined): T | null => (x === undefined ? null : x);
 
-/** What the report needs from one point record (libs/agentx pointResultSchema, tolerant). */
+/** Per-engine request counts of a record: the profile's server counters, else the warmup idle-rank check's. */
+export function engineRequestsOf(r: Pick<PointResult, 'server_metrics' | 'idle_rank_checks'>): PointRow['engineRequests'] {
+  const window = r.server_metrics.per_engine;
+  if (Object.keys(window).length > 0)
+    return { phase: 'profiling', perEngine: Object.fromEntries(Object.entries(window).map(([e, v]) => [e, v.requests])) };
+  const post = r.idle_rank_checks.find((c) => c.phase === 'post-warmup' && c.applicable);
+  if (post && Object.keys(post.perEngine).length > 0) return { phase: 'warmup', perEngine: { ...post.perEngine } };
+  return null;
+}
+
+/**
+ * What the report needs from one point record: the record is parsed by its schema (libs/agentx
+ * pointResultSchema) and projected by the one `pointSummary`. A record that does not validate is
+ * shown as an invalid point with the reason, never as numbers guessed from a partial record.
+ */
 export function rowFromRecord(record: unknown, resultPath: string | null): PointRow {
-  const validRaw = at(record, 'submission_valid') ?? at(record, 'validity.valid');
-  const reasonsRaw = at(record, 'submission_invalid_reasons') ?? at(record, 'validity.reasons');
-  const valid = typeof validRaw === 'boolean' ? validRaw : undefined;
-  const nodes = at(record, 'identity.nodes');
-  const lat = 'request_metrics.latency';
+  const parsed = pointResultSchema.safeParse(record);
+  if (!parsed.success) {
+    const conc = at(record, 'conc');
+    const why = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`)
+      .join('; ');
+    return {
+      ...emptyRow({ concurrency: typeof conc === 'number' ? conc : 0, status: 'invalid', attempts: 1 }),
+      valid: false,
+      reasons: [`the record${resultPath ? ` ${resultPath}` : ''} does not validate: ${why}`],
+    };
+  }
+  const s = pointSummary(parsed.data, { resultPath: resultPath ?? '', reused: false });
   return {
-    concurrency: num(record, 'conc', 'concurrency') ?? 0,
-    status: valid === false ? 'invalid' : 'done',
-    valid,
-    reasons: Array.isArray(reasonsRaw) ? reasonsRaw.map(String) : [],
-    attempts: num(record, 'identity.attempt') ?? 1,
-    totalThroughputPerGpu: num(record, 'request_metrics.throughput.per_gpu.total_tput_tps', 'throughput.totalPerGpu'),
-    outputThroughputPerGpu: num(record, 'request_metrics.throughput.per_gpu.output_tput_tps', 'throughput.outputPerGpu'),
-    interactivityP50: num(record, `${lat}.intvty.p50`, 'interactivity.p50'),
-    ttftP50Ms: secToMs(num(record, `${lat}.ttft.p50`, 'ttft.p50')),
-    ttftP99Ms: secToMs(num(record, `${lat}.ttft.p99`, 'ttft.p99')),
-    itlP50Ms: secToMs(num(record, `${lat}.itl.p50`, 'itl.p50')),
-    e2elP50Ms: secToMs(num(record, `${lat}.e2el.p50`, 'e2el.p50')),
-    e2elP99Ms: secToMs(num(record, `${lat}.e2el.p99`, 'e2el.p99')),
-    requestsProfiled: num(record, 'request_accounting.records_profiled', 'accounting.profiled'),
-    requestsFailed: num(record, 'request_accounting.records_error_dropped', 'accounting.errors'),
-    gpuCount: num(record, 'gpu_count'),
-    jobId: str(record, 'identity.jobId'),
-    nodes: Array.isArray(nodes) ? nodes.map(String) : [],
+    concurrency: s.concurrency,
+    status: s.valid ? 'done' : 'invalid',
+    valid: s.valid,
+    reasons: s.reasons,
+    attempts: s.attempt ?? 1,
+    totalThroughputPerGpu: orNull(s.totalThroughputPerGpu),
+    outputThroughputPerGpu: orNull(s.outputThroughputPerGpu),
+    interactivityP50: orNull(s.interactivityP50),
+    ttftP50Ms: orNull(s.ttftP50Ms),
+    ttftP99Ms: orNull(s.ttftP99Ms),
+    itlP50Ms: orNull(s.itlP50Ms),
+    e2elP50Ms: orNull(s.e2elP50Ms),
+    e2elP99Ms: orNull(s.e2elP99Ms),
+    requestsProfiled: orNull(s.requestsProfiled),
+    requestsFailed: orNull(s.requestsFailed),
+    gpuCount: orNull(s.gpuCount),
+    jobId: orNull(s.jobId),
+    nodes: s.nodes ?? [],
     resultPath,
-    requestsJsonl: str(record, 'artifacts.requests_jsonl'),
+    requestsJsonl: orNull(s.requestsJsonl),
     lastError: null,
+    engineRequests: engineRequestsOf(parsed.data),
+    prefixCacheHitRate: parsed.data.server_metrics.cache.overall_cache_hit_rate,
+    kvUsagePeakPct: parsed.data.server_metrics.kv_cache.gpu_usage_pct,
   };
 }
 
@@ -143,6 +179,9 @@ function emptyRow(pt: PointState): PointRow {
     resultPath: pt.resultPath ?? null,
     requestsJsonl: null,
     lastError: pt.lastError ?? null,
+    engineRequests: null,
+    prefixCacheHitRate: null,
+    kvUsagePeakPct: null,
   };
 }
 
@@ -182,31 +221,35 @@ function readJson(file: string): unknown {
   }
 }
 
-/** Every `points/c<N>.json` record of a results folder, by concurrency. */
+/** Every point record of a results folder (`points/c<N>/result.json`, libs/core ResultsLayout), by concurrency. */
 export function readPointRecords(resultsDir: string): Map<number, PointRow> {
   const out = new Map<number, PointRow>();
-  const dir = join(resultsDir, 'points');
-  if (!existsSync(dir)) return out;
-  for (const f of readdirSync(dir)) {
-    // points/c<N>.json, or a folder per point: points/c<N>/result.json (+ requests.jsonl)
-    const m = /^c(\d+)(\.json)?$/.exec(f);
+  const layout = new ResultsLayout(resultsDir);
+  if (!existsSync(layout.pointsDir)) return out;
+  for (const f of readdirSync(layout.pointsDir)) {
+    // published folders only: `c<N>.partial-<id>` and `c<N>.superseded-<time>` (libs/agentx/src/io.ts) are not results
+    const m = /^c(\d+)$/.exec(f);
     if (!m) continue;
-    const file = m[2] ? join(dir, f) : join(dir, f, 'result.json');
+    const c = Number(m[1]);
+    const file = layout.pointRecord(c);
     if (!existsSync(file)) continue;
     const rec = readJson(file);
     if (rec === undefined) continue;
     const row = rowFromRecord(rec, file);
-    if (row.concurrency === 0) row.concurrency = Number(m[1]);
-    if (row.requestsJsonl === null) {
-      const jsonl = [`c${m[1]}.requests.jsonl`, `c${m[1]}.jsonl`, `c${m[1]}/requests.jsonl`].map((n) => join(dir, n)).find((p) => existsSync(p));
-      if (jsonl) row.requestsJsonl = jsonl;
-    }
+    if (row.concurrency === 0) row.concurrency = c;
+    if (row.requestsJsonl === null && existsSync(layout.pointRequests(c))) row.requestsJsonl = layout.pointRequests(c);
     out.set(row.concurrency, row);
   }
   return out;
 }
 
-/** Log files under `<resultsDir>/logs`, relative to resultsDir, sorted. */
+/**
+ * A copy a dead attempt left, not a result: `<point>.partial-<id>` (libs/agentx/src/point.ts) or
+ * `<node>.log.partial-<id>` (libs/slurm/src/cluster.ts copyLogs, a worker killed mid-copy).
+ */
+const isPartial = (name: string) => name.includes('.partial-');
+
+/** Log files under `<resultsDir>/logs`, relative to resultsDir, sorted; partial copies left out. */
 export function listLogs(resultsDir: string): string[] {
   const root = join(resultsDir, 'logs');
   const out: string[] = [];
@@ -218,7 +261,7 @@ export function listLogs(resultsDir: string): string[] {
     } catch {
       return;
     }
-    for (const e of entries.sort()) {
+    for (const e of entries.filter((n) => !isPartial(n)).sort()) {
       const r = rel ? `${rel}/${e}` : e;
       if (statSync(join(root, r)).isDirectory()) walk(r);
       else out.push(`logs/${r}`);
@@ -228,14 +271,14 @@ export function listLogs(resultsDir: string): string[] {
   return out;
 }
 
-export const PROGRESS_SNAPSHOT = 'progress.json';
+export const PROGRESS_SNAPSHOT = PROGRESS_SNAPSHOT_FILE;
 
 /**
  * A sweep's results: the folder's plan and records merged with the workflow's progress (given,
  * or the `progress.json` snapshot an earlier `report`/`results` left, or the files alone).
  */
 export function loadSweepResults(resultsDir: string, progress?: SweepProgress, sweepIdHint?: string): SweepResults {
-  const plan = readJson(join(resultsDir, 'plan.json'));
+  const plan = readJson(new ResultsLayout(resultsDir).planFile);
   let source: SweepResults['source'] = 'temporal';
   let prog = progress;
   if (prog === undefined) {
@@ -258,11 +301,18 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     points = rows;
   } else {
     const planned = at(plan, 'points');
-    const conc = new Set<number>([...(Array.isArray(planned) ? planned.filter((x): x is number => typeof x === 'number') : []), ...records.keys()]);
-    points = [...conc].sort((a, b) => a - b).map((c) => records.get(c) ?? mergePoint({ concurrency: c, status: 'pending', attempts: 0 }, undefined));
+    const conc = new Set<number>([
+      ...(Array.isArray(planned) ? planned.filter((x): x is number => typeof x === 'number') : []),
+      ...records.keys(),
+    ]);
+    points = [...conc]
+      .sort((a, b) => a - b)
+      .map((c) => records.get(c) ?? mergePoint({ concurrency: c, status: 'pending', attempts: 0 }, undefined));
   }
   const t = at(plan, 'topology');
-  const topo = isObj(t) ? `TP${String(t.tp)} PP${String(t.pp)} DP${String(t.dp)} EP${String(t.ep)} · ${String(t.nodes)} node(s) × ${String(t.gpusPerNode)} GPUs` : null;
+  const topo = isObj(t)
+    ? `TP${String(t.tp)} PP${String(t.pp)} DP${String(t.dp)} EP${String(t.ep)} · ${String(t.nodes)} node(s) × ${String(t.gpusPerNode)} GPUs`
+    : null;
   const dirName = resultsDir.replace(/\/+$/, '').split('/').pop() ?? resultsDir;
   return {
     sweepId: prog?.sweepId ?? sweepIdHint ?? dirName,

@@ -44,7 +44,12 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   a.push('--concurrency', String(i.concurrency), '--benchmark-duration', num(s.profileDurationSeconds));
   a.push('--stats-interval', num(s.aiperf.statsIntervalSeconds), '--random-seed', String(s.randomSeed));
   a.push('--failed-request-threshold', pyFloat(s.failedRequestThreshold));
-  a.push('--trajectory-start-min-ratio', pyFloat(s.trajectoryStartMinRatio), '--trajectory-start-max-ratio', pyFloat(s.trajectoryStartMaxRatio));
+  a.push(
+    '--trajectory-start-min-ratio',
+    pyFloat(s.trajectoryStartMinRatio),
+    '--trajectory-start-max-ratio',
+    pyFloat(s.trajectoryStartMaxRatio),
+  );
   if (!pypi) a.push('--warmup-requests-per-lane', String(s.warmupRequestsPerLane));
   a.push('--trace-idle-gap-cap-seconds', num(s.traceIdleGapCapSeconds));
   a.push(pypi ? '--agentic-warmup-grace-period' : '--warmup-grace-period', num(s.warmupGracePeriodSeconds));

@@ -26,7 +26,11 @@ export const aiperfRecordSchema = z
       })
       .passthrough(),
     metrics: z.record(z.string(), metricVal).default({}),
-    error: z.object({ code: z.number().nullable().optional(), type: z.string().nullable().optional(), message: z.string().nullable().optional() }).passthrough().nullable().optional(),
+    error: z
+      .object({ code: z.number().nullable().optional(), type: z.string().nullable().optional(), message: z.string().nullable().optional() })
+      .passthrough()
+      .nullable()
+      .optional(),
   })
   .passthrough();
 export type AiperfRecord = z.infer<typeof aiperfRecordSchema>;
@@ -103,7 +107,10 @@ export const aiperfAggregateSchema = z
     end_time: z.string().optional(),
     was_cancelled: z.boolean().optional(),
     theoretical_prefix_cache_hit: z.object({ avg: z.number().nullable().optional() }).passthrough().optional(),
-    effective_concurrency: z.object({ avg: z.number().nullable().optional(), max: z.number().nullable().optional() }).passthrough().optional(),
+    effective_concurrency: z
+      .object({ avg: z.number().nullable().optional(), max: z.number().nullable().optional() })
+      .passthrough()
+      .optional(),
     metadata: z
       .object({ submission_valid: z.boolean().optional(), submission_invalid_reasons: z.array(z.string()).optional() })
       .passthrough()

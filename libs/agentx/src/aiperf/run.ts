@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentxSettingsSchema, tail } from '@infersweep/topology';
+import { agentxSettingsSchema, defaultPublicDataset } from '@infersweep/topology';
+import { POINT_RECORD_FILE, POINT_REQUESTS_FILE, tail } from '@infersweep/core';
 import { loadTraces } from '../trace/loader';
 import { AiperfError, PointAbortedError } from '../errors';
 import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestMetrics } from '../metrics/aggregate';
-import { validity } from '../metrics/validity';
+import { prefixCacheGate, validity } from '../metrics/validity';
 import { identitySchema, pointResultSchema, type PointResult } from '../result';
 import { recordHeader, snapshot, type RunPointInput } from '../point';
 import { checkIdleRanks } from '../server/idle-ranks';
@@ -43,13 +44,18 @@ export function parseTimes(text: string): number | null {
  * runs in an srun step on the head node) and parse its exports into the same PointResult shape.
  * The argv is persisted verbatim (benchmark_command.txt) before execution.
  */
-export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: AbortSignal; onLog?(line: string): void } = {}): Promise<PointResult & { aiperf: AiperfProcessStats }> {
+export async function runAiperfPoint(
+  input: RunAiperfInput,
+  hooks: { signal?: AbortSignal; onLog?(line: string): void } = {},
+): Promise<PointResult & { aiperf: AiperfProcessStats }> {
   const settings = agentxSettingsSchema.parse(input.settings);
   const identity = identitySchema.parse(input.identity);
   const family = input.family ?? 'vllm';
   mkdirSync(input.outDir, { recursive: true });
   const artifactDir = join(input.outDir, 'aiperf_artifacts');
   const entries = input.traceFile ? countTraces(input.traceFile) : settings.aiperf.numDatasetEntries;
+  // the planner fills publicDataset by InferenceX's model-prefix rule; a bare call falls back to the _256k corpus
+  const loader = settings.aiperf.publicDataset ?? defaultPublicDataset(undefined);
   const argv = buildAiperfArgv({
     urls: input.endpoints,
     servedModel: input.servedModel,
@@ -58,7 +64,7 @@ export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: Ab
     settings,
     metricsEndpoints: input.metricsEndpoints.map((e) => (new URL(e).pathname === '/' ? `${e.replace(/\/$/, '')}/metrics` : e)),
     artifactDir,
-    dataset: input.traceFile ? { kind: 'file', path: input.traceFile, entries } : { kind: 'public', loader: settings.aiperf.publicDataset, entries },
+    dataset: input.traceFile ? { kind: 'file', path: input.traceFile, entries } : { kind: 'public', loader, entries },
   });
   const commandPath = join(input.outDir, 'benchmark_command.txt');
   writeFileAtomic(commandPath, `${shellQuote([settings.aiperf.binary, ...argv])}\n`);
@@ -94,7 +100,10 @@ export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: Ab
     setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
   };
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
-  const hardTimeout = setTimeout(() => killGroup('SIGKILL'), (settings.profileDurationSeconds + settings.aiperf.processTimeoutSeconds) * 1000);
+  const hardTimeout = setTimeout(
+    () => killGroup('SIGKILL'),
+    (settings.profileDurationSeconds + settings.aiperf.processTimeoutSeconds) * 1000,
+  );
   const exitCode = await new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   clearTimeout(hardTimeout);
   hooks.signal?.removeEventListener('abort', onAbort);
@@ -116,7 +125,9 @@ export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: Ab
   const profiled = records.filter((r) => r.phase === 'profiling');
   const profStart = profiled.length ? Math.min(...profiled.map((r) => r.start_ms)) : null;
   const server = serverMetricsWindow(startSnap, endSnap, [], family);
-  server.warnings.push('aiperf adapter: server counter deltas span the whole aiperf run (warmup included); aiperf\'s own server_metrics_export.json has the per-phase slices');
+  server.warnings.push(
+    "aiperf adapter: server counter deltas span the whole aiperf run (warmup included); aiperf's own server_metrics_export.json has the per-phase slices",
+  );
   const serverMissing: string[] = [];
   if (input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
   else if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');
@@ -130,17 +141,18 @@ export async function runAiperfPoint(input: RunAiperfInput, hooks: { signal?: Ab
     runCancelledReason: exitCode === 0 ? null : `aiperf exited ${exitCode}`,
     serverMetricsMissing: serverMissing,
     idleRankMessages: [],
+    prefixCacheReason: prefixCacheGate(records, server.cache.prefix_hits, settings.requireCachedTokens ?? false),
   });
   const reasons = [...(agg.metadata?.submission_invalid_reasons ?? []).map((r) => `aiperf:${r}`), ...v.reasons];
   const valid = v.valid && (agg.metadata?.submission_valid ?? true);
   const lastEnd = profiled.reduce((mx, r) => Math.max(mx, r.end_ms), -Infinity);
-  const recordPath = join(input.outDir, 'result.json');
-  const reqPath = join(input.outDir, 'requests.jsonl');
+  const recordPath = join(input.outDir, POINT_RECORD_FILE);
+  const reqPath = join(input.outDir, POINT_REQUESTS_FILE);
   const result = pointResultSchema.parse({
     ...recordHeader(input, { name: 'aiperf', version: agg.aiperf_version ?? 'unknown' }, identity, settings),
     dataset: input.traceFile
       ? { source_type: 'file', loader: 'weka_trace', path: input.traceFile, seed: null, entry_count: entries }
-      : { source_type: 'public', loader: settings.aiperf.publicDataset, path: null, seed: null, entry_count: entries },
+      : { source_type: 'public', loader, path: null, seed: null, entry_count: entries },
     num_requests_total: acc.records_total,
     num_requests_successful: profiled.filter((r) => r.ok).length,
     request_accounting: acc,

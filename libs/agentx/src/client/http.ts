@@ -1,12 +1,15 @@
 import http from 'node:http';
 import { createParser } from 'eventsource-parser';
+import { isPlainContentChunk } from './content-chunk';
 
 /**
  * Streaming /v1/chat/completions over node:http with a sized keep-alive pool (one Agent per endpoint).
  * The body is written as the shared block Buffers (cork/uncork → one writev), never concatenated.
  * Timestamps: performance.now() (monotonic, sub-ms). TTFT = first non-empty content delta − request
  * start (request start is taken before the socket is acquired, so client-side queueing is not hidden).
- * Token counts come only from the final `usage` chunk.
+ * Token counts come only from the final `usage` chunk. A token's time is the arrival of the socket read
+ * that carried it (one clock read per read, not per event: events parsed later from the same read arrived
+ * together); plain content chunks skip JSON.parse (client/content-chunk.ts).
  */
 export interface ChatOutcome {
   ok: boolean;
@@ -22,6 +25,16 @@ export interface ChatOutcome {
   finishReason: string | null;
   errorCategory: string | null;
   error: string | null;
+  /** Values the server sent that are not usable numbers (dropped, counted as missing). */
+  warnings?: string[];
+}
+
+/** A token count from `usage`: a finite non-negative integer, else null plus a warning (pure). */
+export function tokenCount(value: unknown, field: string, warnings: string[]): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  warnings.push(`usage.${field} is not a token count: ${JSON.stringify(value)?.slice(0, 40)} (dropped)`);
+  return null;
 }
 
 export class EndpointPool {
@@ -58,6 +71,19 @@ export function classifyHttpError(status: number, body: string): string {
   return 'http_error';
 }
 
+/**
+ * Classify an error the server sent inside the stream after answering 200 (pure): vLLM and the
+ * simulator send `{"error": {"message", "type", "code"}}` with the HTTP status they would have
+ * answered as `code` (e.g. 429 for a full waiting queue, 400 for a context overflow). Without a
+ * numeric code it is a plain `stream_error`.
+ */
+export function classifyStreamError(error: UsageChunk['error']): { kind: string; message: string } {
+  if (typeof error === 'string') return { kind: 'stream_error', message: error };
+  const message = error?.message ?? 'stream error';
+  const code = Number(error?.code);
+  return { kind: Number.isInteger(code) && code >= 400 ? classifyHttpError(code, message) : 'stream_error', message };
+}
+
 /** Classify a transport error (pure). */
 export function classifyNetworkError(err: unknown): string {
   const code = (err as { code?: string }).code;
@@ -69,10 +95,10 @@ export function classifyNetworkError(err: unknown): string {
   return code ? code.toLowerCase() : 'network_error';
 }
 
-interface UsageChunk {
-  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null } | null;
+export interface UsageChunk {
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null;
   choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
-  error?: { message?: string; type?: string; code?: number } | string;
+  error?: { message?: string; type?: string; code?: number | string } | string;
 }
 
 export function streamChat(opts: {
@@ -111,7 +137,9 @@ export function streamChat(opts: {
       opts.signal?.removeEventListener('abort', onAbort);
       if (category === null && out.completionTokens === null) {
         category = 'missing_usage';
-        message = 'stream ended without a usage chunk (token counts come only from usage)';
+        message = out.warnings?.length
+          ? `usage without a usable completion_tokens: ${out.warnings.join('; ')}`
+          : 'stream ended without a usage chunk (token counts come only from usage)';
       }
       out.ok = category === null;
       out.errorCategory = category;
@@ -142,10 +170,17 @@ export function streamChat(opts: {
           return;
         }
         let done = false;
-        let streamError: string | null = null;
+        let streamError: { kind: string; message: string } | null = null;
+        let readMs = 0;
         const parser = createParser({
           onEvent: (ev) => {
             const data = ev.data;
+            if (isPlainContentChunk(data)) {
+              if (out.firstTokenMs === null) out.firstTokenMs = readMs;
+              out.lastTokenMs = readMs;
+              out.contentChunks++;
+              return;
+            }
             if (data === '[DONE]') {
               done = true;
               return;
@@ -154,34 +189,38 @@ export function streamChat(opts: {
             try {
               chunk = JSON.parse(data) as UsageChunk;
             } catch {
-              streamError = `unparseable SSE data: ${data.slice(0, 120)}`;
+              streamError = { kind: 'stream_error', message: `unparseable SSE data: ${data.slice(0, 120)}` };
               return;
             }
             if (chunk.error !== undefined) {
-              streamError = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'stream error');
+              streamError = classifyStreamError(chunk.error);
               return;
             }
             const c = chunk.choices?.[0];
             if (c) {
               const text = c.delta?.content ?? c.delta?.reasoning_content;
               if (text) {
-                const now = performance.now();
-                if (out.firstTokenMs === null) out.firstTokenMs = now;
-                out.lastTokenMs = now;
+                if (out.firstTokenMs === null) out.firstTokenMs = readMs;
+                out.lastTokenMs = readMs;
                 out.contentChunks++;
               }
               if (c.finish_reason) out.finishReason = c.finish_reason;
             }
             if (chunk.usage) {
-              out.promptTokens = chunk.usage.prompt_tokens ?? null;
-              out.completionTokens = chunk.usage.completion_tokens ?? null;
-              out.cachedTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? null;
+              const w = (out.warnings ??= []);
+              out.promptTokens = tokenCount(chunk.usage.prompt_tokens, 'prompt_tokens', w);
+              out.completionTokens = tokenCount(chunk.usage.completion_tokens, 'completion_tokens', w);
+              out.cachedTokens = tokenCount(chunk.usage.prompt_tokens_details?.cached_tokens, 'prompt_tokens_details.cached_tokens', w);
+              if (w.length === 0) delete out.warnings;
             }
           },
         });
-        res.on('data', (d: string) => parser.feed(d));
+        res.on('data', (d: string) => {
+          readMs = performance.now();
+          parser.feed(d);
+        });
         res.on('end', () => {
-          if (streamError) finish('stream_error', streamError);
+          if (streamError) finish(streamError.kind, streamError.message);
           else if (!done) finish('truncated_stream', 'stream closed before [DONE]');
           else finish(null, null);
         });

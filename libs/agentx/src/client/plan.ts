@@ -22,7 +22,11 @@ export function sampleStartIndex(n: number, minRatio: number, maxRatio: number, 
  * End-to-start think gap before `req`, seconds: the recorded `think_time` when present, else the
  * recorded start gap minus the previous request's recorded api_time; capped by the per-tree cap.
  */
-export function thinkGapSeconds(req: Pick<WekaLeafRequest, 't' | 'think_time'>, prev: Pick<WekaLeafRequest, 't' | 'api_time'> | null, treeCapSeconds: number): number {
+export function thinkGapSeconds(
+  req: Pick<WekaLeafRequest, 't' | 'think_time'>,
+  prev: Pick<WekaLeafRequest, 't' | 'api_time'> | null,
+  treeCapSeconds: number,
+): number {
   let gap: number;
   if (req.think_time !== null && req.think_time !== undefined) gap = req.think_time;
   else if (prev) gap = req.t - prev.t - (prev.api_time ?? 0);

@@ -6,7 +6,7 @@ import { hash32 } from '../rng';
 import type { RequestPhase, RequestRecord } from '../result';
 import { BlockCache, blockLayout, buildChatBody } from '../trace/prompt';
 import type { WekaLeafRequest, WekaSubagent, WekaTrace } from '../trace/model';
-import { EndpointPool, streamChat } from './http';
+import { EndpointPool, streamChat, type ChatOutcome } from './http';
 import { sampleStartIndex, systemIdleShift, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
 
 export type Phase = 'warmup' | 'cache-pressure' | 'profiling' | 'draining' | 'done';
@@ -27,7 +27,7 @@ export interface ReplayOptions {
   onRecord?(r: RequestRecord): void;
   onProgress?(p: Progress): void;
   /** Called after warmup drained, before profiling starts (server snapshot, idle-rank check). May throw. */
-  beforeProfile?(): Promise<void>;
+  beforeProfile?(): Promise<void | { cancel: string }>;
   /** Called right after the profile window closes (server snapshot). */
   afterProfile?(): Promise<void>;
   signal?: AbortSignal;
@@ -49,6 +49,8 @@ export interface ReplayResult {
   inFlight: TimeWeighted;
   playsStarted: number;
   blockCacheBlocks: number;
+  /** Unusable values the server sent (non-numeric usage fields), dropped: distinct messages with counts. */
+  warnings: string[];
 }
 
 /** Timers with the whole-system idle cap (AgentX scenario lock): see plan.systemIdleShift. */
@@ -84,10 +86,13 @@ class IdleCappedTimers {
   }
   private arm(s: { wake: number; resolve: () => void; timer?: NodeJS.Timeout }): void {
     clearTimeout(s.timer);
-    s.timer = setTimeout(() => {
-      this.sleepers.delete(s);
-      s.resolve();
-    }, Math.max(0, s.wake - performance.now()));
+    s.timer = setTimeout(
+      () => {
+        this.sleepers.delete(s);
+        s.resolve();
+      },
+      Math.max(0, s.wake - performance.now()),
+    );
   }
   /** Deferred so lanes that are ready (about to send) get to send first: "nothing in flight or ready". */
   private scheduleCheck(): void {
@@ -96,7 +101,12 @@ class IdleCappedTimers {
     setImmediate(() => {
       this.pendingCheck = false;
       const now = performance.now();
-      const shift = systemIdleShift(now, [...this.sleepers].map((s) => s.wake), this.inFlight, this.capMs);
+      const shift = systemIdleShift(
+        now,
+        [...this.sleepers].map((s) => s.wake),
+        this.inFlight,
+        this.capMs,
+      );
       if (shift > 0)
         for (const s of this.sleepers) {
           s.wake -= shift;
@@ -129,91 +139,331 @@ interface Lane {
   quota: number;
 }
 
+/** What one request was, apart from how it went (the inputs of toRequestRecord besides the outcome). */
+export interface RequestContext {
+  lane: number;
+  play: { no: number; marker: string; traceId: string; endpoint: string };
+  kind: 'root' | 'subagent';
+  agentId: string | null;
+  turn: number;
+  phase: RequestPhase;
+  maxTokens: number;
+  expected: { isl: number; osl: number };
+  theoreticalHitTokens: number;
+  /** The request was cut by the end-of-profile grace period (not by an abort of the whole run). */
+  graceCancelled: boolean;
+}
+
+/**
+ * One request's outcome → its JSONL record (pure). ITL is the mean gap over the request's streamed
+ * tokens ((last − first) / (osl − 1)), only for successful requests with more than one token.
+ */
+export function toRequestRecord(o: ChatOutcome, c: RequestContext): RequestRecord {
+  let category = o.errorCategory;
+  if (category === 'cancelled' && c.graceCancelled) category = 'grace_cancelled';
+  const ttft = o.firstTokenMs !== null ? o.firstTokenMs - o.startMs : null;
+  const osl = o.completionTokens;
+  const itl =
+    o.ok && osl !== null && osl > 1 && o.firstTokenMs !== null && o.lastTokenMs !== null
+      ? (o.lastTokenMs - o.firstTokenMs) / (osl - 1)
+      : null;
+  return {
+    id: `${c.play.marker}:${c.kind === 'root' ? 'r' : c.agentId}:${c.turn}`,
+    lane: c.lane,
+    trace_id: c.play.traceId,
+    play: c.play.no,
+    turn: c.turn,
+    kind: c.kind,
+    agent_id: c.agentId,
+    phase: c.phase,
+    endpoint: c.play.endpoint,
+    start_ms: o.startMs,
+    end_ms: o.endMs,
+    ttft_ms: o.ok ? ttft : null,
+    itl_ms: itl,
+    e2el_ms: o.ok ? o.endMs - o.startMs : null,
+    isl: o.promptTokens,
+    osl,
+    cached_tokens: o.cachedTokens,
+    expected_isl: c.expected.isl,
+    expected_osl: c.expected.osl,
+    max_tokens: c.maxTokens,
+    theoretical_cache_hit_tokens: c.theoreticalHitTokens,
+    content_chunks: o.contentChunks,
+    status: o.status,
+    ok: o.ok,
+    error_category: o.ok ? null : category,
+    error: o.error,
+  };
+}
+
+interface IssueInfo {
+  kind: 'root' | 'subagent';
+  agentId: string | null;
+  turn: number;
+  phase: RequestPhase;
+  maxTokens: number;
+  systemTokens: number;
+  marker: string;
+  seen: Set<number>;
+}
+
 /**
  * Closed-loop AgentX replay: N lanes, each one live session tree (warmup primer at a sampled t*, then
  * the request-bounded cache-pressure stage with zero delay and 1 output token, then profiling for the
  * configured duration with end-to-start think times; a finished tree recycles the next trace from
  * turn 0 with a fresh cache-bust marker). No new requests after the profile window; in-flight ones
  * drain (bounded by the grace period) and count.
+ *
+ * One run = one instance: its state is the fields below; `run()` owns every resource (HTTP pool,
+ * timers, abort listener) and releases them in one `finally`.
  */
-export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
-  const s = opts.settings;
-  const runId = randomUUID();
-  const originWallMs = Date.now() - performance.now();
-  const n = opts.concurrency;
-  if (opts.traces.length === 0) throw new Error('replay: no traces');
-  if (opts.endpoints.length === 0) throw new Error('replay: no endpoints');
-  const pool = new EndpointPool(Math.max(16, Math.ceil((4 * n) / opts.endpoints.length)));
-  const timers = new IdleCappedTimers(s.systemIdleGapCapSeconds * 1000);
-  const records: RequestRecord[] = [];
-  const order = traceOrder(opts.traces.length, s.randomSeed);
-  let nextTrace = 0;
-  const caches = new Map<string, BlockCache>();
-  const playsPerEndpoint = new Map<string, number>(opts.endpoints.map((e) => [e, 0]));
-  const runCtl = new AbortController();
-  const graceCtl = new AbortController();
-  const reqSignal = AbortSignal.any([runCtl.signal, graceCtl.signal]);
-  setMaxListeners(0, reqSignal);
-  const sessions = new TimeWeighted();
-  const busyLanes = new TimeWeighted();
-  const inFlight = new TimeWeighted();
-  let phase: Phase = 'warmup';
-  let stopped = false;
-  let aborted = false;
-  let runCancelledReason: string | null = null;
-  let profileStartMs: number | null = null;
-  let profileEndMs: number | null = null;
-  let playsStarted = 0;
-  let completed = 0;
-  let profiledDone = 0;
-  let profiledErrors = 0;
-  let lastProgress = 0;
-  const warmupStartMs = performance.now();
-  const dp = s.stickyDpRouting && opts.expectedEngines && opts.expectedEngines.length > 0 ? opts.expectedEngines : null;
+export class ReplayRun {
+  readonly runId = randomUUID();
+  private readonly s: AgentxSettings;
+  private readonly n: number;
+  private readonly originWallMs = Date.now() - performance.now();
+  private readonly warmupStartMs = performance.now();
+  private readonly pool: EndpointPool;
+  private readonly timers: IdleCappedTimers;
+  private readonly records: RequestRecord[] = [];
+  private readonly warnings = new Map<string, number>();
+  private readonly order: number[];
+  private readonly caches = new Map<string, BlockCache>();
+  private readonly playsPerEndpoint: Map<string, number>;
+  private readonly dp: number[] | null;
+  /** Aborts every request (caller abort, warmup grace exceeded). */
+  private readonly runCtl = new AbortController();
+  /** Aborts the requests still in flight when the profile grace period ends. */
+  private readonly graceCtl = new AbortController();
+  private readonly reqSignal: AbortSignal;
+  private readonly sessions = new TimeWeighted();
+  private readonly busyLanes = new TimeWeighted();
+  private readonly inFlight = new TimeWeighted();
+  private nextTrace = 0;
+  private phase: Phase = 'warmup';
+  /** No new requests (profile over, run cancelled or aborted). */
+  private stopped = false;
+  private aborted = false;
+  private runCancelledReason: string | null = null;
+  private profileStartMs: number | null = null;
+  private profileEndMs: number | null = null;
+  private playsStarted = 0;
+  private completed = 0;
+  private profiledDone = 0;
+  private profiledErrors = 0;
+  private lastProgress = 0;
+  private profileTimer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private resolveProfileStopped: () => void = () => undefined;
+  private readonly profileStopped = new Promise<void>((r) => (this.resolveProfileStopped = r));
 
-  const progress = (force = false): void => {
-    if (!opts.onProgress) return;
+  constructor(private readonly opts: ReplayOptions) {
+    if (opts.traces.length === 0) throw new Error('replay: no traces');
+    if (opts.endpoints.length === 0) throw new Error('replay: no endpoints');
+    this.s = opts.settings;
+    this.n = opts.concurrency;
+    this.pool = new EndpointPool(Math.max(16, Math.ceil((4 * this.n) / opts.endpoints.length)));
+    this.timers = new IdleCappedTimers(this.s.systemIdleGapCapSeconds * 1000);
+    this.order = traceOrder(opts.traces.length, this.s.randomSeed);
+    this.playsPerEndpoint = new Map(opts.endpoints.map((e) => [e, 0]));
+    this.reqSignal = AbortSignal.any([this.runCtl.signal, this.graceCtl.signal]);
+    setMaxListeners(0, this.reqSignal);
+    this.dp = this.s.stickyDpRouting && opts.expectedEngines && opts.expectedEngines.length > 0 ? opts.expectedEngines : null;
+  }
+
+  async run(): Promise<ReplayResult> {
+    const { signal } = this.opts;
+    if (signal?.aborted) throw new PointAbortedError('point aborted before start');
+    const onAbort = (): void => {
+      this.aborted = true;
+      this.halt();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let ok = false;
+    try {
+      const lanes: Lane[] = Array.from({ length: this.n }, (_, i) => ({
+        index: i,
+        play: this.newPlay(i, null),
+        inFlight: 0,
+        quota: this.s.warmupRequestsPerLane,
+      }));
+      this.progress(true);
+      await this.warmup(lanes);
+      if (!this.stopped && this.opts.beforeProfile) {
+        const verdict = await this.opts.beforeProfile();
+        if (verdict) {
+          this.runCancelledReason ??= verdict.cancel;
+          this.stopped = true;
+        }
+      }
+      if (!this.stopped) await this.profile(lanes);
+      ok = true;
+    } finally {
+      // the one cleanup path: on success, error or abort
+      if (!ok) this.halt();
+      clearTimeout(this.profileTimer);
+      clearTimeout(this.graceTimer);
+      signal?.removeEventListener('abort', onAbort);
+      this.pool.destroy();
+    }
+    this.phase = 'done';
+    this.progress(true);
+    if (this.aborted) throw new PointAbortedError('point aborted by caller', { completed: this.completed });
+    let blocks = 0;
+    for (const c of this.caches.values()) blocks += c.size;
+    return {
+      runId: this.runId,
+      records: this.records,
+      originWallMs: this.originWallMs,
+      warmupStartMs: this.warmupStartMs,
+      profileStartMs: this.profileStartMs,
+      profileEndMs: this.profileEndMs,
+      endMs: performance.now(),
+      runCancelledReason: this.runCancelledReason,
+      sessions: this.sessions,
+      busyLanes: this.busyLanes,
+      inFlight: this.inFlight,
+      playsStarted: this.playsStarted,
+      blockCacheBlocks: blocks,
+      warnings: [...this.warnings].map(([w, k]) => (k > 1 ? `${w} (×${k})` : w)),
+    };
+  }
+
+  /** Stop issuing, cut every request, wake every sleeper. */
+  private halt(): void {
+    this.stopped = true;
+    this.runCtl.abort();
+    this.timers.wakeAll(true);
+  }
+
+  // ---------------------------------------------------------------- stages
+
+  private async warmup(lanes: Lane[]): Promise<void> {
+    const warm = Promise.all(lanes.map((l) => this.warmLane(l)));
+    const warmDone = await Promise.race([
+      warm.then(() => true),
+      new Promise<boolean>((resolve) => {
+        this.graceTimer = setTimeout(() => resolve(false), this.s.warmupGracePeriodSeconds * 1000);
+      }),
+    ]);
+    clearTimeout(this.graceTimer);
+    if (!warmDone) {
+      this.runCancelledReason ??= `warmup did not drain within ${this.s.warmupGracePeriodSeconds} s`;
+      this.stopped = true;
+      this.runCtl.abort();
+      await warm;
+    }
+  }
+
+  private async warmLane(lane: Lane): Promise<void> {
+    const play = lane.play;
+    const roots: number[] = [];
+    play.trace.requests.forEach((e, i) => {
+      if (e.type !== 'subagent') roots.push(i);
+    });
+    const tStar = sampleStartIndex(
+      roots.length,
+      this.s.trajectoryStartMinRatio,
+      this.s.trajectoryStartMaxRatio,
+      this.s.randomSeed,
+      lane.index,
+      play.no,
+    );
+    if (tStar > 0) {
+      const primerIdx = roots[tStar - 1]!;
+      const primer = play.trace.requests[primerIdx] as WekaLeafRequest;
+      await this.issue(lane, play, primer, {
+        kind: 'root',
+        agentId: null,
+        turn: tStar - 1,
+        phase: 'warmup',
+        maxTokens: 1,
+        systemTokens: play.trace.system_tokens,
+        marker: play.marker,
+        seen: play.seen,
+      });
+      play.prevRoot = primer;
+      play.pos = primerIdx + 1;
+      play.rootTurn = tStar;
+    }
+    const quota: Budget = Object.assign(() => (lane.quota > 0 ? (lane.quota--, true) : false), { peek: () => lane.quota > 0 });
+    this.phase = this.phase === 'warmup' ? 'cache-pressure' : this.phase;
+    if (!this.stopped) await this.walk(lane, 'cache-pressure', quota, false, 1);
+    await this.settle(lane.play);
+  }
+
+  private async profile(lanes: Lane[]): Promise<void> {
+    this.phase = 'profiling';
+    const t0 = performance.now();
+    this.profileStartMs = t0;
+    this.sessions.open(t0);
+    this.busyLanes.open(t0);
+    this.inFlight.open(t0);
+    this.progress(true);
+    const end = t0 + this.s.profileDurationSeconds * 1000;
+    this.profileTimer = setTimeout(() => this.stopProfile(), this.s.profileDurationSeconds * 1000);
+    const open = (): boolean => this.phase === 'profiling' && performance.now() < end;
+    const budget: Budget = Object.assign(open, { peek: open });
+    const profileLane = async (lane: Lane): Promise<void> => {
+      this.sessions.add(performance.now(), 1);
+      try {
+        await this.walk(lane, 'profiling', budget, true, null);
+      } finally {
+        this.sessions.add(performance.now(), -1);
+      }
+      await this.settle(lane.play);
+    };
+    const all = Promise.all(lanes.map(profileLane));
+    // graceful end: the profile timer stops issuance; in-flight requests get the grace period
+    await Promise.race([this.profileStopped, all.then(() => this.stopProfile())]);
+    if (this.opts.afterProfile) await this.opts.afterProfile().catch(() => undefined);
+    this.graceTimer = setTimeout(() => this.graceCtl.abort(), this.s.profileGracePeriodSeconds * 1000);
+    await all;
+  }
+
+  private stopProfile(): void {
+    if (this.phase !== 'profiling') return;
+    this.resolveProfileStopped();
     const now = performance.now();
-    if (!force && now - lastProgress < 1000) return;
-    lastProgress = now;
-    const eta = phase === 'profiling' && profileStartMs !== null ? Math.max(0, (profileStartMs + s.profileDurationSeconds * 1000 - now) / 1000) : null;
-    opts.onProgress({ phase, completed, inFlight: inFlight.current, etaSeconds: eta });
-  };
+    this.profileEndMs = now;
+    this.sessions.close(now);
+    this.busyLanes.close(now);
+    this.inFlight.close(now);
+    this.phase = 'draining';
+    clearTimeout(this.profileTimer);
+    this.timers.wakeAll(true);
+    this.progress(true);
+  }
 
-  const onAbort = (): void => {
-    aborted = true;
-    stopped = true;
-    runCtl.abort();
-    timers.wakeAll(true);
-  };
-  if (opts.signal?.aborted) throw new PointAbortedError('point aborted before start');
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // ---------------------------------------------------------------- sessions
 
-  const cacheFor = (t: WekaTrace): BlockCache => {
-    let c = caches.get(t.id);
+  private cacheFor(t: WekaTrace): BlockCache {
+    let c = this.caches.get(t.id);
     if (!c) {
       c = new BlockCache(t.id, t.block_size);
-      caches.set(t.id, c);
+      this.caches.set(t.id, c);
     }
     return c;
-  };
+  }
 
-  const newPlay = (lane: number, prev: Play | null): Play => {
-    if (prev) playsPerEndpoint.set(prev.endpoint, (playsPerEndpoint.get(prev.endpoint) ?? 1) - 1);
-    const trace = opts.traces[order[nextTrace++ % order.length]!]!;
-    let endpoint = opts.endpoints[0]!;
-    for (const e of opts.endpoints) if ((playsPerEndpoint.get(e) ?? 0) < (playsPerEndpoint.get(endpoint) ?? 0)) endpoint = e;
-    playsPerEndpoint.set(endpoint, (playsPerEndpoint.get(endpoint) ?? 0) + 1);
-    const no = playsStarted++;
-    const marker = `[rid:${runId.slice(0, 8)}-${hash32(runId, lane, no).toString(16).padStart(8, '0')}]`;
+  private newPlay(lane: number, prev: Play | null): Play {
+    const per = this.playsPerEndpoint;
+    if (prev) per.set(prev.endpoint, (per.get(prev.endpoint) ?? 1) - 1);
+    const trace = this.opts.traces[this.order[this.nextTrace++ % this.order.length]!]!;
+    let endpoint = this.opts.endpoints[0]!;
+    for (const e of this.opts.endpoints) if ((per.get(e) ?? 0) < (per.get(endpoint) ?? 0)) endpoint = e;
+    per.set(endpoint, (per.get(endpoint) ?? 0) + 1);
+    const no = this.playsStarted++;
+    const marker = `[rid:${this.runId.slice(0, 8)}-${hash32(this.runId, lane, no).toString(16).padStart(8, '0')}]`;
     return {
       lane,
       no,
       trace,
-      cache: cacheFor(trace),
+      cache: this.cacheFor(trace),
       marker,
       endpoint,
-      dpRank: dp ? dp[hash32(marker) % dp.length]! : null,
+      dpRank: this.dp ? this.dp[hash32(marker) % this.dp.length]! : null,
       seen: new Set(),
       pos: 0,
       prevRoot: null,
@@ -221,155 +471,138 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       pending: [],
       background: [],
     };
-  };
+  }
 
-  const laneBusy = (lane: Lane, delta: number): void => {
+  private laneBusy(lane: Lane, delta: number): void {
     const before = lane.inFlight;
     lane.inFlight += delta;
     const now = performance.now();
-    if (before === 0 && lane.inFlight > 0) busyLanes.add(now, 1);
-    if (before > 0 && lane.inFlight === 0) busyLanes.add(now, -1);
-    inFlight.add(now, delta);
-  };
+    if (before === 0 && lane.inFlight > 0) this.busyLanes.add(now, 1);
+    if (before > 0 && lane.inFlight === 0) this.busyLanes.add(now, -1);
+    this.inFlight.add(now, delta);
+  }
 
-  const issue = async (
-    lane: Lane,
-    play: Play,
-    req: WekaLeafRequest,
-    info: { kind: 'root' | 'subagent'; agentId: string | null; turn: number; phase: RequestPhase; maxTokens: number; systemTokens: number; marker: string; seen: Set<number> },
-  ): Promise<RequestRecord> => {
+  private async issue(lane: Lane, play: Play, req: WekaLeafRequest, info: IssueInfo): Promise<RequestRecord> {
     const layout = blockLayout(req, play.trace.block_size);
     const hit = theoreticalHitTokens(layout, info.seen);
     const body = buildChatBody({
-      model: opts.model,
+      model: this.opts.model,
       maxTokens: info.maxTokens,
       layout,
       cache: play.cache,
       systemBlocks: Math.floor(info.systemTokens / play.trace.block_size),
       marker: info.marker,
     });
-    timers.started();
-    laneBusy(lane, 1);
+    this.timers.started();
+    this.laneBusy(lane, 1);
     const o = await streamChat({
-      pool,
+      pool: this.pool,
       baseUrl: play.endpoint,
       body: body.chunks,
       bodyLength: body.length,
       headers: play.dpRank !== null ? { 'X-data-parallel-rank': String(play.dpRank) } : undefined,
-      timeoutMs: s.requestTimeoutSeconds * 1000,
-      signal: reqSignal,
+      timeoutMs: this.s.requestTimeoutSeconds * 1000,
+      signal: this.reqSignal,
     });
-    laneBusy(lane, -1);
-    timers.ended();
-    let category = o.errorCategory;
-    if (category === 'cancelled' && graceCtl.signal.aborted && !aborted) category = 'grace_cancelled';
-    const ttft = o.firstTokenMs !== null ? o.firstTokenMs - o.startMs : null;
-    const osl = o.completionTokens;
-    const itl = o.ok && osl !== null && osl > 1 && o.firstTokenMs !== null && o.lastTokenMs !== null ? (o.lastTokenMs - o.firstTokenMs) / (osl - 1) : null;
-    const rec: RequestRecord = {
-      id: `${play.marker}:${info.kind === 'root' ? 'r' : info.agentId}:${info.turn}`,
-      lane: lane.index,
-      trace_id: play.trace.id,
-      play: play.no,
-      turn: info.turn,
-      kind: info.kind,
-      agent_id: info.agentId,
-      phase: info.phase,
-      endpoint: play.endpoint,
-      start_ms: o.startMs,
-      end_ms: o.endMs,
-      ttft_ms: o.ok ? ttft : null,
-      itl_ms: itl,
-      e2el_ms: o.ok ? o.endMs - o.startMs : null,
-      isl: o.promptTokens,
-      osl,
-      cached_tokens: o.cachedTokens,
-      expected_isl: req.in,
-      expected_osl: req.out,
-      max_tokens: info.maxTokens,
-      theoretical_cache_hit_tokens: hit,
-      content_chunks: o.contentChunks,
-      status: o.status,
-      ok: o.ok,
-      error_category: o.ok ? null : category,
-      error: o.error,
-    };
-    records.push(rec);
-    completed++;
-    opts.onRecord?.(rec);
-    if (info.phase === 'profiling') {
-      profiledDone++;
-      if (!o.ok && category !== 'context_overflow') profiledErrors++;
-      if (
-        !stopped &&
-        phase === 'profiling' &&
-        profiledDone >= Math.max(n, 10) &&
-        profiledErrors / profiledDone > s.failedRequestThreshold
-      ) {
-        runCancelledReason = `failed-request threshold exceeded: ${profiledErrors}/${profiledDone} > ${s.failedRequestThreshold}`;
-        stopProfile();
-      }
-    } else if (!o.ok && info.kind === 'root' && category !== 'context_overflow' && category !== 'cancelled' && !stopped) {
-      runCancelledReason = `root warmup request failed: ${category}: ${o.error ?? ''}`.slice(0, 400);
-      stopped = true;
-      timers.wakeAll(true);
+    this.laneBusy(lane, -1);
+    this.timers.ended();
+    for (const w of o.warnings ?? []) {
+      const key = w.replace(/: .*\(dropped\)$/, ' (dropped)');
+      if (this.warnings.size < 20 || this.warnings.has(key)) this.warnings.set(key, (this.warnings.get(key) ?? 0) + 1);
     }
-    progress();
+    const rec = toRequestRecord(o, {
+      lane: lane.index,
+      play: { no: play.no, marker: play.marker, traceId: play.trace.id, endpoint: play.endpoint },
+      kind: info.kind,
+      agentId: info.agentId,
+      turn: info.turn,
+      phase: info.phase,
+      maxTokens: info.maxTokens,
+      expected: { isl: req.in, osl: req.out },
+      theoreticalHitTokens: hit,
+      graceCancelled: this.graceCtl.signal.aborted && !this.aborted,
+    });
+    this.records.push(rec);
+    this.completed++;
+    this.opts.onRecord?.(rec);
+    this.judge(rec, info);
+    this.progress();
     return rec;
-  };
+  }
 
-  let profileTimer: NodeJS.Timeout | undefined;
-  let resolveProfileStopped: () => void = () => undefined;
-  const profileStopped = new Promise<void>((r) => (resolveProfileStopped = r));
-  const stopProfile = (): void => {
-    if (phase !== 'profiling') return;
-    resolveProfileStopped();
-    const now = performance.now();
-    profileEndMs = now;
-    sessions.close(now);
-    busyLanes.close(now);
-    inFlight.close(now);
-    phase = 'draining';
-    clearTimeout(profileTimer);
-    timers.wakeAll(true);
-    progress(true);
-  };
+  /** The live gates: the failed-request threshold while profiling, a failed root request in warmup. */
+  private judge(rec: RequestRecord, info: IssueInfo): void {
+    const category = rec.error_category;
+    if (info.phase === 'profiling') {
+      this.profiledDone++;
+      if (!rec.ok && category !== 'context_overflow') this.profiledErrors++;
+      if (
+        !this.stopped &&
+        this.phase === 'profiling' &&
+        this.profiledDone >= Math.max(this.n, 10) &&
+        this.profiledErrors / this.profiledDone > this.s.failedRequestThreshold
+      ) {
+        this.runCancelledReason = `failed-request threshold exceeded: ${this.profiledErrors}/${this.profiledDone} > ${this.s.failedRequestThreshold}`;
+        this.stopProfile();
+      }
+    } else if (!rec.ok && info.kind === 'root' && category !== 'context_overflow' && category !== 'cancelled' && !this.stopped) {
+      this.runCancelledReason = `root warmup request failed: ${category}: ${rec.error ?? ''}`.slice(0, 400);
+      this.stopped = true;
+      this.timers.wakeAll(true);
+    }
+  }
 
-
-  const runChild = async (lane: Lane, play: Play, sub: WekaSubagent, p: RequestPhase, budget: Budget, think: boolean, maxOut: number | null): Promise<void> => {
+  private async runChild(
+    lane: Lane,
+    play: Play,
+    sub: WekaSubagent,
+    p: RequestPhase,
+    budget: Budget,
+    think: boolean,
+    maxOut: number | null,
+  ): Promise<void> {
     const seen = new Set<number>();
     const marker = `${play.marker}[${sub.agent_id}]`;
     let prev: WekaLeafRequest | null = null;
     for (let i = 0; i < sub.requests.length; i++) {
       const r = sub.requests[i]!;
-      if (think && i > 0) await timers.sleep(thinkGapSeconds(r, prev, s.traceIdleGapCapSeconds) * 1000);
-      if (stopped || !budget()) return;
-      await issue(lane, play, r, { kind: 'subagent', agentId: sub.agent_id, turn: i, phase: p, maxTokens: maxOut ?? r.out, systemTokens: sub.system_tokens, marker, seen });
+      if (think && i > 0) await this.timers.sleep(thinkGapSeconds(r, prev, this.s.traceIdleGapCapSeconds) * 1000);
+      if (this.stopped || !budget()) return;
+      await this.issue(lane, play, r, {
+        kind: 'subagent',
+        agentId: sub.agent_id,
+        turn: i,
+        phase: p,
+        maxTokens: maxOut ?? r.out,
+        systemTokens: sub.system_tokens,
+        marker,
+        seen,
+      });
       prev = r;
     }
-  };
+  }
 
-  const settle = async (play: Play): Promise<void> => {
+  private async settle(play: Play): Promise<void> {
     await Promise.all(play.pending);
     await Promise.all(play.background);
     play.pending = [];
     play.background = [];
-  };
+  }
 
-  const walk = async (lane: Lane, p: RequestPhase, budget: Budget, think: boolean, maxOut: number | null): Promise<void> => {
+  private async walk(lane: Lane, p: RequestPhase, budget: Budget, think: boolean, maxOut: number | null): Promise<void> {
     for (;;) {
-      if (stopped) return;
+      if (this.stopped) return;
       const play = lane.play;
       const entries = play.trace.requests;
       if (play.pos >= entries.length) {
-        await settle(play);
-        if (stopped || !budget.peek()) return;
-        lane.play = newPlay(lane.index, play);
+        await this.settle(play);
+        if (this.stopped || !budget.peek()) return;
+        lane.play = this.newPlay(lane.index, play);
         continue;
       }
       const e = entries[play.pos]!;
       if (e.type === 'subagent') {
-        const child = runChild(lane, play, e, p, budget, think, maxOut);
+        const child = this.runChild(lane, play, e, p, budget, think, maxOut);
         (e.status === 'async_launched' ? play.background : play.pending).push(child);
         play.pos++;
         continue;
@@ -378,9 +611,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
         await Promise.all(play.pending);
         play.pending = [];
       }
-      if (think && play.prevRoot) await timers.sleep(thinkGapSeconds(e, play.prevRoot, s.traceIdleGapCapSeconds) * 1000);
-      if (stopped || !budget()) return;
-      const rec = await issue(lane, play, e, {
+      if (think && play.prevRoot) await this.timers.sleep(thinkGapSeconds(e, play.prevRoot, this.s.traceIdleGapCapSeconds) * 1000);
+      if (this.stopped || !budget()) return;
+      const rec = await this.issue(lane, play, e, {
         kind: 'root',
         agentId: null,
         turn: play.rootTurn,
@@ -395,110 +628,24 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       play.rootTurn++;
       if (rec.error_category === 'context_overflow') play.pos = entries.length; // a context overflow ends the session
     }
-  };
-
-  // ---- lanes
-  const lanes: Lane[] = Array.from({ length: n }, (_, i) => ({ index: i, play: newPlay(i, null), inFlight: 0, quota: s.warmupRequestsPerLane }));
-
-  const warmLane = async (lane: Lane): Promise<void> => {
-    const play = lane.play;
-    const roots: number[] = [];
-    play.trace.requests.forEach((e, i) => {
-      if (e.type !== 'subagent') roots.push(i);
-    });
-    const tStar = sampleStartIndex(roots.length, s.trajectoryStartMinRatio, s.trajectoryStartMaxRatio, s.randomSeed, lane.index, play.no);
-    if (tStar > 0) {
-      const primerIdx = roots[tStar - 1]!;
-      const primer = play.trace.requests[primerIdx] as WekaLeafRequest;
-      await issue(lane, play, primer, { kind: 'root', agentId: null, turn: tStar - 1, phase: 'warmup', maxTokens: 1, systemTokens: play.trace.system_tokens, marker: play.marker, seen: play.seen });
-      play.prevRoot = primer;
-      play.pos = primerIdx + 1;
-      play.rootTurn = tStar;
-    }
-    const quota: Budget = Object.assign(() => (lane.quota > 0 ? (lane.quota--, true) : false), { peek: () => lane.quota > 0 });
-    phase = phase === 'warmup' ? 'cache-pressure' : phase;
-    if (!stopped) await walk(lane, 'cache-pressure', quota, false, 1);
-    await settle(lane.play);
-  };
-
-  progress(true);
-  const warm = Promise.all(lanes.map(warmLane));
-  let graceTimer: NodeJS.Timeout | undefined;
-  const warmDone = await Promise.race([
-    warm.then(() => true),
-    new Promise<boolean>((resolve) => {
-      graceTimer = setTimeout(() => resolve(false), s.warmupGracePeriodSeconds * 1000);
-    }),
-  ]);
-  clearTimeout(graceTimer);
-  if (!warmDone) {
-    runCancelledReason ??= `warmup did not drain within ${s.warmupGracePeriodSeconds} s`;
-    stopped = true;
-    runCtl.abort();
-    await warm;
   }
 
-  if (!stopped && opts.beforeProfile) {
-    try {
-      await opts.beforeProfile();
-    } catch (err) {
-      opts.signal?.removeEventListener('abort', onAbort);
-      pool.destroy();
-      throw err;
-    }
-  }
+  // ---------------------------------------------------------------- progress
 
-  if (!stopped) {
-    phase = 'profiling';
-    const t0 = performance.now();
-    profileStartMs = t0;
-    sessions.open(t0);
-    busyLanes.open(t0);
-    inFlight.open(t0);
-    progress(true);
-    const end = t0 + s.profileDurationSeconds * 1000;
-    profileTimer = setTimeout(stopProfile, s.profileDurationSeconds * 1000);
-    const budget: Budget = Object.assign(() => phase === 'profiling' && performance.now() < end, {
-      peek: () => phase === 'profiling' && performance.now() < end,
-    });
-    const profileLane = async (lane: Lane): Promise<void> => {
-      sessions.add(performance.now(), 1);
-      try {
-        await walk(lane, 'profiling', budget, true, null);
-      } finally {
-        sessions.add(performance.now(), -1);
-      }
-      await settle(lane.play);
-    };
-    const all = Promise.all(lanes.map(profileLane));
-    // graceful end: the profile timer stops issuance; in-flight requests get the grace period
-    await Promise.race([profileStopped, all.then(() => stopProfile())]);
-    if (opts.afterProfile) await opts.afterProfile().catch(() => undefined);
-    const graceT = setTimeout(() => graceCtl.abort(), s.profileGracePeriodSeconds * 1000);
-    await all;
-    clearTimeout(graceT);
+  private progress(force = false): void {
+    if (!this.opts.onProgress) return;
+    const now = performance.now();
+    if (!force && now - this.lastProgress < 1000) return;
+    this.lastProgress = now;
+    const eta =
+      this.phase === 'profiling' && this.profileStartMs !== null
+        ? Math.max(0, (this.profileStartMs + this.s.profileDurationSeconds * 1000 - now) / 1000)
+        : null;
+    this.opts.onProgress({ phase: this.phase, completed: this.completed, inFlight: this.inFlight.current, etaSeconds: eta });
   }
-  clearTimeout(profileTimer);
-  opts.signal?.removeEventListener('abort', onAbort);
-  pool.destroy();
-  phase = 'done';
-  progress(true);
-  if (aborted) throw new PointAbortedError('point aborted by caller', { completed });
-  let blocks = 0;
-  for (const c of caches.values()) blocks += c.size;
-  return {
-    runId,
-    records,
-    originWallMs,
-    warmupStartMs,
-    profileStartMs,
-    profileEndMs,
-    endMs: performance.now(),
-    runCancelledReason,
-    sessions,
-    busyLanes,
-    inFlight,
-    playsStarted,
-    blockCacheBlocks: blocks,
-  };
+}
+
+/** Run one closed-loop AgentX replay (see ReplayRun). */
+export function replay(opts: ReplayOptions): Promise<ReplayResult> {
+  return new ReplayRun(opts).run();
 }

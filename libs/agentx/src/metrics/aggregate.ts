@@ -38,8 +38,7 @@ export function accounting(records: readonly RequestRecord[]): Accounting {
 export function requestMetrics(records: readonly RequestRecord[], gpuCount: number): RequestMetrics {
   const ok = records.filter((r) => r.phase === 'profiling' && r.ok);
   const s = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
-  const vals = (f: (r: RequestRecord) => number | null): number[] =>
-    ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
+  const vals = (f: (r: RequestRecord) => number | null): number[] => ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
   const ttft = stats(vals((r) => s(r.ttft_ms)));
   const e2el = stats(vals((r) => s(r.e2el_ms)));
   const itl = stats(vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)));
@@ -93,7 +92,8 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
 export function metricCoverage(records: readonly RequestRecord[], profileStartMs: number, profileSeconds: number): number {
   let last = -Infinity;
   for (const r of records)
-    if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null) last = Math.max(last, r.start_ms + r.ttft_ms, r.itl_ms !== null ? r.end_ms : -Infinity);
+    if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null)
+      last = Math.max(last, r.start_ms + r.ttft_ms, r.itl_ms !== null ? r.end_ms : -Infinity);
   if (!Number.isFinite(last)) return 0;
   return Math.min(1, Math.max(0, (last - profileStartMs) / (profileSeconds * 1000)));
 }

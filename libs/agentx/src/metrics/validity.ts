@@ -1,5 +1,6 @@
 import type { AgentxSettings } from '@infersweep/topology';
 import type { Accounting } from './aggregate';
+import type { RequestRecord } from '../result';
 
 export interface ValidityInput {
   settings: Pick<
@@ -20,6 +21,28 @@ export interface ValidityInput {
   runCancelledReason: string | null;
   serverMetricsMissing: string[];
   idleRankMessages: string[];
+  /** From prefixCacheGate: why cached tokens are missing on multi-turn traffic (null/absent: fine or not required). */
+  prefixCacheReason?: string | null;
+}
+
+/**
+ * The cached-token gate (pure): with prefix caching on, later turns of a session resend the earlier turns
+ * as their prefix, so the server must report cached prompt tokens — per response
+ * (usage.prompt_tokens_details.cached_tokens, needs --enable-prompt-tokens-details) or in its prefix-cache
+ * hit counter. Neither on any multi-turn request means caching is off (vLLM's default for hybrid models) or
+ * unreported: the point did not measure prefix reuse. Returns the reason, or null.
+ */
+export function prefixCacheGate(records: readonly RequestRecord[], serverPrefixHits: number | null, required: boolean): string | null {
+  if (!required) return null;
+  const multiTurn = records.filter((r) => r.phase === 'profiling' && r.ok && r.turn > 0);
+  if (multiTurn.length === 0) return null;
+  const reported = multiTurn.filter((r) => r.cached_tokens !== null);
+  const clientCached = reported.reduce((s, r) => s + (r.cached_tokens ?? 0), 0);
+  if (clientCached > 0 || (serverPrefixHits ?? 0) > 0) return null;
+  return (
+    `no cached prompt tokens on ${multiTurn.length} multi-turn requests (usage cached_tokens ${reported.length === 0 ? 'absent' : '0'}, ` +
+    `server prefix-cache hits ${serverPrefixHits === null ? 'absent' : '0'}): prefix caching is off or unreported — check --enable-prefix-caching and --enable-prompt-tokens-details`
+  );
 }
 
 /**
@@ -35,7 +58,9 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   // A short profile is a gate failure unless the run is explicitly marked non-canonical (the record
   // keeps settings.nonCanonical, so such points are never mistaken for publishable ones).
   if (s.profileDurationSeconds < s.canonicalMinDurationSeconds && !s.nonCanonical)
-    reasons.push(`unsafe_override: profile ${s.profileDurationSeconds} s < canonical minimum ${s.canonicalMinDurationSeconds} s (set agentx.nonCanonical: true for a diagnostic run)`);
+    reasons.push(
+      `unsafe_override: profile ${s.profileDurationSeconds} s < canonical minimum ${s.canonicalMinDurationSeconds} s (set agentx.nonCanonical: true for a diagnostic run)`,
+    );
   const a = v.accounting;
   const completed = a.records_profiled - a.context_overflow_count;
   if (v.successes < 1) reasons.push('no_successful_requests: num_requests_successful == 0');
@@ -51,5 +76,6 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   if (v.clientSaturatedReason) reasons.push(`client_saturated: ${v.clientSaturatedReason}`);
   for (const m of v.serverMetricsMissing) reasons.push(`server_metrics_missing: ${m}`);
   for (const m of v.idleRankMessages) reasons.push(`idle_dp_rank: ${m}`);
+  if (v.prefixCacheReason) reasons.push(`no_cached_tokens: ${v.prefixCacheReason}`);
   return { valid: reasons.length === 0, reasons };
 }

@@ -1,7 +1,7 @@
 /**
  * Engine families: which gauges say "busy", which counters carry tokens/cache/success. vLLM is measured
- * here; SGLang names come from ../shared/reference/agentx-inferencex.md §2.3/§3.3 and R5 (not exercised
- * against a live SGLang).
+ * here; SGLang names follow InferenceX's SGLang recipes (docs/inferencex.md, "Server metric names"; not
+ * exercised against a live SGLang).
  */
 export type EngineFamily = 'vllm' | 'sglang';
 
@@ -20,6 +20,8 @@ export interface FamilySpec {
   requestSuccess: string | null;
   /** The per-DP-engine label (null: the family exposes none). */
   engineLabel: string | null;
+  /** Info gauge whose labels carry the KV pool (num_gpu_blocks, block_size); null: none. */
+  cacheConfigInfo: string | null;
 }
 
 export const FAMILIES: Record<EngineFamily, FamilySpec> = {
@@ -34,6 +36,7 @@ export const FAMILIES: Record<EngineFamily, FamilySpec> = {
     kvUsageToPct: 100,
     requestSuccess: 'vllm:request_success_total',
     engineLabel: 'engine',
+    cacheConfigInfo: 'vllm:cache_config_info',
   },
   sglang: {
     busyGauges: ['sglang:num_running_reqs', 'sglang:num_queue_reqs'],
@@ -46,5 +49,6 @@ export const FAMILIES: Record<EngineFamily, FamilySpec> = {
     kvUsageToPct: 100,
     requestSuccess: null,
     engineLabel: null,
+    cacheConfigInfo: null,
   },
 };

@@ -10,18 +10,37 @@ export const idleRankCheckSchema = z
     expected: z.array(z.number().int()).nullable(),
     present: z.array(z.number().int()),
     missing: z.array(z.number().int()),
-    /** Per engine: requests served (post-warmup) or 1 if the engine's series exist (readiness). */
+    /** Per engine: requests served (finished, not aborted) during the warmup (post-warmup), or 1 if the engine's series exist (readiness). */
     perEngine: z.record(z.string(), z.number()),
     message: z.string().nullable(),
   })
   .strict();
 export type IdleRankCheck = z.infer<typeof idleRankCheckSchema>;
 
+/** vLLM counts aborted and errored requests in request_success_total too (finished_reason="abort"|"error"): they are not served. */
+export const NOT_SERVED_REASONS: ReadonlySet<string> = new Set(['abort', 'error']);
+
+/** Requests served per engine label value: request_success_total summed over the served finished reasons (pure). */
+export function servedPerEngine(samples: readonly Sample[], family: EngineFamily = 'vllm'): Record<string, number> {
+  const spec = FAMILIES[family];
+  const out: Record<string, number> = {};
+  if (spec.requestSuccess === null || spec.engineLabel === null) return out;
+  for (const s of samples) {
+    if (s.name !== spec.requestSuccess) continue;
+    const e = s.labels[spec.engineLabel];
+    if (e === undefined) continue;
+    const reason = s.labels.finished_reason ?? s.labels.finish_reason;
+    out[e] = (out[e] ?? 0) + (reason !== undefined && NOT_SERVED_REASONS.has(reason) ? 0 : s.value);
+  }
+  return out;
+}
+
 /**
- * Idle-rank check (pure), vllm-topology.md rules 19–20:
+ * Idle-rank check (pure), docs/topology-rules.md rules 19–20:
  *  - readiness: every expected DP engine id must appear as `engine="i"` on `vllm:num_requests_running`;
- *  - post-warmup: `vllm:request_success_total` summed over finished_reason/finish_reason must be > 0 for
- *    every expected engine, else "idle DP rank i".
+ *  - post-warmup: `vllm:request_success_total` (finished_reason other than abort/error) must have grown
+ *    for every expected engine since `baseline` (the point's start; none = since the server started),
+ *    else "idle DP rank i". Readiness probes and earlier points therefore cannot hide an idle rank.
  * `expectedEngines` null/undefined: the family exposes no per-engine label → not applicable (recorded).
  */
 export function checkIdleRanks(
@@ -29,6 +48,7 @@ export function checkIdleRanks(
   expectedEngines: readonly number[] | null | undefined,
   phase: 'readiness' | 'post-warmup',
   family: EngineFamily = 'vllm',
+  baseline?: string | readonly Sample[],
 ): IdleRankCheck {
   const spec = FAMILIES[family];
   if (expectedEngines === null || expectedEngines === undefined || spec.engineLabel === null) {
@@ -46,17 +66,17 @@ export function checkIdleRanks(
           : 'not applicable: the deployment exposes no per-engine label (expectedEngines not given)',
     };
   }
-  const samples = typeof metrics === 'string' ? parsePrometheus(metrics).samples : metrics;
+  const parse = (m: string | readonly Sample[]) => (typeof m === 'string' ? parsePrometheus(m).samples : m);
+  const samples = parse(metrics);
   const label = spec.engineLabel;
   const metric = phase === 'readiness' ? spec.busyGauges[0]! : spec.requestSuccess;
   const perEngine: Record<string, number> = {};
-  if (metric !== null) {
-    for (const s of samples) {
-      if (s.name !== metric) continue;
-      const e = s.labels[label];
-      if (e === undefined) continue;
-      perEngine[e] = (perEngine[e] ?? 0) + (phase === 'readiness' ? 0 : s.value);
-    }
+  if (phase === 'readiness') {
+    for (const s of samples) if (s.name === metric && s.labels[label] !== undefined) perEngine[s.labels[label]] = 1;
+  } else {
+    const now = servedPerEngine(samples, family);
+    const before = baseline === undefined ? {} : servedPerEngine(parse(baseline), family);
+    for (const [e, v] of Object.entries(now)) perEngine[e] = v - (before[e] ?? 0);
   }
   const present = Object.keys(perEngine)
     .map(Number)
@@ -66,12 +86,13 @@ export function checkIdleRanks(
     phase === 'readiness'
       ? expectedEngines.filter((e) => perEngine[String(e)] === undefined)
       : expectedEngines.filter((e) => !((perEngine[String(e)] ?? 0) > 0));
-  if (phase === 'readiness') for (const k of Object.keys(perEngine)) perEngine[k] = 1;
+  for (const e of expectedEngines) if (phase === 'post-warmup' && perEngine[String(e)] === undefined) perEngine[String(e)] = 0;
   const message =
     missing.length === 0
       ? null
       : phase === 'readiness'
         ? `DP ranks not managed by this endpoint (hybrid/external LB?): engine ${missing.join(', ')} absent from ${metric}`
-        : missing.map((e) => `idle DP rank ${e}`).join('; ') + ` (${metric} has no successes for it after warmup)`;
+        : missing.map((e) => `idle DP rank ${e}`).join('; ') +
+          ` (${metric} has no served requests for it ${baseline === undefined ? 'after warmup' : "during this point's warmup"})`;
   return { phase, applicable: true, ok: missing.length === 0, expected: [...expectedEngines], present, missing, perEngine, message };
 }

@@ -1,6 +1,20 @@
 import { z } from 'zod';
 import { FAMILIES, type EngineFamily } from './families';
+import { servedPerEngine } from './idle-ranks';
 import { maxMetric, sumMetric, type Sample } from './prometheus';
+
+/** One DP engine's share of the profiling window (counter deltas; KV usage = max over the window's samples). */
+export const engineWindowSchema = z
+  .object({
+    requests: z.number().nullable(),
+    prompt_tokens: z.number().nullable(),
+    generation_tokens: z.number().nullable(),
+    prefix_hits: z.number().nullable(),
+    prefix_queries: z.number().nullable(),
+    kv_usage_pct_max: z.number().nullable(),
+  })
+  .strict();
+export type EngineWindow = z.infer<typeof engineWindowSchema>;
 
 export const serverMetricsSchema = z
   .object({
@@ -17,8 +31,22 @@ export const serverMetricsSchema = z
         gpu_cache_hit_rate: z.number().nullable(),
       })
       .strict(),
-    kv_cache: z.object({ gpu_usage_pct: z.number().nullable(), samples: z.number().int() }).strict(),
+    kv_cache: z
+      .object({
+        gpu_usage_pct: z.number().nullable(),
+        samples: z.number().int(),
+        /** KV-cache pool of the whole deployment, tokens: Σ over engines of num_gpu_blocks × block_size (vllm:cache_config_info). */
+        gpu_total_tokens: z.number().nullable().optional(),
+      })
+      .strict(),
     tokens: z.object({ prompt: z.number().nullable(), generation: z.number().nullable() }).strict(),
+    /**
+     * Per DP engine (the family's engine label, e.g. vLLM's `engine="i"`), from the profile's start to the
+     * end of its last request (runPoint: the in-flight requests included): requests served (finished, not
+     * aborted), tokens, prefix-cache hits/queries, peak KV usage. Empty when the server exposes no engine
+     * label (the simulator, SGLang).
+     */
+    per_engine: z.record(z.string(), engineWindowSchema).default({}),
     warnings: z.array(z.string()),
   })
   .strict();
@@ -28,6 +56,8 @@ export interface EndpointSnapshot {
   endpoint: string;
   samples: Sample[] | null;
   error?: string;
+  /** Names of samples dropped because their value was not finite (see snapshot in point.ts). */
+  dropped?: string[];
 }
 
 /**
@@ -56,8 +86,14 @@ export function serverMetricsWindow(
         warnings.push(`${metric}: no snapshot for ${e.endpoint} (${e.error ?? s?.error ?? 'missing'})`);
         return null;
       }
-      const a = sumMetric(s.samples, metric);
+      let a = sumMetric(s.samples, metric);
       const b = sumMetric(e.samples, metric);
+      if (a === null && b !== null) {
+        // a labelled counter appears with its first increment (the simulator's token counters on a fresh
+        // server, before an aiperf run's own warmup): absent at the start means 0 then
+        warnings.push(`${metric} absent at window start on ${e.endpoint}, present at the end: counted from 0`);
+        a = 0;
+      }
       if (a === null || b === null) {
         warnings.push(`${metric} absent on ${e.endpoint}`);
         return null;
@@ -87,6 +123,8 @@ export function serverMetricsWindow(
         }
       }
   if (spec.kvUsage && kvSamples === 0) warnings.push(`${spec.kvUsage} absent`);
+  const perEngine = engineWindows(start, end, during, family);
+  const poolTokens = kvPoolTokens(end, spec.cacheConfigInfo);
   const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
   return {
     present: end.some((e) => e.samples !== null && e.samples.length > 0),
@@ -94,8 +132,85 @@ export function serverMetricsWindow(
     sources,
     metric_count: names.size,
     cache: { prefix_hits: hits, prefix_queries: queries, overall_cache_hit_rate: rate, gpu_cache_hit_rate: rate },
-    kv_cache: { gpu_usage_pct: kvMax === null ? null : kvMax * spec.kvUsageToPct, samples: kvSamples },
+    kv_cache: { gpu_usage_pct: kvMax === null ? null : kvMax * spec.kvUsageToPct, samples: kvSamples, gpu_total_tokens: poolTokens },
     tokens: { prompt, generation },
+    per_engine: perEngine,
     warnings,
   };
+}
+
+/** Sum of `metric` per engine label value over the snapshot's endpoints (absent metric → no entry). */
+function perEngineSum(snap: readonly EndpointSnapshot[], metric: string | null, label: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (metric === null) return out;
+  for (const e of snap)
+    for (const s of e.samples ?? []) {
+      const id = s.labels[label];
+      if (s.name === metric && id !== undefined) out[id] = (out[id] ?? 0) + s.value;
+    }
+  return out;
+}
+
+/** Per-engine deltas and KV peaks over the window (pure); {} when the family has no engine label. */
+export function engineWindows(
+  start: readonly EndpointSnapshot[],
+  end: readonly EndpointSnapshot[],
+  during: readonly (readonly EndpointSnapshot[])[],
+  family: EngineFamily = 'vllm',
+): Record<string, EngineWindow> {
+  const spec = FAMILIES[family];
+  const label = spec.engineLabel;
+  if (label === null || start.some((e) => e.samples === null) || end.some((e) => e.samples === null)) return {};
+  const samplesOf = (snap: readonly EndpointSnapshot[]) => snap.flatMap((e) => e.samples ?? []);
+  const served0 = servedPerEngine(samplesOf(start), family);
+  const served1 = servedPerEngine(samplesOf(end), family);
+  const counters = (m: string | null) => ({ a: perEngineSum(start, m, label), b: perEngineSum(end, m, label) });
+  const prompt = counters(spec.promptTokens);
+  const gen = counters(spec.generationTokens);
+  const hits = counters(spec.prefixHits);
+  const queries = counters(spec.prefixQueries);
+  const kv: Record<string, number> = {};
+  for (const poll of [start, ...during, end])
+    for (const [id, v] of Object.entries(perEngineSum(poll, spec.kvUsage, label))) kv[id] = Math.max(kv[id] ?? 0, v * spec.kvUsageToPct);
+  const ids = new Set([...Object.keys(served1), ...Object.keys(prompt.b), ...Object.keys(gen.b)]);
+  const d = (c: { a: Record<string, number>; b: Record<string, number> }, id: string): number | null =>
+    c.b[id] === undefined ? null : c.b[id]! - (c.a[id] ?? 0);
+  const out: Record<string, EngineWindow> = {};
+  for (const id of [...ids].sort((x, y) => Number(x) - Number(y) || x.localeCompare(y))) {
+    out[id] = {
+      requests: served1[id] === undefined ? null : served1[id]! - (served0[id] ?? 0),
+      prompt_tokens: d(prompt, id),
+      generation_tokens: d(gen, id),
+      prefix_hits: d(hits, id),
+      prefix_queries: d(queries, id),
+      kv_usage_pct_max: kv[id] ?? null,
+    };
+  }
+  return out;
+}
+
+/**
+ * The KV-cache pool in tokens from the engines' cache-config info gauge (one series per engine, labels
+ * `num_gpu_blocks` and `block_size`), summed over engines and endpoints: what InferenceX stores as
+ * `kv_cache_pool_tokens` (it parses "GPU KV cache size" log lines per engine and sums them). Null when absent.
+ */
+export function kvPoolTokens(snapshots: readonly EndpointSnapshot[], metric: string | null): number | null {
+  if (metric === null) return null;
+  let total = 0;
+  let found = false;
+  for (const e of snapshots) {
+    const seen = new Set<string>();
+    for (const s of e.samples ?? []) {
+      if (s.name !== metric) continue;
+      const blocks = Number(s.labels.num_gpu_blocks);
+      const size = Number(s.labels.block_size);
+      if (!Number.isFinite(blocks) || !Number.isFinite(size) || blocks <= 0 || size <= 0) continue;
+      const key = JSON.stringify(s.labels);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      total += blocks * size;
+      found = true;
+    }
+  }
+  return found ? total : null;
 }

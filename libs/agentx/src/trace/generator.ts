@@ -72,15 +72,7 @@ function toolResultTokens(r: Rng): number {
   return Math.round(clamp(r.lognormal(350, 1.3), 10, 16000));
 }
 
-function leaf(
-  r: Rng,
-  ctx: Context,
-  t: number,
-  out: number,
-  model: string,
-  stop: string,
-  think: number,
-): WekaLeafRequest {
+function leaf(r: Rng, ctx: Context, t: number, out: number, model: string, stop: string, think: number): WekaLeafRequest {
   return {
     t: round3(t),
     type: 'n',

@@ -14,7 +14,11 @@ export function parseTraces(text: string, source = '<text>'): WekaTrace[] {
   try {
     if (trimmed.startsWith('[')) raw = JSON.parse(trimmed) as unknown[];
     else if (trimmed.startsWith('{') && !/\}\s*\n\s*\{/.test(trimmed)) raw = [JSON.parse(trimmed)];
-    else raw = trimmed.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+    else
+      raw = trimmed
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as unknown);
   } catch (err) {
     throw new TraceFormatError(`${source}: not JSON/JSONL: ${(err as Error).message}`, { source });
   }

@@ -50,11 +50,7 @@ export const wekaSubagentSchema = z
   })
   .strict();
 
-export const wekaEntrySchema = z.discriminatedUnion('type', [
-  wekaNormalRequestSchema,
-  wekaStreamingRequestSchema,
-  wekaSubagentSchema,
-]);
+export const wekaEntrySchema = z.discriminatedUnion('type', [wekaNormalRequestSchema, wekaStreamingRequestSchema, wekaSubagentSchema]);
 
 export const wekaTraceSchema = z
   .object({

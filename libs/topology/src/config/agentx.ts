@@ -2,25 +2,29 @@ import { z } from 'zod';
 
 /**
  * AgentX client settings (the `agentx:` block of a sweep config). Mirrors the flags InferenceX
- * passes to `aiperf profile --scenario inferencex-agentx-mvp` (../shared/reference/agentx-inferencex.md §1.3).
+ * passes to `aiperf profile --scenario inferencex-agentx-mvp` (docs/inferencex.md, "The aiperf command").
  * Owned by libs/agentx (which consumes it); lives here so the config schema stays one pure schema.
  * Defaults are InferenceX's (HEAD 843c6254f, `build_replay_cmd`) unless a comment says otherwise.
  */
 export const traceSourceSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('synthetic'),
-    seed: z.number().int().nonnegative().default(42),
-    traces: z.number().int().positive().default(64),
-    /** Cap on a single request's prompt, tokens (keep below the server's context window). */
-    maxContextTokens: z.number().int().positive().default(32768),
-    /** Multiplies every recorded think time (1 = as generated; 0 = back-to-back, for client tests). */
-    thinkTimeScale: z.number().min(0).default(1),
-  }).strict(),
-  z.object({
-    kind: z.literal('file'),
-    /** JSONL/JSON Weka-style traces (a file or a directory of *.json) on the machine that runs the client. */
-    path: z.string().min(1),
-  }).strict(),
+  z
+    .object({
+      kind: z.literal('synthetic'),
+      seed: z.number().int().nonnegative().default(42),
+      traces: z.number().int().positive().default(64),
+      /** Cap on a single request's prompt, tokens (keep below the server's context window). */
+      maxContextTokens: z.number().int().positive().default(32768),
+      /** Multiplies every recorded think time (1 = as generated; 0 = back-to-back, for client tests). */
+      thinkTimeScale: z.number().min(0).default(1),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('file'),
+      /** JSONL/JSON Weka-style traces (a file or a directory of *.json) on the machine that runs the client. */
+      path: z.string().min(1),
+    })
+    .strict(),
 ]);
 
 export const clientHealthSchema = z
@@ -42,8 +46,21 @@ export const aiperfSettingsSchema = z
      * lock there, so it needs --unsafe-override). The argv is persisted verbatim either way.
      */
     flavor: z.enum(['inferencex', 'pypi']).default('inferencex'),
-    /** `--public-dataset` loader (InferenceX default for ≤256k-context models). Ignored for file traces. */
-    publicDataset: z.string().min(1).default('semianalysis_cc_traces_weka_062126_256k'),
+    /**
+     * `--public-dataset` loader. Unset: InferenceX's model-prefix rule (`defaultPublicDataset`): the 1M-context
+     * corpus for dsv4*, glm5.2*, minimaxm3*, kimik3*, else the `_256k` one. Ignored for file traces.
+     */
+    publicDataset: z.string().min(1).optional(),
+    /**
+     * Where aiperf runs: in the worker process's host (`worker`, the local stack), or on the allocation's head
+     * node in an `srun --overlap` step inside the container (`head-node`, InferenceX's way on clusters).
+     */
+    runOn: z.enum(['worker', 'head-node']).default('worker'),
+    /**
+     * The trace corpus aiperf replays: InferenceX's `public` loader (publicDataset), or the `configured`
+     * agentx.traces (synthetic traces are written as Weka files next to the point; offline runs).
+     */
+    traces: z.enum(['public', 'configured']).default('public'),
     numDatasetEntries: z.number().int().positive().default(393),
     statsIntervalSeconds: z.number().positive().default(30),
     sliceDurationSeconds: z.number().positive().default(1),
@@ -52,7 +69,10 @@ export const aiperfSettingsSchema = z
     /** Tokenizer id (always the real HF repo, not the served alias); `builtin` for offline runs. */
     tokenizer: z.string().min(1).optional(),
     /** Hard wall-clock bound for the aiperf process beyond profile + grace, seconds. */
-    processTimeoutSeconds: z.number().positive().default(3 * 3600),
+    processTimeoutSeconds: z
+      .number()
+      .positive()
+      .default(3 * 3600),
   })
   .strict();
 
@@ -86,12 +106,19 @@ export const agentxSettingsSchema = z
     clientHealth: clientHealthSchema.default({ maxEventLoopDelayP99Ms: 5, maxCpuFraction: 0.85 }),
     /** Sticky sessions: pin each session to one DP rank with X-data-parallel-rank. */
     stickyDpRouting: z.boolean().default(false),
+    /**
+     * Invalidate a point whose server reports no cached prompt tokens on multi-turn traffic (neither
+     * usage.prompt_tokens_details.cached_tokens nor the prefix-cache hit counter). Unset: on exactly when the
+     * plan turns prefix caching on (engine.prefixCaching).
+     */
+    requireCachedTokens: z.boolean().optional(),
     /** Which client runs the point: infersweep's own, or the pinned aiperf (bit-for-bit InferenceX). */
     client: z.enum(['infersweep', 'aiperf']).default('infersweep'),
     aiperf: aiperfSettingsSchema.default({
       binary: 'aiperf',
       flavor: 'inferencex',
-      publicDataset: 'semianalysis_cc_traces_weka_062126_256k',
+      runOn: 'worker',
+      traces: 'public',
       numDatasetEntries: 393,
       statsIntervalSeconds: 30,
       sliceDurationSeconds: 1,
@@ -118,6 +145,17 @@ export const agentxSettingsSchema = z
     message: 'profileDurationSeconds is below the canonical minimum: set nonCanonical: true to run it anyway',
     path: ['profileDurationSeconds'],
   });
+
+/** InferenceX `resolve_trace_source` (benchmarks/benchmark_lib.sh): model prefixes with 1M-context traces. */
+export const MILLION_CONTEXT_PREFIXES = ['dsv4', 'glm5.2', 'minimaxm3', 'kimik3'] as const;
+
+/** The aiperf `--public-dataset` loader InferenceX picks for a model prefix (docs/inferencex.md). */
+export function defaultPublicDataset(modelPrefix: string | undefined): string {
+  const p = (modelPrefix ?? '').toLowerCase();
+  return MILLION_CONTEXT_PREFIXES.some((x) => p.startsWith(x))
+    ? 'semianalysis_cc_traces_weka_062126'
+    : 'semianalysis_cc_traces_weka_062126_256k';
+}
 
 export type AgentxSettings = z.infer<typeof agentxSettingsSchema>;
 export type AgentxSettingsInput = z.input<typeof agentxSettingsSchema>;

@@ -1,6 +1,7 @@
 /**
  * `${VAR}` placeholder expansion for config values. Pure: the caller passes the environment.
- * `$${` escapes a literal `${`. An unset or empty variable is an error naming it.
+ * `$${` escapes a literal `${`. An unset or empty variable is an error naming it, unless the
+ * placeholder gives a default as in the shell: `${VAR:-default}`.
  */
 export type EnvMap = Readonly<Record<string, string | undefined>>;
 
@@ -17,12 +18,13 @@ export function expandEnvString(text: string, env: EnvMap): { value: string; pro
   const problems: ExpandProblem[] = [];
   const value = text.replace(PLACEHOLDER, (match, name: string | undefined) => {
     if (match === '$${') return '${';
-    const varName = name ?? '';
+    const [varName = '', fallback] = splitDefault(name ?? '');
     if (!VAR_NAME.test(varName)) {
       problems.push({ variable: varName, message: `malformed placeholder \${${varName}} (use \${NAME} with letters, digits, _)` });
       return match;
     }
     const v = env[varName];
+    if ((v === undefined || v === '') && fallback !== undefined) return fallback;
     if (v === undefined || v === '') {
       problems.push({
         variable: varName,
@@ -35,9 +37,15 @@ export function expandEnvString(text: string, env: EnvMap): { value: string; pro
   return { value, problems };
 }
 
+/** `NAME:-default` → [NAME, default]; `NAME` → [NAME, undefined]. */
+function splitDefault(inner: string): [string, string | undefined] {
+  const i = inner.indexOf(':-');
+  return i < 0 ? [inner, undefined] : [inner.slice(0, i), inner.slice(i + 2)];
+}
+
 /** Names of the `${VAR}` placeholders in `text`, in order. */
 export function placeholdersIn(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) if (m[0] !== '$${') out.push(m[1] ?? '');
+  for (const m of text.matchAll(PLACEHOLDER)) if (m[0] !== '$${') out.push(splitDefault(m[1] ?? '')[0]);
   return out;
 }

@@ -1,4 +1,4 @@
-import { InfersweepError, type ErrorContext } from '../errors';
+import { InputError, type ErrorContext } from '@infersweep/core';
 
 /** One problem found in a sweep config: where it is, what it holds, what is allowed. */
 export interface ConfigIssue {
@@ -20,24 +20,21 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
 }
 
 /** A config (or a plan derived from it) is invalid. Never retryable: a human has to fix the file. */
-export class ConfigError extends InfersweepError {
+export class ConfigError extends InputError {
   readonly file: string;
   readonly issues: ConfigIssue[];
 
   constructor(file: string, issues: ConfigIssue[], context?: ErrorContext) {
-    super(issues.map((i) => formatIssue(file, i)).join('\n'), {
-      retryable: false,
-      context: { step: 'plan', ...context },
-    });
+    super(issues.map((i) => formatIssue(file, i)).join('\n'), { context: { step: 'plan', ...context } });
     this.file = file;
     this.issues = issues;
   }
 }
 
 /** Binding a plan to an allocation failed (missing address, leftover placeholder, …). */
-export class BindError extends InfersweepError {
+export class BindError extends InputError {
   constructor(message: string, context?: ErrorContext) {
-    super(message, { retryable: false, context: { step: 'bind', ...context } });
+    super(message, { context: { step: 'bind', ...context } });
   }
 }
 

@@ -77,13 +77,22 @@ function valueAt(root: unknown, path: readonly PathSegment[]): unknown {
 
 /** Keys an object schema at `path` accepts (for "unknown key" messages). */
 function allowedKeysAt(schema: z.ZodType, path: readonly PathSegment[]): string[] | undefined {
-  type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; valueType?: z.ZodType; element?: z.ZodType; in?: z.ZodType; options?: z.ZodType[] };
+  type Def = {
+    type: string;
+    shape?: Record<string, z.ZodType>;
+    innerType?: z.ZodType;
+    valueType?: z.ZodType;
+    element?: z.ZodType;
+    in?: z.ZodType;
+    options?: z.ZodType[];
+  };
   const def = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
   const unwrap = (s: z.ZodType): z.ZodType => {
     let cur = s;
     for (;;) {
       const d = def(cur);
-      if ((d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') && d.innerType) cur = d.innerType;
+      if ((d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') && d.innerType)
+        cur = d.innerType;
       else if (d.type === 'pipe' && d.in) cur = d.in;
       else return cur;
     }
@@ -135,7 +144,8 @@ export function zodIssuesToConfigIssues(
     const value = valueAt(root, path);
     let message = issue.message;
     if (issue.code === 'invalid_type' && value === undefined) message = `required (${issue.expected})`;
-    else if (issue.code === 'invalid_value' && 'values' in issue) message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    else if (issue.code === 'invalid_value' && 'values' in issue)
+      message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     else if (issue.code === 'invalid_union' && typeof value === 'object' && value !== null) {
       const firstBranch = (issue.errors[0] ?? []).map((e) => `${dotted(e.path as PathSegment[]) || '.'}: ${e.message}`);
       message = `does not match any allowed form (${firstBranch.join('; ') || issue.message})`;
@@ -153,7 +163,9 @@ function expandAll(
   issues: ConfigIssue[],
   source: ConfigSource,
 ): unknown {
-  if (skip(path)) return value;
+  // A cluster the caller did not select is expanded leniently: placeholders it cannot resolve
+  // stay as written (it is validated, never used), so its unset variables are not errors.
+  if (skip(path)) return expandAll(value, path, env, () => false, [], source);
   if (typeof value === 'string') {
     const { value: v, problems } = expandEnvString(value, env);
     for (const p of problems) issues.push({ path: dotted(path), value: showValue(value), message: p.message, line: lineOf(source, path) });
@@ -164,6 +176,54 @@ function expandAll(
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source)]));
   }
   return value;
+}
+
+/** Worker-side file paths of a cluster profile (read on the worker's host, where `~` means its HOME). */
+export const LOCAL_PATH_FIELDS: readonly (readonly string[])[] = [
+  ['loginHost', 'keyPath'],
+  ['loginHost', 'knownHostsPath'],
+  ['loginHost', 'hostKey'],
+  ['secretsFile'],
+];
+
+/** `~/x` → `$HOME/x`, explicitly (nothing else expands it: ssh2 and fs take paths literally). */
+function expandHome(value: string, env: EnvMap): { value: string; problem?: string } {
+  if (!value.startsWith('~')) return { value };
+  const m = /^~([^/]*)(\/.*)?$/.exec(value);
+  if (m?.[1]) return { value, problem: `~${m[1]}/… (another user's home) is not expanded; write the absolute path` };
+  const home = env.HOME;
+  // no HOME given (a pure caller): left as written; checkSiteFiles refuses it on the worker's host
+  if (home === undefined || home === '') return { value };
+  if (!home.startsWith('/'))
+    return { value, problem: `starts with ~ but HOME=${JSON.stringify(home)} is not absolute; fix HOME or write the absolute path` };
+  return { value: `${home.replace(/\/+$/, '')}${m?.[2] ?? ''}` };
+}
+
+function expandHomes(
+  raw: unknown,
+  selected: readonly string[] | undefined,
+  env: EnvMap,
+  issues: ConfigIssue[],
+  source: ConfigSource,
+): void {
+  const clusters = (raw as { clusters?: unknown }).clusters;
+  if (clusters === null || typeof clusters !== 'object') return;
+  for (const [name, profile] of Object.entries(clusters as Record<string, unknown>)) {
+    if (selected !== undefined && !selected.includes(name)) continue;
+    for (const field of LOCAL_PATH_FIELDS) {
+      const parent = field
+        .slice(0, -1)
+        .reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), profile);
+      const key = field[field.length - 1]!;
+      if (parent === null || typeof parent !== 'object') continue;
+      const v = (parent as Record<string, unknown>)[key];
+      if (typeof v !== 'string' || /^(ssh-|ecdsa-|sk-)/.test(v)) continue;
+      const r = expandHome(v, env);
+      const p = ['clusters', name, ...field];
+      if (r.problem) issues.push({ path: dotted(p), value: showValue(v), message: r.problem, line: lineOf(source, p) });
+      else (parent as Record<string, unknown>)[key] = r.value;
+    }
+  }
 }
 
 /**
@@ -188,12 +248,20 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
   collectLines(doc.contents, [], lc, source.lines);
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(opts.file, [{ path: '', value: showValue(raw), message: 'a sweep config is a YAML mapping (name, model, image, engine, clusters, orientations, …)' }]);
+    throw new ConfigError(opts.file, [
+      {
+        path: '',
+        value: showValue(raw),
+        message: 'a sweep config is a YAML mapping (name, model, image, engine, clusters, orientations, …)',
+      },
+    ]);
   }
   const issues: ConfigIssue[] = [];
   const selected = opts.clusters;
   const skip = (p: PathSegment[]) => selected !== undefined && p.length === 2 && p[0] === 'clusters' && !selected.includes(String(p[1]));
   const expanded = expandAll(raw, [], opts.env, skip, issues, source);
+  if (issues.length > 0) throw new ConfigError(opts.file, issues);
+  expandHomes(expanded, selected, opts.env, issues, source);
   if (issues.length > 0) throw new ConfigError(opts.file, issues);
 
   const parsed = sweepConfigSchema.safeParse(expanded);

@@ -1,5 +1,5 @@
 import { BindError } from '../config/errors';
-import { fnv1a64 } from '../hash';
+import { fnv1a64 } from '@infersweep/core';
 import { PLACEHOLDER_RE } from '../topology/placeholders';
 import { boundDeploymentSchema, type BoundDeployment, type SweepPlan } from './schema';
 
@@ -49,7 +49,10 @@ export interface BindOptions {
 export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
   const ctx = { jobId: opts.jobId };
   if (opts.nodes.length !== plan.slurm.nodes) {
-    throw new BindError(`plan ${plan.orientation} needs ${plan.slurm.nodes} nodes, allocation has ${opts.nodes.length} (${opts.nodes.join(',')})`, ctx);
+    throw new BindError(
+      `plan ${plan.orientation} needs ${plan.slurm.nodes} nodes, allocation has ${opts.nodes.length} (${opts.nodes.join(',')})`,
+      ctx,
+    );
   }
   const addresses = opts.nodeAddresses ?? opts.nodes;
   if (addresses.length !== opts.nodes.length) {

@@ -17,7 +17,7 @@ export const planNodeSchema = z
     serves: z.boolean(),
     /** The real `vllm serve` argv (always computed and validated, even under a simulator override). */
     argv: z.array(str),
-    /** Per-node environment (engine env + rule-17 values). */
+    /** Per-node environment (engine env + rule-17 values), as launched (vllm-cpu: with its env changes). */
     env: z.record(z.string(), str),
     /** What is actually launched: `argv`, or the simulator / stand-in under engineOverride. */
     launchArgv: z.array(str),
@@ -56,6 +56,8 @@ export const slurmRequestSchema = z
   .object({
     nodes: z.number().int().positive(),
     gpusPerNode: z.number().int().positive(),
+    /** The cluster profile's GPU model (`H200`; anything else for fakes): InferenceX's `hw`. */
+    gpu: str,
     gres: z.boolean(),
     exclusive: z.boolean(),
     partition: str,
@@ -63,12 +65,69 @@ export const slurmRequestSchema = z
     timeLimitMinutes: z.number().int().positive(),
     timeLimitDerivation: str,
     maxWallMinutes: z.number().int().positive(),
+    /** Queue wait allowed per allocation request, minutes (absent in plans frozen before it existed: 720). */
+    grantWaitMinutes: z.number().int().positive().optional(),
     containerRuntime: z.enum(['pyxis', 'host']),
     image: str,
     mounts: z.array(str),
     squashDir: str.optional(),
+    /** Where the enroot import runs: the login node before allocating, or the head compute node under srun. */
+    imageImport: z.object({ on: z.enum(['login', 'head-node']), enrootCachePath: str.optional() }).strict(),
   })
   .strict();
+
+/** The engine settings derived for this orientation (plan/engine.ts). */
+export const engineSettingsSchema = z
+  .object({
+    gpuMemoryUtilization: z.number().gt(0).max(1),
+    /** Per DP rank. */
+    maxNumSeqs: z.number().int().positive(),
+    maxNumSeqsSource: z.enum(['derived', 'pinned']),
+    maxNumSeqsDerivation: str,
+    maxNumBatchedTokens: z.number().int().positive().nullable(),
+    prefixCaching: z.boolean(),
+    promptTokensDetails: z.boolean(),
+    /** Points whose per-rank share exceeds maxNumSeqs. */
+    queuedPoints: z.array(z.number().int().positive()),
+  })
+  .strict();
+
+const capacityPointSchema = z
+  .object({
+    concurrency: z.number().int().positive(),
+    sessionsPerReplica: z.number().int().positive(),
+    tokensNeededPerReplica: z.number().nonnegative(),
+    /** Infinity (no KV pool) is stored as null. */
+    kvDemandRatio: z.number().nonnegative().nullable(),
+    fits: z.boolean(),
+  })
+  .strict();
+
+/** The capacity check (plan/capacity.ts): numbers, verdict, or why it was skipped. */
+export const capacitySchema = z.discriminatedUnion('checked', [
+  z
+    .object({
+      checked: z.literal(true),
+      verdict: z.enum(['ok', 'warn', 'refuse']),
+      /** The plan was made despite a refuse verdict (--force). */
+      forced: z.boolean(),
+      gpuMemoryBytes: z.number().positive(),
+      budgetBytesPerGpu: z.number().nonnegative(),
+      weightBytesPerGpu: z.number().nonnegative(),
+      reserveBytesPerGpu: z.number().nonnegative(),
+      linearStateBytesPerGpu: z.number().nonnegative(),
+      kvPoolBytesPerGpu: z.number().nonnegative(),
+      kvBytesPerTokenPerGpu: z.number().positive(),
+      kvTokensPerReplica: z.number().int().nonnegative(),
+      fullContextRequestsPerReplica: z.number().nonnegative(),
+      servedContextTokens: z.number().int().positive(),
+      traceContextTokens: z.number().int().positive(),
+      points: z.array(capacityPointSchema),
+      summary: str,
+    })
+    .strict(),
+  z.object({ checked: z.literal(false), reason: str }).strict(),
+]);
 
 export const pointBudgetSchema = z
   .object({
@@ -94,9 +153,10 @@ export const sweepPlanSchema = z
       .object({
         kind: z.literal('vllm'),
         version: str,
-        /** What runs: real vLLM, or the simulator standing in for it on node 0. */
-        launch: z.enum(['vllm', 'simulator']),
+        /** What runs: real vLLM, the simulator standing in for it on node 0, or vLLM's CPU build (launchDifferences). */
+        launch: z.enum(['vllm', 'simulator', 'vllm-cpu']),
         maxModelLen: z.number().int().positive().optional(),
+        settings: engineSettingsSchema,
       })
       .strict(),
     topology: topologySchema,
@@ -104,6 +164,12 @@ export const sweepPlanSchema = z
     timeLimit: timeLimitSchema,
     login: loginHostSchema,
     sharedDir: str,
+    /** The cluster's results root (config clusters.<name>.resultsRoot), when set. */
+    resultsRoot: str.optional(),
+    /** Secret variable names (values are resolved by the worker at launch, never stored here). */
+    secretEnv: z.array(str).optional(),
+    /** File on the worker's host holding secret values (`NAME=value` lines). */
+    secretsFile: str.optional(),
     nodes: z.array(planNodeSchema),
     /** Client endpoints (base URLs). More than one ⇒ clientMustBalance. */
     endpoints: z.array(str),
@@ -120,15 +186,20 @@ export const sweepPlanSchema = z
       .object({
         policy: z.enum(['shared-server', 'server-per-point', 'allocation-per-point']),
         maxAllocationAttempts: z.number().int().positive(),
+        /** At most this many points per allocation (1 under allocation-per-point); absent: all points. */
+        pointsPerAllocation: z.number().int().positive().optional(),
         /** Allocations the sweep makes (1, or one per point). */
         allocations: z.number().int().positive(),
       })
       .strict(),
     agentx: agentxSettingsSchema,
+    capacity: capacitySchema,
     /** Placeholder names that bindPlan must fill. */
     placeholders: z.array(str),
     warnings: z.array(str),
     notes: z.array(str),
+    /** Under the vllm-cpu override: every way launchArgv/env differ from the planner's argv/env (one line each). */
+    launchDifferences: z.array(str).optional(),
   })
   .strict();
 
@@ -138,6 +209,8 @@ export type EngineIds = z.infer<typeof engineIdsSchema>;
 export type SlurmRequest = z.infer<typeof slurmRequestSchema>;
 export type PointBudget = z.infer<typeof pointBudgetSchema>;
 export type TimeLimit = z.infer<typeof timeLimitSchema>;
+export type PlanCapacity = z.infer<typeof capacitySchema>;
+export type PlanEngineSettings = z.infer<typeof engineSettingsSchema>;
 
 export const boundNodeSchema = z
   .object({

@@ -36,7 +36,10 @@ export function computeTimeLimit(budgets: Budgets, points: readonly PointBudget[
     base = imp + sumPoints + points.length * (up + down);
     text = `import ${imp} s + ${pointsText(true)}`;
   } else {
-    const longest = points.reduce<PointBudget | undefined>((a, p) => (a === undefined || p.totalSeconds > a.totalSeconds ? p : a), undefined);
+    const longest = points.reduce<PointBudget | undefined>(
+      (a, p) => (a === undefined || p.totalSeconds > a.totalSeconds ? p : a),
+      undefined,
+    );
     const pt = longest?.totalSeconds ?? 0;
     base = imp + up + pt + down;
     text = `per allocation (one point each): import ${imp} s + startup ${up} s + ${longest ? pointTerm(longest) : '0 s'} + teardown ${down} s`;

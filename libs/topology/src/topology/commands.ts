@@ -14,6 +14,14 @@ export interface VllmEngineInput {
   all2allBackend?: string | undefined;
   apiServerCount?: number | undefined;
   eplb?: { numRedundantExperts: number; windowSize?: number | undefined; stepInterval?: number | undefined } | undefined;
+  /** Derived per orientation by the planner (libs/topology/src/plan/engine.ts); emitted on every node. */
+  gpuMemoryUtilization?: number | undefined;
+  maxNumSeqs?: number | undefined;
+  maxNumBatchedTokens?: number | undefined;
+  prefixCaching?: boolean | undefined;
+  promptTokensDetails?: boolean | undefined;
+  /** The orientation's extra arguments, after commonArgs. */
+  extraArgs?: readonly string[] | undefined;
 }
 
 export interface NodeCommand {
@@ -47,7 +55,12 @@ export function topologyCommonArgs(t: Topology, e: VllmEngineInput): string[] {
   }
   args.push('--served-model-name', e.servedName);
   if (e.maxModelLen !== undefined) args.push('--max-model-len', String(e.maxModelLen));
-  args.push(...e.commonArgs);
+  if (e.gpuMemoryUtilization !== undefined) args.push('--gpu-memory-utilization', String(e.gpuMemoryUtilization));
+  if (e.maxNumSeqs !== undefined) args.push('--max-num-seqs', String(e.maxNumSeqs));
+  if (e.maxNumBatchedTokens !== undefined) args.push('--max-num-batched-tokens', String(e.maxNumBatchedTokens));
+  if (e.prefixCaching !== undefined) args.push(e.prefixCaching ? '--enable-prefix-caching' : '--no-enable-prefix-caching');
+  if (e.promptTokensDetails) args.push('--enable-prompt-tokens-details');
+  args.push(...e.commonArgs, ...(e.extraArgs ?? []));
   return args;
 }
 
@@ -105,10 +118,25 @@ export function buildNodeCommands(t: Topology, e: VllmEngineInput): NodeCommand[
         );
       } else {
         serves = true;
-        delta.push('--data-parallel-rank', String(k), '--data-parallel-address', HEAD_ADDR, '--data-parallel-rpc-port', DP_RPC_PORT, ...serveArgs(e));
+        delta.push(
+          '--data-parallel-rank',
+          String(k),
+          '--data-parallel-address',
+          HEAD_ADDR,
+          '--data-parallel-rpc-port',
+          DP_RPC_PORT,
+          ...serveArgs(e),
+        );
       }
     }
-    out.push({ rank: k, serves, commonArgs: [...common], deltaArgs: delta, argv: [...ENTRYPOINT, e.modelPath, ...common, ...delta], dpRanks });
+    out.push({
+      rank: k,
+      serves,
+      commonArgs: [...common],
+      deltaArgs: delta,
+      argv: [...ENTRYPOINT, e.modelPath, ...common, ...delta],
+      dpRanks,
+    });
   }
   return out;
 }
@@ -118,21 +146,47 @@ const RESERVED: ReadonlyArray<[string[], string]> = [
   [['-tp', '--tensor-parallel-size'], 'set orientations.<name>.topology.tp'],
   [['-pp', '--pipeline-parallel-size'], 'set orientations.<name>.topology.pp'],
   [['-dp', '--data-parallel-size'], 'set orientations.<name>.topology.dp'],
-  [['-ep', '--enable-expert-parallel', '--no-enable-expert-parallel'], 'set orientations.<name>.topology.ep (= TP×DP) to enable expert parallelism'],
+  [
+    ['-ep', '--enable-expert-parallel', '--no-enable-expert-parallel'],
+    'set orientations.<name>.topology.ep (= TP×DP) to enable expert parallelism',
+  ],
   [
     [
-      '-dpl', '--data-parallel-size-local', '--data-parallel-start-rank', '-dpr', '--data-parallel-rank', '-dpa',
-      '--data-parallel-address', '-dpp', '--data-parallel-rpc-port', '--headless', '--nnodes', '-n', '--node-rank', '-r',
-      '--master-addr', '--master-port', '--port', '--host',
+      '-dpl',
+      '--data-parallel-size-local',
+      '--data-parallel-start-rank',
+      '-dpr',
+      '--data-parallel-rank',
+      '-dpa',
+      '--data-parallel-address',
+      '-dpp',
+      '--data-parallel-rpc-port',
+      '--headless',
+      '--nnodes',
+      '-n',
+      '--node-rank',
+      '-r',
+      '--master-addr',
+      '--master-port',
+      '--port',
+      '--host',
     ],
     'per-node flags and ports are derived by the planner (rules 10–12, 16)',
   ],
-  [['-dph', '--data-parallel-hybrid-lb', '-dpe', '--data-parallel-external-lb', '-dpm', '--data-parallel-multi-port-external-lb'], 'set orientations.<name>.topology.lbMode'],
+  [
+    ['-dph', '--data-parallel-hybrid-lb', '-dpe', '--data-parallel-external-lb', '-dpm', '--data-parallel-multi-port-external-lb'],
+    'set orientations.<name>.topology.lbMode',
+  ],
   [['--api-server-count', '-asc'], 'set engine.apiServerCount'],
   [['--max-model-len'], 'set engine.maxModelLen'],
   [['--all2all-backend'], 'set engine.all2allBackend'],
   [['--enable-eplb', '--eplb-config', '--num-redundant-experts'], 'set engine.eplb'],
   [['--served-model-name', '--model'], 'set model.servedName / model.path'],
+  [['--gpu-memory-utilization'], 'set engine.gpuMemoryUtilization (or orientations.<name>.engine.gpuMemoryUtilization)'],
+  [['--max-num-seqs'], 'set engine.maxNumSeqs to pin it; unset it is derived per orientation as ⌈max concurrency / DP⌉'],
+  [['--max-num-batched-tokens'], 'set engine.maxNumBatchedTokens (or orientations.<name>.engine.maxNumBatchedTokens)'],
+  [['--enable-prefix-caching', '--no-enable-prefix-caching'], 'set engine.prefixCaching'],
+  [['--enable-prompt-tokens-details', '--no-enable-prompt-tokens-details'], 'set engine.promptTokensDetails'],
 ];
 
 export interface ArgProblem {
@@ -157,7 +211,12 @@ export function checkCommonArgs(args: readonly string[]): ArgProblem[] {
   return problems;
 }
 
-const LB_FLAGS = ['--data-parallel-hybrid-lb', '--data-parallel-external-lb', '--data-parallel-multi-port-external-lb', '--data-parallel-rank'];
+const LB_FLAGS = [
+  '--data-parallel-hybrid-lb',
+  '--data-parallel-external-lb',
+  '--data-parallel-multi-port-external-lb',
+  '--data-parallel-rank',
+];
 
 function flagValue(argv: readonly string[], flag: string): string | undefined {
   const i = argv.indexOf(flag);
@@ -176,12 +235,15 @@ export function checkLaunchInvariants(t: Topology, nodes: readonly NodeCommand[]
   for (const n of nodes) {
     const a = n.argv;
     const at = `node ${n.rank}`;
-    if (a[0] !== 'vllm' || a[1] !== 'serve' || a[2] !== modelPath) bad.push(`${at}: argv must start with vllm serve ${modelPath} (rule 15)`);
+    if (a[0] !== 'vllm' || a[1] !== 'serve' || a[2] !== modelPath)
+      bad.push(`${at}: argv must start with vllm serve ${modelPath} (rule 15)`);
     if (JSON.stringify(n.commonArgs) !== common0) bad.push(`${at}: common args differ from node 0 (rule 9)`);
-    if (JSON.stringify(a) !== JSON.stringify([...ENTRYPOINT, modelPath, ...n.commonArgs, ...n.deltaArgs])) bad.push(`${at}: argv is not entrypoint + common + delta`);
+    if (JSON.stringify(a) !== JSON.stringify([...ENTRYPOINT, modelPath, ...n.commonArgs, ...n.deltaArgs]))
+      bad.push(`${at}: argv is not entrypoint + common + delta`);
     if (a.some((x) => x.trim() === '')) bad.push(`${at}: empty argument in argv`);
     const has = (f: string) => a.includes(f);
-    if (has('--enable-expert-parallel') !== t.expertParallel) bad.push(`${at}: --enable-expert-parallel must be present iff EP > 1 (rule 6)`);
+    if (has('--enable-expert-parallel') !== t.expertParallel)
+      bad.push(`${at}: --enable-expert-parallel must be present iff EP > 1 (rule 6)`);
     if (has('--all2all-backend') && !t.expertParallel) bad.push(`${at}: --all2all-backend without EP (rule 8)`);
     const headless = has('--headless');
     if (headless && (has('--api-server-count') || has('--data-parallel-hybrid-lb') || has('--data-parallel-rank'))) {
@@ -195,17 +257,21 @@ export function checkLaunchInvariants(t: Topology, nodes: readonly NodeCommand[]
     if (nnodes > 1 && (flagValue(a, '--distributed-executor-backend') === 'ray' || flagValue(a, '--data-parallel-backend') === 'ray')) {
       bad.push(`${at}: --nnodes > 1 with a Ray backend (rule 14)`);
     }
-    if (has('--port') !== n.serves || headless === n.serves) bad.push(`${at}: exactly the serving nodes get --port and the others --headless`);
+    if (has('--port') !== n.serves || headless === n.serves)
+      bad.push(`${at}: exactly the serving nodes get --port and the others --headless`);
     if (t.lbMode === 'internal' && n.serves !== (n.rank === 0)) bad.push(`${at}: internal LB serves from node 0 only (rule 11)`);
     if (t.replica === 'spans-nodes') {
-      if (flagValue(a, '--node-rank') !== String(n.rank) || flagValue(a, '--nnodes') !== String(t.nodes)) bad.push(`${at}: --nnodes/--node-rank wrong (rule 10/12)`);
-      if (has('--data-parallel-start-rank') || has('--data-parallel-size-local')) bad.push(`${at}: spanning replica must not get DP placement flags (rule 10/12)`);
+      if (flagValue(a, '--node-rank') !== String(n.rank) || flagValue(a, '--nnodes') !== String(t.nodes))
+        bad.push(`${at}: --nnodes/--node-rank wrong (rule 10/12)`);
+      if (has('--data-parallel-start-rank') || has('--data-parallel-size-local'))
+        bad.push(`${at}: spanning replica must not get DP placement flags (rule 10/12)`);
     } else if (t.dp > 1 && t.lbMode !== 'external') {
       const L = t.dpLocal ?? 0;
       if (flagValue(a, '--data-parallel-size-local') !== String(L)) bad.push(`${at}: --data-parallel-size-local must be ${L}`);
       const start = flagValue(a, '--data-parallel-start-rank');
       const want = n.rank === 0 && t.lbMode === 'internal' ? undefined : String(n.rank * L);
-      if (start !== want) bad.push(`${at}: --data-parallel-start-rank is ${start ?? '(absent)'}, expected ${want ?? '(absent)'} (rule 11/13)`);
+      if (start !== want)
+        bad.push(`${at}: --data-parallel-start-rank is ${start ?? '(absent)'}, expected ${want ?? '(absent)'} (rule 11/13)`);
     }
     dpSeen.push(...n.dpRanks);
   }

@@ -14,6 +14,8 @@ export interface RecipeConstraint {
   /** Does the recipe validate DP×EP (multi_node_dep) on this GPU? */
   dpEpValidated: boolean;
   source: string;
+  /** DP×EP shapes validated elsewhere (InferenceX's recipes) even though the vLLM recipe marks DP×EP unsupported. */
+  validatedShapes?: readonly { tp: number; pp: number; dp: number; source: string }[];
 }
 
 export const RECIPE_CONSTRAINTS: readonly RecipeConstraint[] = [
@@ -25,6 +27,10 @@ export const RECIPE_CONSTRAINTS: readonly RecipeConstraint[] = [
     modelDefaultContext: 1048576,
     dpEpValidated: false,
     source: 'vllm-project/recipes models/moonshotai/Kimi-K3.yaml (Hopper override; multi_node_dep: h200 unsupported)',
+    validatedShapes: [
+      { tp: 16, pp: 1, dp: 2, source: 'InferenceX agg-h200-tp16dp2ep32-latency-agentic.yaml (4×8 H200, EP32)' },
+      { tp: 8, pp: 1, dp: 4, source: 'InferenceX agg-h200-tp8dp4ep32-balanced-agentic.yaml (4×8 H200, EP32)' },
+    ],
   },
 ];
 
@@ -34,6 +40,11 @@ export function recipeFor(family: string | undefined, gpu: string): RecipeConstr
 }
 
 /** Compare dotted numeric versions (`0.27.1` vs `0.28`); non-numeric suffixes are ignored. */
+/** The validated shape matching a topology, if the recipe lists one. */
+export function validatedShape(r: RecipeConstraint, t: { tp: number; pp: number; dp: number }): { source: string } | undefined {
+  return r.validatedShapes?.find((v) => v.tp === t.tp && v.pp === t.pp && v.dp === t.dp);
+}
+
 export function compareVersions(a: string, b: string): number {
   const pa = a.split(/[.+-]/).map((x) => parseInt(x, 10));
   const pb = b.split(/[.+-]/).map((x) => parseInt(x, 10));

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { endpointsModeSchema, lbModeSchema, type EndpointsMode, type LbMode } from '../config/schema';
 
 /**
- * Rules 1–5 and 13 of ../shared/reference/vllm-topology.md: is a logical topology a legal,
+ * Rules 1–5 and 13 of docs/topology-rules.md: is a logical topology a legal,
  * GPU-tiling vLLM deployment on M nodes of G GPUs? Pure; returns every violation found.
  */
 export interface TopologyInput {
@@ -21,7 +21,7 @@ export interface TopologyInput {
 export type TopologyField = 'tp' | 'pp' | 'dp' | 'ep' | 'nodes' | 'gpusPerNode' | 'lbMode' | 'endpoints';
 
 export interface TopologyViolation {
-  /** The rule number in vllm-topology.md. */
+  /** The rule number in docs/topology-rules.md. */
   rule: number;
   field: TopologyField;
   value: unknown;

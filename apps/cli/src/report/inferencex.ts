@@ -1,0 +1,69 @@
+/**
+ * `results --format inferencex`: each point record of a sweep → InferenceX's aggregated agentic
+ * result (libs/agentx `toInferencex`), written as `<name>_conc<N>.json` into one folder or next to
+ * each point. The plan (`<resultsDir>/plan.json`) supplies hw, model prefix, precision and topology.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import {
+  inferencexContext,
+  inferencexFileName,
+  pointResultSchema,
+  requestRecordSchema,
+  toInferencex,
+  type RequestRecord,
+} from '@infersweep/agentx';
+import { sweepPlanSchema } from '@infersweep/topology';
+import { ResultsLayout } from '@infersweep/core';
+import type { SweepResults } from './records';
+
+export interface InferencexWritten {
+  sweepId: string;
+  concurrency: number;
+  path: string;
+}
+
+function readRequests(file: string | null): RequestRecord[] | undefined {
+  if (file === null || !existsSync(file)) return undefined;
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => requestRecordSchema.parse(JSON.parse(l)));
+}
+
+/** Write one InferenceX aggregate per point that has a record. `outDir` undefined: next to each point's record. */
+export function writeInferencex(
+  sweeps: readonly SweepResults[],
+  outDir: string | undefined,
+): { written: InferencexWritten[]; skipped: string[] } {
+  const written: InferencexWritten[] = [];
+  const skipped: string[] = [];
+  for (const s of sweeps) {
+    const layout = new ResultsLayout(s.resultsDir);
+    if (!existsSync(layout.planFile)) {
+      skipped.push(`${s.sweepId}: no ${layout.planFile} (the plan supplies hw, precision and topology)`);
+      continue;
+    }
+    const ctx = inferencexContext(sweepPlanSchema.parse(JSON.parse(readFileSync(layout.planFile, 'utf8'))));
+    for (const p of s.points) {
+      const record = p.resultPath ?? layout.pointRecord(p.concurrency);
+      if (!existsSync(record)) {
+        skipped.push(`${s.sweepId} c=${p.concurrency}: no record`);
+        continue;
+      }
+      const r = pointResultSchema.safeParse(JSON.parse(readFileSync(record, 'utf8')));
+      if (!r.success) {
+        skipped.push(
+          `${s.sweepId} c=${p.concurrency}: ${record} is not a point record (${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message})`,
+        );
+        continue;
+      }
+      const agg = toInferencex(r.data, ctx, readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency)));
+      const path = join(outDir ?? dirname(record), inferencexFileName(ctx, p.concurrency));
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, `${JSON.stringify(agg, null, 2)}\n`);
+      written.push({ sweepId: s.sweepId, concurrency: p.concurrency, path });
+    }
+  }
+  return { written, skipped };
+}

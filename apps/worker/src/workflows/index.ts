@@ -1,2 +1,0 @@
-export { sweepWorkflow } from './sweep';
-export { sweepAllWorkflow } from './sweep-all';

@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { agentxSettingsSchema, type AgentxSettings } from '@infersweep/topology';
+import { runAiperfPoint } from './aiperf/run';
+import type { Phase } from './client/replay';
+import { runPoint, type RunPointHooks, type RunPointInput } from './point';
+import type { PointResult } from './result';
+import { resolveTraces } from './traces';
+
+/**
+ * One concurrency point with the client the settings choose (`agentx.client`): infersweep's own
+ * (`runPoint`) or the pinned aiperf (`runAiperfPoint`, InferenceX's flag set). Both produce the same
+ * PointResult; the sweep's point activity calls only this.
+ */
+export async function runPointWithClient(input: RunPointInput & { outDir: string }, hooks: RunPointHooks = {}): Promise<PointResult> {
+  const settings = agentxSettingsSchema.parse(input.settings);
+  if (settings.client === 'infersweep') return runPoint(input, hooks);
+
+  const traceFile = settings.aiperf.traces === 'configured' ? configuredTraces(settings, input.outDir) : undefined;
+  // aiperf reports through its log: phase markers drive the progress, a timer keeps it flowing (heartbeats)
+  let phase: Phase = 'warmup';
+  let profilingAt: number | null = null;
+  const beat = () => {
+    const eta = profilingAt === null ? null : Math.max(0, settings.profileDurationSeconds - (Date.now() - profilingAt) / 1000);
+    hooks.onProgress?.({ phase, completed: 0, inFlight: 0, etaSeconds: eta });
+  };
+  const timer = setInterval(beat, 5_000);
+  beat();
+  try {
+    const { aiperf: _stats, ...result } = await runAiperfPoint(
+      { ...input, ...(traceFile === undefined ? {} : { traceFile }) },
+      {
+        ...(hooks.signal ? { signal: hooks.signal } : {}),
+        onLog: (text) => {
+          const next = aiperfPhase(text);
+          if (next === 'profiling' && profilingAt === null) profilingAt = Date.now();
+          if (next !== null) phase = next;
+        },
+      },
+    );
+    return result;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The phase an aiperf log chunk announces (its `Phase … started/complete` markers), or null. */
+export function aiperfPhase(text: string): Phase | null {
+  if (/Phase profiling complete/i.test(text)) return 'draining';
+  if (/Phase profiling started/i.test(text)) return 'profiling';
+  if (/WARMUP cache pressure/i.test(text)) return 'cache-pressure';
+  return null;
+}
+
+/** The configured traces as aiperf input: a file source as is; synthetic traces written as Weka files next to the point. */
+export function configuredTraces(settings: AgentxSettings, outDir: string): string {
+  if (settings.traces.kind === 'file') return settings.traces.path;
+  const dir = join(outDir, 'traces');
+  mkdirSync(dir, { recursive: true });
+  const { traces } = resolveTraces(settings.traces);
+  traces.forEach((t, i) => writeFileSync(join(dir, `syn-${String(i).padStart(4, '0')}.json`), JSON.stringify(t)));
+  return dir;
+}

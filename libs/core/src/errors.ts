@@ -1,0 +1,87 @@
+/**
+ * The one error shape every infersweep layer throws. Each error has one `kind`, decided where the
+ * failure is understood, and the orchestrator maps it to a Temporal ApplicationFailure in one
+ * place (libs/orchestrator's activity interceptor), never by string matching later:
+ *  - `transient`: retrying the same call may succeed (a dropped SSH connection, a slow drain);
+ *  - `fatal`: retrying cannot help (a wrong config, a missing image, a pinned host key mismatch);
+ *  - `loss`: the allocation or the server went away under us: the workflow cleans up, allocates
+ *    again and resumes at the first unfinished point (never retried in place).
+ */
+export type ErrorKind = 'transient' | 'fatal' | 'loss';
+
+export interface ErrorContext {
+  /** Slurm job id, when an allocation is involved. */
+  jobId?: string;
+  /** Node name (e.g. node2) the failure happened on. */
+  node?: string;
+  /** The step of the sweep: allocate, launch, readiness, point:c=16, drain, release, … */
+  step?: string;
+  /** The last lines of the relevant log or stderr. */
+  logTail?: string;
+  /** Anything else worth showing an operator. */
+  [key: string]: unknown;
+}
+
+/** `kind`, or the older boolean form (`retryable: true` = transient, `false` = fatal). */
+export type ErrorKindOption = { kind: ErrorKind; retryable?: never } | { retryable: boolean; kind?: never };
+
+export class InfersweepError extends Error {
+  readonly kind: ErrorKind;
+  readonly context: ErrorContext;
+
+  constructor(message: string, opts: ErrorKindOption & { context?: ErrorContext; cause?: unknown }) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.kind = opts.kind ?? (opts.retryable ? 'transient' : 'fatal');
+    this.context = opts.context ?? {};
+  }
+
+  /** True when retrying the same call may succeed (`kind === 'transient'`). */
+  get retryable(): boolean {
+    return this.kind === 'transient';
+  }
+
+  get jobId(): string | undefined {
+    return this.context.jobId;
+  }
+  get node(): string | undefined {
+    return this.context.node;
+  }
+  get step(): string | undefined {
+    return this.context.step;
+  }
+  get logTail(): string | undefined {
+    return this.context.logTail;
+  }
+
+  /** A plain, JSON-safe view (for activity failure details and logs). */
+  toJSON(): { name: string; message: string; kind: ErrorKind; retryable: boolean; context: ErrorContext } {
+    return { name: this.name, message: this.message, kind: this.kind, retryable: this.retryable, context: this.context };
+  }
+}
+
+/**
+ * What a failed activity carries to the workflow (ApplicationFailure details[0]): the error's
+ * context plus its kind, and `input: true` for an {@link InputError}.
+ */
+export interface FailureDetails extends ErrorContext {
+  kind: ErrorKind;
+  input: boolean;
+}
+
+/**
+ * The sweep's input is wrong (config, plan, site profile, a pinned host key, an image that does not
+ * exist): `fatal`, and more: no allocation or point attempt can help, so the workflow fails the sweep
+ * at once instead of spending allocation attempts (the interceptor marks the failure `input: true`).
+ */
+export class InputError extends InfersweepError {
+  constructor(message: string, opts: { context?: ErrorContext; cause?: unknown } = {}) {
+    super(message, { kind: 'fatal', ...opts });
+  }
+}
+
+/** Keep the last `lines` lines of a log/stderr for error context. */
+export function tail(text: string, lines = 20): string {
+  const all = text.replace(/\s+$/, '').split('\n');
+  return all.slice(-lines).join('\n');
+}

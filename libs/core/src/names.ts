@@ -1,0 +1,77 @@
+/**
+ * Names infersweep gives things on Temporal and Slurm: workflow types and ids, task queues, Slurm
+ * job names. One place, so the CLI, the workflows, the activities and the janitor agree.
+ */
+
+export const SWEEP_WORKFLOW_TYPE = 'sweepWorkflow';
+export const SWEEP_ALL_WORKFLOW_TYPE = 'sweepAllWorkflow';
+
+/** One task queue per cluster profile: the worker for it holds that cluster's executor. */
+export function taskQueueFor(cluster: string): string {
+  return `infersweep-${cluster}`;
+}
+
+/** Job-name prefix of every allocation infersweep makes (the janitor looks for it). */
+export const JOB_NAME_PREFIX = 'infersweep-';
+
+/** `s` with every run of characters outside `[A-Za-z0-9._-]` replaced by `-` (Temporal ids, folder names). */
+export function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '-');
+}
+
+/** Workflow id from config + orientation + cluster + run label (Temporal-safe characters only). */
+export function sweepWorkflowId(configName: string, orientation: string, cluster: string, label: string): string {
+  return `sweep-${safeName(configName)}-${safeName(orientation)}-${safeName(cluster)}-${safeName(label)}`;
+}
+
+/** The id of one orientation's child sweep in a scheduled run of `sweepAllWorkflow`. */
+export function childSweepId(parentWorkflowId: string, orientation: string): string {
+  return safeName(`${parentWorkflowId}-${orientation}`);
+}
+
+/** FNV-1a 32 of a string, 8 hex digits (short stable tags in Slurm job names). */
+function fnv32(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * The deployment an infersweep installation is: its Temporal namespace plus a configured id
+ * (INFERSWEEP_DEPLOYMENT_ID, default `default`), as a tag in every job name it creates, e.g.
+ * `team-a.3f9c1e`. Two deployments sharing one login account (and even one namespace name on two
+ * Temporal servers, given different ids) never see each other's jobs as their own: the janitor only
+ * judges jobs that carry its own tag.
+ */
+export function deploymentTag(namespace: string, deploymentId: string): string {
+  if (!deploymentId.trim()) throw new TypeError('deployment id must not be empty');
+  const readable = deploymentId.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 16);
+  return `${readable}.${fnv32(`${namespace}\n${deploymentId}`).slice(0, 6)}`;
+}
+
+/** Job-name prefix of every allocation of one deployment (`infersweep-<tag>-`); untagged: the legacy prefix. */
+export function deploymentJobPrefix(tag?: string): string {
+  return tag === undefined ? JOB_NAME_PREFIX : `${JOB_NAME_PREFIX}${tag}-`;
+}
+
+/**
+ * A unique, Slurm-safe job name for allocation attempt `attempt` of a sweep:
+ * `infersweep-<deployment tag>-<sweep id tail>-<hash>-a<attempt>`. Without a tag (sweeps started
+ * before deployment tags, replayed as they ran) the tag part is absent.
+ */
+export function allocationJobName(sweepId: string, attempt: number, tag?: string): string {
+  // short stable hash of the sweep id keeps names unique and below Slurm's limits
+  const tail = sweepId
+    .replace(/^sweep-/, '')
+    .replace(/[^A-Za-z0-9-]+/g, '-')
+    .slice(0, 40);
+  return `${deploymentJobPrefix(tag)}${tail}-${fnv32(sweepId)}-a${attempt}`;
+}
+
+/** The Slurm step name of server `serverIndex`'s rank `rank`. */
+export function serverStepName(serverIndex: number, rank: number): string {
+  return `infersweep-server${serverIndex}-r${rank}`;
+}

@@ -1,0 +1,68 @@
+/** Slurm allocations: `salloc --no-shell` under a unique job name per sweep and attempt; release. */
+import { Context } from '@temporalio/activity';
+import { InfersweepError, endOnRelease, remoteSweepLogDir } from '@infersweep/core';
+import type { ActivityContext } from './context';
+import { progress } from './liveness';
+import type { Allocation, AllocationActivities, ReleaseResult } from './types';
+
+export function allocationActivities(ctx: ActivityContext): AllocationActivities {
+  return {
+    async allocate(input) {
+      const { plan, slurm } = await ctx.open(input);
+      const { jobName } = input;
+      progress({ phase: 'allocating', jobName });
+      const a = await slurm.allocate(
+        {
+          jobName,
+          nodes: plan.slurm.nodes,
+          // GPUs are requested only where the profile asks for gres (the local stack shares nodes)
+          gpusPerNode: plan.slurm.gres ? plan.slurm.gpusPerNode : undefined,
+          gres: plan.slurm.gres,
+          exclusive: plan.slurm.exclusive,
+          timeLimitMinutes: plan.slurm.timeLimitMinutes,
+          partition: plan.slurm.partition,
+          account: plan.slurm.account,
+          // queue waits of hours: the plan's grant wait; the queued job keeps its place across retries (adopted by name)
+          grantTimeoutSeconds: (plan.slurm.grantWaitMinutes ?? 720) * 60,
+          logFile: `${remoteSweepLogDir(plan.sharedDir, input.sweepId)}/${jobName}.salloc.log`,
+        },
+        {
+          // a cancelled sweep withdraws its queued request; a job granted meanwhile is released by name
+          signal: Context.current().cancellationSignal,
+          // the pending reason (Resources, Priority, …) and the wait so far, heartbeated for progress
+          onProgress: (p) => progress({ phase: 'allocating', ...p }),
+        },
+      );
+      const allocation: Allocation = {
+        jobId: a.jobId,
+        jobName,
+        nodes: a.nodes,
+        headNode: a.headNode,
+        timeLimitMinutes: plan.slurm.timeLimitMinutes,
+        grantedAt: new Date().toISOString(),
+      };
+      return allocation;
+    },
+
+    async release(input) {
+      const { slurm } = await ctx.open(input);
+      const { jobId, jobName } = input;
+      progress({ phase: 'releasing', jobId, jobName });
+      const ids = jobId ? [jobId] : (await slurm.jobsNamed(jobName)).map((j) => j.jobId);
+      if (ids.length === 0) return { ended: 'released', state: 'GONE', reason: `no job named ${jobName}` };
+      let result: ReleaseResult = { ended: 'released', state: 'GONE' };
+      for (const id of ids) {
+        const before = await slurm.describe(id);
+        const after = await slurm.release(id);
+        if (!after.settled)
+          throw new InfersweepError(`job ${id} still ${after.state} after scancel`, {
+            kind: 'transient',
+            context: { jobId: id, step: 'release' },
+          });
+        // live when we came: we released it; already ended: report how Slurm ended it
+        result = { ended: endOnRelease(before.state), state: before.state, reason: before.reason || undefined };
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The orchestrator's own typed errors (the libs' errors live with the libs). Each has one `kind`
+ * (libs/core/src/errors.ts); the activity interceptor (./interceptor.ts) maps it to a Temporal failure.
+ */
+import { InfersweepError, InputError, type ErrorContext } from '@infersweep/core';
+
+/** The stored plan does not validate, or is not the plan the sweep was started with. */
+export class InvalidPlanError extends InputError {}
+
+/** The server step exited or stopped answering while the allocation is still alive. */
+export class ServerLostError extends InfersweepError {
+  constructor(message: string, context: ErrorContext) {
+    super(message, { kind: 'loss', context });
+  }
+}
+
+/** The time guard: the next point cannot finish before the allocation ends. */
+export class InsufficientTimeError extends InfersweepError {
+  constructor(message: string, context: ErrorContext) {
+    super(message, { kind: 'loss', context });
+  }
+}

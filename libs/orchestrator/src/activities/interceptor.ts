@@ -1,0 +1,66 @@
+/**
+ * The one activity interceptor every worker installs. It is where an activity's outcome becomes a
+ * Temporal outcome, for every activity alike:
+ *  - liveness by timer: the activity heartbeats its latest progress every few seconds for its whole
+ *    life (./liveness.ts), so a long wait with nothing new to report never looks like a dead worker;
+ *  - a worker shutdown (SIGTERM on deploy, Ctrl-C detach of the CLI's embedded worker) is not a
+ *    failure: whatever the activity threw while the worker stopped, the attempt ends as a retryable
+ *    `WorkerShutdown` failure, so the server runs it again on the next worker; the workflow sees
+ *    nothing (no point attempt counted, the allocation kept). A cancel the workflow requested stays
+ *    a cancellation;
+ *  - typed errors → ApplicationFailure: type = class name, nonRetryable unless the error's kind is
+ *    `transient`, details[0] = {@link FailureDetails} (kind, input, and the error's job/node/step/log
+ *    tail context), which the workflow classifies (../workflows/failures.ts).
+ */
+import { ApplicationFailure, type Context } from '@temporalio/activity';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import { InfersweepError, InputError, type FailureDetails } from '@infersweep/core';
+import { keepAlive } from './liveness';
+
+export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';
+
+/** True when this activity's context was cancelled by its worker shutting down (not by the workflow). */
+export function cancelledByShutdown(ctx: Context): boolean {
+  const reason: unknown = ctx.cancellationSignal.reason;
+  return ctx.cancellationSignal.aborted && reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
+}
+
+/** Map a thrown error to what Temporal records (ApplicationFailures and non-infersweep errors pass through). */
+export function toFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure || !(err instanceof InfersweepError)) return err;
+  const details: FailureDetails = { ...err.context, kind: err.kind, input: err instanceof InputError };
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.name,
+    nonRetryable: err.kind !== 'transient',
+    details: [details],
+    cause: err,
+  });
+}
+
+class SweepActivityInbound implements ActivityInboundCallsInterceptor {
+  constructor(
+    private readonly ctx: Context,
+    private readonly heartbeatMs: number,
+  ) {}
+
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    try {
+      return await keepAlive(this.ctx, this.heartbeatMs, () => next(input));
+    } catch (err) {
+      if (cancelledByShutdown(this.ctx)) {
+        throw ApplicationFailure.create({
+          message: `the worker shut down during ${this.ctx.info.activityType} (deploy or detach): retried on the next worker`,
+          type: WORKER_SHUTDOWN_FAILURE,
+          nonRetryable: false,
+        });
+      }
+      throw toFailure(err);
+    }
+  }
+}
+
+/** The factory for WorkerOptions.interceptors.activity. */
+export function sweepActivityInterceptors(opts: { heartbeatMs: number }): ActivityInterceptorsFactory {
+  return (ctx) => ({ inbound: new SweepActivityInbound(ctx, opts.heartbeatMs) });
+}

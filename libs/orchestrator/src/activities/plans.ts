@@ -1,0 +1,50 @@
+/**
+ * The plan an activity works from. The workflow passes the whole plan once, to prepareSweep, which
+ * stores it as `<resultsDir>/plan.json`; every later activity gets a {@link PlanRef} (planHash +
+ * resultsDir, a few dozen bytes instead of ~11 KB per history event) and reads the stored plan,
+ * checked against its hash and cached per worker. Activities still accept an inline `plan`: the
+ * histories of sweeps started before the change pass one (see ../workflows/sweep.ts, patch
+ * `plan-by-reference`).
+ */
+import { readFile } from 'node:fs/promises';
+import { ResultsLayout } from '@infersweep/core';
+import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
+import type { PlanInput } from './types';
+import { InvalidPlanError } from './errors';
+
+export function parsePlan(plan: unknown, where = 'the sweep plan'): SweepPlan {
+  const r = sweepPlanSchema.safeParse(plan);
+  if (!r.success)
+    throw new InvalidPlanError(`${where} does not validate: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+export class PlanStore {
+  private readonly cache = new Map<string, SweepPlan>();
+
+  /** The validated plan of an activity input (inline, or by reference to the stored plan.json). */
+  async resolve(input: PlanInput): Promise<SweepPlan> {
+    if ('plan' in input && input.plan !== undefined) return parsePlan(input.plan);
+    if (!('planRef' in input) || !input.planRef) throw new InvalidPlanError('activity input has neither a plan nor a planRef');
+    const { planHash, resultsDir } = input.planRef;
+    const key = `${planHash}:${resultsDir}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const file = new ResultsLayout(resultsDir).planFile;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new InvalidPlanError(
+        `the stored plan ${file} cannot be read (${(e as Error).message}); the results folder must be on storage this worker sees`,
+      );
+    }
+    const plan = parsePlan(JSON.parse(text), file);
+    if (plan.planHash !== planHash)
+      throw new InvalidPlanError(
+        `${file} holds plan ${plan.planHash}, the sweep runs plan ${planHash}: the results folder was reused by another plan`,
+      );
+    this.cache.set(key, plan);
+    return plan;
+  }
+}

@@ -1,0 +1,120 @@
+/** One ConcurrencyPoint: liveness first, the time guard, the drain gate, the AgentX client, the record. */
+import { createHash } from 'node:crypto';
+import { Context, activityInfo, log } from '@temporalio/activity';
+import { ResultsLayout } from '@infersweep/core';
+import type { SweepPlan } from '@infersweep/topology';
+import { RecordInvalidError, pointSummary, runPointWithClient as runAgentxPoint, waitForDrain, type Progress } from '@infersweep/agentx';
+import type { ActivityContext } from './context';
+import { InsufficientTimeError } from './errors';
+import { progress } from './liveness';
+import { storedResult } from './results-store';
+import type { PointActivities } from './types';
+
+/** sha256 of the engine argument list every node shares (identifies the engine configuration). */
+const fingerprint = (plan: SweepPlan) =>
+  createHash('sha256')
+    .update(JSON.stringify([plan.engine, plan.nodes[0]?.commonArgs ?? []]))
+    .digest('hex')
+    .slice(0, 16);
+
+/** Seconds the time guard keeps free after a point's budget. */
+const TIME_GUARD_MARGIN_SECONDS = 30;
+
+export function pointActivities(ctx: ActivityContext): PointActivities {
+  return {
+    async runPoint(req) {
+      const reuse = await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
+      if (reuse) return reuse;
+      const { plan, slurm } = await ctx.open(req);
+      const dep = req.deployment;
+      const step = `point:c=${req.concurrency}`;
+      progress({ phase: 'checking', concurrency: req.concurrency });
+
+      // a dead allocation is a loss, not a lack of time: check liveness first
+      await slurm.assertAlive(dep.jobId, step);
+      // time guard: never start a point the allocation cannot finish
+      const margin = TIME_GUARD_MARGIN_SECONDS;
+      const budget = plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
+      if (!(await slurm.canFinish(dep.jobId, budget, margin))) {
+        const left = await slurm.timeLeft(dep.jobId);
+        throw new InsufficientTimeError(
+          `allocation ${dep.jobId} has ${left ?? '?'} s left, point c=${req.concurrency} needs ${budget} s + ${margin} s margin`,
+          {
+            jobId: dep.jobId,
+            step,
+            timeLeftSeconds: left,
+          },
+        );
+      }
+
+      const signal = Context.current().cancellationSignal;
+      const abort = new AbortController();
+      signal.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
+      let lost: unknown;
+      const live = ctx.watchDeployment(slurm, dep, step, (err) => {
+        lost = err;
+        abort.abort(err);
+      });
+      try {
+        if (req.serverUsed) {
+          progress({ phase: 'draining', concurrency: req.concurrency });
+          await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
+        }
+        const layout = new ResultsLayout(req.resultsDir);
+        const result = await runAgentxPoint(
+          {
+            concurrency: req.concurrency,
+            endpoints: dep.endpoints,
+            metricsEndpoints: dep.metricsEndpoints,
+            servedModel: plan.model.servedName,
+            settings: plan.agentx,
+            gpuCount: plan.topology.gpus,
+            expectedEngines: dep.expectedEngines,
+            identity: {
+              sweepId: req.sweepId,
+              planHash: req.planHash,
+              orientation: plan.orientation,
+              cluster: plan.cluster,
+              topology: plan.topology,
+              image: plan.image,
+              model: plan.model.servedName,
+              engineArgsFingerprint: fingerprint(plan),
+              hw: plan.slurm.gpu.toLowerCase(),
+              jobId: dep.jobId,
+              nodes: dep.nodes,
+              attempt: req.attempt,
+              allocationAttempt: req.allocationAttempt,
+              deploymentPolicy: req.policy,
+              activityAttempt: activityInfo().attempt,
+            },
+            outDir: layout.pointDir(req.concurrency),
+          },
+          {
+            signal: abort.signal,
+            onProgress: (p: Progress) => progress({ ...p, concurrency: req.concurrency }),
+          },
+        );
+        return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+      } catch (err) {
+        if (lost) throw lost;
+        // a record that does not validate: an invalid point with its reason (raw requests kept)
+        if (err instanceof RecordInvalidError) {
+          log.warn(err.message, { concurrency: req.concurrency, recordPath: err.recordPath });
+          return {
+            concurrency: req.concurrency,
+            valid: false,
+            reasons: err.reasons,
+            resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency),
+            reused: false,
+            jobId: dep.jobId,
+            attempt: req.attempt,
+            requestsProfiled: 0,
+          };
+        }
+        throw err;
+      } finally {
+        await live.stop();
+      }
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/** The inference server on an allocation: image import, launch (one step per node), readiness, logs, stop. */
+import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
+import { InfersweepError, remoteRankLogFile, remoteServerLogDir, serverStepName } from '@infersweep/core';
+import { bindPlan, type SweepPlan } from '@infersweep/topology';
+import { imageFileName, resolveSecrets } from '@infersweep/slurm';
+import { checkReadiness } from '@infersweep/agentx';
+import type { ActivityContext } from './context';
+import { ServerLostError } from './errors';
+import { progress } from './liveness';
+import type { Deployment, ServerActivities, StepRef } from './types';
+
+const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.sharedDir, 'squash');
+
+export function serverActivities(ctx: ActivityContext): ServerActivities {
+  return {
+    async importImage(input) {
+      const { plan, slurm } = await ctx.open(input);
+      if (plan.slurm.containerRuntime !== 'pyxis') return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
+      progress({ phase: 'importing-image', image: plan.image });
+      const r = await slurm.importImage({
+        image: plan.image,
+        squashDir: squashDirOf(plan),
+        lockTimeoutSeconds: Math.max(60, plan.budgets.imageImportSeconds),
+        // imageImport.on = head-node: on the allocation's head compute node under srun (InferenceX's way)
+        ...(input.allocation
+          ? {
+              onNode: {
+                jobId: input.allocation.jobId,
+                node: input.allocation.headNode,
+                env:
+                  plan.slurm.imageImport.enrootCachePath === undefined ? {} : { ENROOT_CACHE_PATH: plan.slurm.imageImport.enrootCachePath },
+              },
+            }
+          : {}),
+      });
+      return { squashPath: r.squashPath, note: r.imported ? 'imported' : 'valid squash file reused' };
+    },
+
+    async launchServer(input) {
+      const { plan, slurm } = await ctx.open(input);
+      const { sweepId, allocation, serverIndex } = input;
+      progress({ phase: 'launching', jobId: allocation.jobId, serverIndex });
+      const addresses = await slurm.nodeAddresses(allocation.nodes);
+      const bound = bindPlan(plan, {
+        jobId: allocation.jobId,
+        nodes: allocation.nodes,
+        headAddress: addresses[allocation.nodes[0]!]!,
+        nodeAddresses: allocation.nodes.map((n) => addresses[n]!),
+      });
+      const logDir = remoteServerLogDir(plan.sharedDir, sweepId, serverIndex);
+      // secrets: names in the plan, values resolved here on the worker, handed to srun over stdin
+      const secretEnv = resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
+      const steps: StepRef[] = [];
+      try {
+        for (const n of bound.nodes) {
+          const logFile = remoteRankLogFile(logDir, n.rank, n.node);
+          progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
+          const h = await slurm.launchStep(allocation.jobId, n.node, n.launchArgv, n.env, logFile, {
+            runtime: plan.slurm.containerRuntime,
+            containerImage: plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
+            containerMounts: plan.slurm.mounts,
+            stepName: serverStepName(serverIndex, n.rank),
+            ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
+          });
+          steps.push({ jobId: allocation.jobId, node: n.node, stepName: h.stepName, logFile, rank: n.rank, launcherPid: h.launcherPid });
+        }
+      } catch (err) {
+        for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
+        throw err;
+      }
+      const deployment: Deployment = {
+        jobId: allocation.jobId,
+        nodes: allocation.nodes,
+        headNode: allocation.nodes[0]!,
+        serverIndex,
+        steps,
+        endpoints: bound.endpoints,
+        metricsEndpoints: bound.metricsEndpoints,
+        expectedEngines: bound.engineIds.labelled ? bound.engineIds.perMetricsEndpoint.flat().map(Number) : null,
+        logDir,
+        launchedAt: new Date().toISOString(),
+      };
+      return deployment;
+    },
+
+    async waitReady(input) {
+      const { plan, slurm } = await ctx.open(input);
+      const { deployment, startupBudgetSeconds } = input;
+      const started = Date.now();
+      const deadline = started + startupBudgetSeconds * 1000;
+      const signal = Context.current().cancellationSignal;
+      let last = 'not polled yet';
+      let lost: InfersweepError | undefined;
+      await slurm.assertAlive(deployment.jobId, 'readiness');
+      const live = ctx.watchDeployment(slurm, deployment, 'readiness', (err) => (lost = err));
+      try {
+        for (let polls = 0; ; polls++) {
+          if (lost) throw lost;
+          const r = await checkReadiness(deployment.endpoints[0]!, plan.model.servedName, deployment.expectedEngines);
+          if (r.ready) return { seconds: (Date.now() - started) / 1000 };
+          last = r.detail;
+          progress({ phase: 'waiting-ready', polls, detail: last, elapsedSeconds: Math.round((Date.now() - started) / 1000) });
+          if (Date.now() > deadline) {
+            const logs = await slurm.fetchLogs(deployment.steps, { tailLines: 40 }).catch(() => []);
+            throw new ServerLostError(`server not ready after ${startupBudgetSeconds} s: ${last}`, {
+              jobId: deployment.jobId,
+              node: deployment.headNode,
+              step: 'readiness',
+              logTail: logs.map((l) => `--- ${l.node}\n${l.tail}`).join('\n'),
+            });
+          }
+          await new Promise((res) => setTimeout(res, ctx.deps.pollMs));
+          if (signal.aborted) throw new InfersweepError('readiness wait cancelled', { kind: 'fatal' });
+        }
+      } finally {
+        await live.stop();
+      }
+    },
+
+    async captureLogs(input) {
+      const { slurm } = await ctx.open(input);
+      const { deployment, destDir } = input;
+      progress({ phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length });
+      const copied = await slurm.copyLogs(deployment.steps, destDir);
+      const tails = await slurm.fetchLogs(deployment.steps, { tailLines: 20 });
+      return { files: copied.map((c) => c.path), tails: Object.fromEntries(tails.map((t) => [t.node, t.tail])) };
+    },
+
+    async stopServer(input) {
+      const { slurm } = await ctx.open(input);
+      for (const s of input.deployment.steps) await slurm.stopStep(s);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The activity surface the sweep workflow calls (type-only import from workflow code), one
+ * interface per concern: results store, allocation, server, point. Every input/output is plain
+ * JSON: it crosses the Temporal boundary and is stored in the workflow history, so activities take
+ * a {@link PlanRef} to the stored plan instead of the plan itself.
+ */
+import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
+
+export interface StepRef {
+  jobId: string;
+  node: string;
+  stepName: string;
+  logFile: string;
+  rank: number;
+  /** pid of the detached srun on the login node */
+  launcherPid?: number;
+}
+
+/** A launched server: where it runs and how to reach it. */
+export interface Deployment {
+  jobId: string;
+  nodes: string[];
+  headNode: string;
+  serverIndex: number;
+  steps: StepRef[];
+  endpoints: string[];
+  metricsEndpoints: string[];
+  /** DP engine ids the checks expect; null when the engine family exposes no per-engine label */
+  expectedEngines: number[] | null;
+  logDir: string;
+  launchedAt: string;
+}
+
+export interface Allocation {
+  jobId: string;
+  jobName: string;
+  nodes: string[];
+  headNode: string;
+  timeLimitMinutes: number;
+  grantedAt: string;
+}
+
+/** The stored plan of a sweep: `<resultsDir>/plan.json`, whose planHash must match. */
+export interface PlanRef {
+  planHash: string;
+  resultsDir: string;
+}
+
+/** The plan an activity works from: by reference, or inline (histories from before plan-by-reference). */
+export type PlanInput = { planRef: PlanRef; plan?: undefined } | { plan: unknown; planRef?: undefined };
+
+export type PointRequest = PlanInput & {
+  sweepId: string;
+  planHash: string;
+  deployment: Deployment;
+  concurrency: number;
+  attempt: number;
+  allocationAttempt: number;
+  policy: DeploymentPolicy;
+  pointBudgetSeconds: number;
+  resultsDir: string;
+  /** true when this server already served a point (the drain gate then runs first) */
+  serverUsed: boolean;
+};
+
+export interface ReleaseResult {
+  ended: AllocationEnd;
+  state: string;
+  reason?: string;
+}
+
+/** The results folder: what is already measured, and the stored plan. */
+export interface ResultsActivities {
+  prepareSweep(input: { sweepId: string; planHash: string; plan: unknown; resultsDir: string; points: number[] }): Promise<PointSummary[]>;
+}
+
+/** Slurm allocations: get one (adopting a job of the same name), give it back. */
+export interface AllocationActivities {
+  allocate(input: PlanInput & { sweepId: string; jobName: string; attempt: number }): Promise<Allocation>;
+  release(input: PlanInput & { jobId?: string; jobName: string }): Promise<ReleaseResult>;
+}
+
+/** The inference server on an allocation: image, launch, readiness, logs, stop. */
+export interface ServerActivities {
+  /** With `allocation`: on its head node under srun (plan.slurm.imageImport.on = head-node). */
+  importImage(input: PlanInput & { sweepId: string; allocation?: Allocation }): Promise<{ squashPath?: string; note: string }>;
+  launchServer(
+    input: PlanInput & { sweepId: string; allocation: Allocation; serverIndex: number; resultsDir: string },
+  ): Promise<Deployment>;
+  waitReady(input: PlanInput & { deployment: Deployment; startupBudgetSeconds: number }): Promise<{ seconds: number }>;
+  captureLogs(
+    input: PlanInput & { deployment: Deployment; destDir: string; reason: string },
+  ): Promise<{ files: string[]; tails: Record<string, string> }>;
+  stopServer(input: PlanInput & { deployment: Deployment }): Promise<void>;
+}
+
+/** One ConcurrencyPoint: time guard, drain gate, the AgentX client, the record. */
+export interface PointActivities {
+  runPoint(input: PointRequest): Promise<PointSummary>;
+}
+
+export type SweepActivities = ResultsActivities & AllocationActivities & ServerActivities & PointActivities;

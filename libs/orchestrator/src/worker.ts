@@ -1,0 +1,56 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { taskQueueFor } from '@infersweep/core';
+import { bundlerOptions, workflowsPath } from './bundle';
+import { createActivities, sweepActivityInterceptors, type ActivityDeps } from './activities';
+import { defaultDeps } from './activities/context';
+import { connectionTls, temporalTarget, type TemporalTarget } from './connection';
+
+export interface SweepWorkerOptions {
+  cluster: string;
+  target?: TemporalTarget;
+  connection?: NativeConnection;
+  /** pre-built workflow bundle (production); otherwise bundled from source at start */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  deps?: Partial<ActivityDeps>;
+  taskQueue?: string;
+  identity?: string;
+}
+
+export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
+  return NativeConnection.connect({
+    address: target.address,
+    tls: connectionTls(target),
+    apiKey: target.apiKey,
+  });
+}
+
+/**
+ * One worker per cluster profile: it polls that cluster's task queue and its activities hold the
+ * cluster's executor (SSH to the login node, or local).
+ */
+export async function createSweepWorker(
+  opts: SweepWorkerOptions,
+): Promise<{ worker: Worker; connection: NativeConnection; owned: boolean }> {
+  const target = opts.target ?? temporalTarget();
+  const connection = opts.connection ?? (await connectWorker(target));
+  const deps = defaultDeps(opts.deps);
+  const worker = await Worker.create({
+    connection,
+    namespace: target.namespace,
+    taskQueue: opts.taskQueue ?? taskQueueFor(opts.cluster),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath, bundlerOptions }),
+    activities: createActivities(deps),
+    interceptors: { activity: [sweepActivityInterceptors({ heartbeatMs: deps.heartbeatMs })] },
+    maxCachedWorkflows: 100,
+    // heartbeats carry live progress (phase, requests, ETA) for `watch` and the Web UI: send them
+    // at most every 2 s instead of 80 % of the heartbeat timeout (they add no history events)
+    maxHeartbeatThrottleInterval: '2 seconds',
+    defaultHeartbeatThrottleInterval: '2 seconds',
+    maxConcurrentActivityTaskExecutions: 20,
+    // let running activities heartbeat out and clean up on SIGTERM
+    shutdownGraceTime: '30 seconds',
+    shutdownForceTime: '2 minutes',
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  });
+  return { worker, connection, owned: !opts.connection };
+}

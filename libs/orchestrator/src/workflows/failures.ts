@@ -1,0 +1,59 @@
+/**
+ * How the sweep workflow reads a failed activity: one classification, from the failure's `kind`
+ * (set by the activity interceptor, ../activities/interceptor.ts, from the error class's kind in
+ * libs/core/src/errors.ts). The workflow's recovery branches on this and nothing else.
+ */
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { allocationEndOf, type AllocationEnd, type FailureDetails } from '@infersweep/core';
+
+export type FailureClass =
+  /** the workflow (or its parent) was cancelled */
+  | 'cancelled'
+  /** the allocation or the server went away: clean up, re-allocate, resume */
+  | 'loss'
+  /** the sweep's input is wrong: fail the sweep now */
+  | 'input'
+  /** anything else, after the activity's own retries: the point (or the allocation attempt) failed */
+  | 'failed';
+
+export interface ClassifiedFailure {
+  class: FailureClass;
+  type?: string;
+  message: string;
+  details?: Partial<FailureDetails>;
+}
+
+/**
+ * Histories recorded before failures carried their kind (the replay fixtures in
+ * libs/orchestrator/test/fixtures/histories) are classified by type name.
+ */
+const LEGACY_LOSS_TYPES = ['AllocationLostError', 'ServerLostError', 'InsufficientTimeError'];
+const LEGACY_INPUT_TYPES = ['ConfigError', 'InvalidPlanError', 'ImageMissingError', 'SshHostKeyError'];
+
+export function classify(err: unknown): ClassifiedFailure {
+  if (isCancellation(err)) return { class: 'cancelled', message: messageOf(err) };
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const app = cause instanceof ApplicationFailure ? cause : undefined;
+  const type = app?.type ?? undefined;
+  const details = app?.details?.[0] as Partial<FailureDetails> | undefined;
+  const message = messageOf(err);
+  if (details?.kind !== undefined) {
+    const cls: FailureClass = details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed';
+    return { class: cls, type, message, details };
+  }
+  if (type && LEGACY_LOSS_TYPES.includes(type)) return { class: 'loss', type, message, details };
+  if (type && LEGACY_INPUT_TYPES.includes(type)) return { class: 'input', type, message, details };
+  return { class: 'failed', type, message, details };
+}
+
+export function messageOf(err: unknown): string {
+  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** How a lost allocation ended: the time guard, a lost server, or the Slurm state the loss carried. */
+export function lossEnd(f: ClassifiedFailure): AllocationEnd {
+  if (f.type === 'InsufficientTimeError') return 'insufficient-time';
+  if (f.type === 'ServerLostError') return 'server-lost';
+  return allocationEndOf(typeof f.details?.state === 'string' ? f.details.state : undefined);
+}

@@ -1,0 +1,475 @@
+/**
+ * SweepRun: the state of one sweep and the operations its story is told in (./sweep.ts). Workflow
+ * code: deterministic, all work in activities. The point cursor is derived from the point states
+ * (libs/sweep), so a lost allocation is cleaned up, replaced, and the sweep resumes at the first
+ * unfinished point; completed points are never run again.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  abortUpdate,
+  applyCompleted,
+  failPoint,
+  failedAllocationAttempts,
+  finishPoint,
+  initialProgress,
+  nextPoint,
+  progressQuery,
+  recordAllocationEnd,
+  requeuePoint,
+  retryNowUpdate,
+  searchAttributeKeys,
+  skipPoint,
+  skipPointUpdate,
+  startPoint,
+  summaryLine,
+  validateSkip,
+  type AllocationEnd,
+  type PointState,
+  type SweepInput,
+  type SweepPhase,
+  type SweepProgress,
+  type SweepResult,
+} from '@infersweep/sweep';
+import { allocationJobName, ResultsLayout } from '@infersweep/core';
+import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
+import type { SweepVerbs } from './activities';
+import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
+
+/** What a sweep hands to its next run when it continues as new (history kept bounded). */
+export interface SweepCarryOver {
+  progress: SweepProgress;
+  allocation?: Allocation;
+  deployment?: Deployment;
+  serverIndex: number;
+  serverUsed: boolean;
+  pointsOnAllocation: number;
+  allocationBudgetBase: number;
+  /** runs before this one (continue-as-new count) */
+  runs: number;
+}
+
+export interface SweepRunInput extends SweepInput {
+  /** continue-as-new past this many history events (default 10 000; tests use a small one) */
+  historyEventLimit?: number;
+  /** set by continue-as-new only */
+  carried?: SweepCarryOver;
+}
+
+/**
+ * Versioning (README "Deploying a new worker while sweeps run"): code paths that change the
+ * commands a running sweep records are guarded by `patched(id)`; the stored histories in
+ * libs/orchestrator/test/fixtures/histories must keep replaying (libs/orchestrator/test/replay.test.ts).
+ */
+export const PATCHES = {
+  /** activities get {planHash, resultsDir} instead of the ~11 KB plan (activities/plans.ts) */
+  planByReference: 'plan-by-reference',
+  /** a release that keeps failing waits for the operator instead of failing the sweep (releaseHeld) */
+  releaseWaitsForOperator: 'release-waits-for-operator',
+} as const;
+
+/** The failure type a sweep ends with when it could not release a job it holds (never retried). */
+export const RELEASE_FAILED = 'ReleaseFailed';
+
+const now = () => new Date().toISOString();
+
+export class SweepRun {
+  readonly state: SweepProgress;
+  private readonly layout: ResultsLayout;
+  private readonly plan: PlanInput;
+  private alloc?: Allocation;
+  private deployment?: Deployment;
+  private serverIndex = 0;
+  /** The job the image was last imported on (imageImport.on = head-node; a repeat is a cached check). */
+  private importedOnJob?: string;
+  private serverUsed = false;
+  private pointsOnAllocation = 0;
+  /** allocation attempts before the last operator retry do not count */
+  private allocationBudgetBase = 0;
+  private operatorRetry = false;
+  private pointScope?: CancellationScope;
+  /** the workflow's own scope: a cancelled sweep does not wait for an operator (releaseHeld) */
+  private readonly root = CancellationScope.current();
+
+  constructor(
+    private readonly input: SweepRunInput,
+    private readonly act: SweepVerbs,
+  ) {
+    const c = input.carried;
+    this.state = c ? c.progress : initialProgress(input, now());
+    if (c)
+      Object.assign(this, {
+        alloc: c.allocation,
+        deployment: c.deployment,
+        serverIndex: c.serverIndex,
+        serverUsed: c.serverUsed,
+        pointsOnAllocation: c.pointsOnAllocation,
+        allocationBudgetBase: c.allocationBudgetBase,
+      });
+    this.layout = new ResultsLayout(input.resultsDir);
+    this.plan = patched(PATCHES.planByReference)
+      ? { planRef: { planHash: input.planHash, resultsDir: input.resultsDir } }
+      : { plan: input.plan };
+  }
+
+  get aborted(): boolean {
+    return !!this.state.abortRequested;
+  }
+
+  next(): PointState | undefined {
+    return nextPoint(this.state);
+  }
+
+  // ------------------------------------------------------------ messages
+
+  listen(): void {
+    setHandler(progressQuery, () => this.state);
+    setHandler(
+      skipPointUpdate,
+      ({ concurrency, reason }) => {
+        skipPoint(this.state, concurrency, reason ?? 'skipped by operator');
+        this.touch();
+        return this.state;
+      },
+      { validator: ({ concurrency }) => validateSkip(this.state, concurrency) },
+    );
+    setHandler(
+      retryNowUpdate,
+      () => {
+        this.operatorRetry = true;
+        return this.state;
+      },
+      {
+        validator: (_arg) => {
+          if (!this.state.awaitingOperator) throw new Error(`sweep is ${this.state.phase}, not waiting for an operator; nothing to retry`);
+        },
+      },
+    );
+    setHandler(abortUpdate, (arg) => {
+      this.state.abortRequested = arg?.reason ?? 'aborted by operator';
+      this.pointScope?.cancel();
+      this.touch(undefined, `abort requested: ${this.state.abortRequested}`);
+      return this.state;
+    });
+  }
+
+  touch(phase?: SweepPhase, message?: string): void {
+    const s = this.state;
+    if (phase) s.phase = phase;
+    if (message !== undefined) s.message = message;
+    s.updatedAt = now();
+    const pt = s.currentPoint === undefined ? '' : ` · point c=${s.currentPoint}`;
+    setCurrentDetails(`**${s.phase}**${pt}\n\n${summaryLine(s)}${s.message ? `\n\n${s.message}` : ''}`);
+  }
+
+  setStatus(status: string): void {
+    upsertSearchAttributes([{ key: searchAttributeKeys.status, value: status }]);
+  }
+
+  // ------------------------------------------------------------ the story's steps
+
+  /** Points an earlier run already measured, the stored plan, the image (first run only). */
+  async prepare(): Promise<void> {
+    this.setStatus('running');
+    this.touch('starting');
+    if (this.input.carried) return;
+    const { sweepId, planHash, plan, resultsDir, points } = this.input;
+    applyCompleted(this.state, await this.act.prepareSweep({ sweepId, planHash, plan, resultsDir, points }));
+    if (this.input.importImage && this.input.importImageOn !== 'head-node') {
+      this.touch('importing-image');
+      await this.act.importImage({ ...this.plan, sweepId });
+    }
+  }
+
+  outOfAllocationAttempts(): boolean {
+    return failedAllocationAttempts(this.state, this.allocationBudgetBase) >= this.input.maxAllocationAttempts;
+  }
+
+  /** An allocation (a new attempt if there is none) and a ready server on it. */
+  async ensureServer(): Promise<void> {
+    if (!this.alloc) await this.allocate();
+    const alloc = this.alloc!;
+    if (this.deployment) return;
+    if (this.input.importImage && this.input.importImageOn === 'head-node' && this.importedOnJob !== alloc.jobId) {
+      // InferenceX's way: on the allocation's head compute node (one import per squash file, under a lock)
+      this.touch('importing-image', `on ${alloc.headNode} of job ${alloc.jobId}`);
+      await this.act.importImage({ ...this.plan, sweepId: this.input.sweepId, allocation: alloc });
+      this.importedOnJob = alloc.jobId;
+    }
+    this.serverIndex += 1;
+    this.touch('launching', `server ${this.serverIndex} on job ${alloc.jobId} (${alloc.nodes.join(',')})`);
+    this.deployment = await this.act.launchServer({
+      ...this.plan,
+      sweepId: this.input.sweepId,
+      allocation: alloc,
+      serverIndex: this.serverIndex,
+      resultsDir: this.input.resultsDir,
+    });
+    this.touch('waiting-ready');
+    await this.act.waitReady({ ...this.plan, deployment: this.deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
+    this.serverUsed = false;
+  }
+
+  private async allocate(): Promise<void> {
+    const attempt = this.state.allocations.length + 1;
+    const jobName = allocationJobName(this.input.sweepId, attempt, this.input.deploymentTag);
+    this.state.allocations.push({ attempt, jobName, nodes: [], requestedAt: now() });
+    this.touch('allocating', `allocation attempt ${attempt}`);
+    try {
+      this.alloc = await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt });
+    } catch (err) {
+      const releaseOnCancel = patched('release-on-cancelled-allocate');
+      if (isCancellation(err) && !releaseOnCancel) throw err;
+      // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
+      recordAllocationEnd(this.state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', messageOf(err), now());
+      // never leak, cancelled or not: whatever was queued or granted under this name is released (the
+      // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED)
+      await CancellationScope.nonCancellable(() => this.act.release({ ...this.plan, jobName }));
+      throw err;
+    }
+    const a = this.alloc;
+    const rec = this.state.allocations[this.state.allocations.length - 1]!;
+    Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
+    this.state.allocation = { jobId: a.jobId, nodes: a.nodes, attempt, grantedAt: a.grantedAt, timeLimitMinutes: a.timeLimitMinutes };
+    this.pointsOnAllocation = 0;
+  }
+
+  /** Run one point on the ready server (cancellable by the abort update). */
+  async measure(pt: PointState): Promise<void> {
+    const a = this.alloc!;
+    startPoint(pt, a.jobId, now());
+    this.state.currentPoint = pt.concurrency;
+    this.touch('running-point');
+    this.pointScope = new CancellationScope();
+    const { sweepId, planHash, policy, pointBudgetSeconds, resultsDir } = this.input;
+    const summary = await this.pointScope.run(() =>
+      this.act.runPoint({
+        ...this.plan,
+        sweepId,
+        planHash,
+        deployment: this.deployment!,
+        concurrency: pt.concurrency,
+        attempt: pt.attempts,
+        allocationAttempt: this.state.allocation?.attempt ?? 0,
+        policy,
+        pointBudgetSeconds,
+        resultsDir,
+        serverUsed: this.serverUsed,
+      }),
+    );
+    this.pointScope = undefined;
+    finishPoint(pt, summary, now());
+    this.state.currentPoint = undefined;
+    this.serverUsed = true;
+    this.pointsOnAllocation += 1;
+    this.touch(undefined, `c=${pt.concurrency} ${summary.valid ? 'valid' : `invalid: ${summary.reasons.join('; ')}`}`);
+  }
+
+  /** The deployment policy after a point: keep the server, restart it, or release the allocation. */
+  async applyPolicy(): Promise<void> {
+    if (this.input.policy === 'server-per-point') await this.stopServer('policy');
+    if (this.input.policy === 'allocation-per-point') await this.teardown('released', 'policy: fresh allocation per point');
+    else if (this.input.pointsPerAllocation !== undefined && this.alloc && this.pointsOnAllocation >= this.input.pointsPerAllocation) {
+      await this.teardown('released', `policy: ${this.input.pointsPerAllocation} point(s) per allocation`);
+    }
+  }
+
+  /** After a failure in ensureServer/measure: 'stop' ends the loop (abort); a fatal failure rethrows. */
+  async recover(pt: PointState, f: ClassifiedFailure, err: unknown): Promise<'next' | 'stop'> {
+    this.pointScope = undefined;
+    this.state.currentPoint = undefined;
+    if (f.class === 'cancelled' && this.aborted) {
+      if (pt.status === 'running') requeuePoint(pt, `aborted: ${this.state.abortRequested}`);
+      return 'stop';
+    }
+    // cancelled, a wrong input, or a job it could not release (releaseHeld): the sweep ends
+    if (f.class === 'cancelled' || f.class === 'input' || f.type === RELEASE_FAILED) throw err;
+    if (f.class === 'loss') {
+      if (pt.status === 'running') requeuePoint(pt, f.message);
+      let end = lossEnd(f);
+      // the time guard replacing an allocation that never ran a point is a failed attempt
+      if (end === 'insufficient-time' && this.pointsOnAllocation === 0) end = 'allocation-failed';
+      this.touch('recovering', `${f.type}: ${f.message}`);
+      await this.teardown(end, f.message);
+    } else if (pt.status === 'running') {
+      // the point itself failed after its activity retries: the server may be the cause
+      failPoint(pt, f.message, this.input.maxPointAttempts, now());
+      this.touch('recovering', `c=${pt.concurrency} failed: ${f.message}`);
+      await this.stopServer('policy').catch(() => undefined);
+    } else {
+      // allocation/launch/readiness failed after retries: count the attempt, start over
+      this.touch('recovering', f.message);
+      await this.teardown(f.type === 'AllocationError' || !this.alloc ? 'allocation-failed' : 'launch-failed', f.message);
+    }
+    return 'next';
+  }
+
+  private async stopServer(reason: string): Promise<void> {
+    const dep = this.deployment;
+    this.deployment = undefined;
+    this.serverUsed = false;
+    if (!dep) return;
+    await CancellationScope.nonCancellable(async () => {
+      await this.captureLogs(dep, reason);
+      await this.act.stopServer({ ...this.plan, deployment: dep });
+    });
+  }
+
+  /**
+   * Copy a server's logs before it stops. A failed capture is a missing log, never a reason to
+   * release a healthy allocation: it is noted on the allocation's record and in the progress message.
+   */
+  private async captureLogs(dep: Deployment, reason: string): Promise<void> {
+    try {
+      await this.act.captureLogs({ ...this.plan, deployment: dep, destDir: this.layout.serverLogsDir(dep.serverIndex), reason });
+    } catch (err) {
+      const warning = `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`;
+      const rec = this.state.allocations.find((a) => a.jobId === dep.jobId);
+      if (rec) rec.warnings = [...(rec.warnings ?? []), warning];
+      this.touch(undefined, warning);
+    }
+  }
+
+  /** Release the allocation (and stop/capture the server first); idempotent, never cancelled. */
+  async teardown(ended: AllocationEnd, reason: string | undefined): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      const dep = this.deployment;
+      const a = this.alloc;
+      this.deployment = undefined;
+      this.serverUsed = false;
+      if (dep) {
+        await this.captureLogs(dep, reason ?? ended);
+        await this.act.stopServer({ ...this.plan, deployment: dep }).catch(() => undefined);
+      }
+      if (a) {
+        const r = await this.releaseHeld(a);
+        // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
+        // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
+        recordAllocationEnd(this.state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
+        // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
+        this.alloc = undefined;
+        this.state.allocation = undefined;
+      }
+    });
+  }
+
+  /**
+   * Release a job the sweep holds; it is never forgotten. A release that keeps failing (its activity
+   * out of retries: login node unreachable, scancel failing) waits for the operator, the job still
+   * recorded, and retryNow tries again. An abort, a cancel of the workflow or no answer in time gets
+   * one last try; if that fails too, the allocation ends `release-failed` with the job id in its
+   * reason and the sweep fails with that message (RELEASE_FAILED), never silently.
+   */
+  private async releaseHeld(a: Allocation): Promise<ReleaseResult> {
+    const release = () => this.act.release({ ...this.plan, jobId: a.jobId, jobName: a.jobName });
+    const clear = `scancel ${a.jobId}`;
+    for (;;) {
+      let failed: string;
+      try {
+        return await release();
+      } catch (err) {
+        if (!patched(PATCHES.releaseWaitsForOperator)) throw err;
+        failed = `release of job ${a.jobId} (${a.jobName}) failed: ${messageOf(err)}`;
+      }
+      const retry = await this.waitForOperator(
+        `${failed}; clear it by hand: ${clear}, then infersweep resume ${this.input.sweepId}`,
+        'release',
+      );
+      if (retry) continue;
+      try {
+        return await release();
+      } catch (err) {
+        const reason = `${failed}; the last try failed too: ${messageOf(err)}. Job ${a.jobId} (${a.jobName}) may still hold its nodes: ${clear}`;
+        recordAllocationEnd(this.state, a.jobName, 'release-failed', reason, now());
+        // state.allocation keeps showing the job; this run stops trying (close() has nothing left to release)
+        this.alloc = undefined;
+        throw ApplicationFailure.nonRetryable(reason, RELEASE_FAILED, { kind: 'fatal', input: false, jobId: a.jobId, jobName: a.jobName });
+      }
+    }
+  }
+
+  /**
+   * Wait for the operator: retryNow (true), abort or no points left (false). `points`: the allocation
+   * attempts are spent (no answer in time fails the sweep); `release`: a job could not be released
+   * (a cancel of the workflow or no answer in time also ends the wait).
+   */
+  async waitForOperator(reason: string, on: 'points' | 'release' = 'points'): Promise<boolean> {
+    const s = this.state;
+    s.awaitingOperator = { reason, since: now() };
+    const choices = on === 'points' ? 'resume (retryNow), skip points (skipPoint) or abort' : 'resume (retryNow) or abort';
+    this.touch('awaiting-operator', `${reason} — ${choices}`);
+    this.setStatus('awaiting-operator');
+    this.operatorRetry = false;
+    const timeout = this.input.operatorTimeout ?? '7 days';
+    const over = on === 'points' ? () => nextPoint(s) === undefined : () => this.root.consideredCancelled;
+    const answered = await condition(() => this.operatorRetry || this.aborted || over(), timeout);
+    s.awaitingOperator = undefined;
+    if (!answered && on === 'points')
+      throw ApplicationFailure.nonRetryable(`no operator answer within ${timeout}: ${reason}`, 'OperatorTimeout');
+    if (this.operatorRetry && on === 'points') this.allocationBudgetBase = s.allocations.length;
+    this.setStatus('running');
+    return this.operatorRetry;
+  }
+
+  // ------------------------------------------------------------ history bound
+
+  /** Past the history bound (or when the server suggests it): true once, between points. */
+  historyFull(): boolean {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= (this.input.historyEventLimit ?? 10_000);
+  }
+
+  /** Continue as new with the whole state, the allocation and the server carried over. */
+  async continueAsNew(): Promise<never> {
+    const carried: SweepCarryOver = {
+      progress: this.state,
+      allocation: this.alloc,
+      deployment: this.deployment,
+      serverIndex: this.serverIndex,
+      serverUsed: this.serverUsed,
+      pointsOnAllocation: this.pointsOnAllocation,
+      allocationBudgetBase: this.allocationBudgetBase,
+      runs: (this.input.carried?.runs ?? 0) + 1,
+    };
+    return continueAsNew<(input: SweepRunInput) => Promise<SweepResult>>({ ...this.input, carried });
+  }
+
+  // ------------------------------------------------------------ the end
+
+  /** Always: release what is held, publish the final status and summary. */
+  async close(outcome: { phase?: SweepPhase; error?: unknown }): Promise<void> {
+    if (outcome.error !== undefined) {
+      this.state.phase = outcome.phase ?? 'failed';
+      this.state.message = messageOf(outcome.error);
+    } else if (outcome.phase) this.state.phase = outcome.phase;
+    await this.teardown('released', undefined);
+    const final = this.state.phase === 'cleaning-up' ? 'failed' : this.state.phase;
+    this.touch(final);
+    await CancellationScope.nonCancellable(async () => {
+      this.setStatus(final);
+      upsertMemo({ summary: summaryLine(this.state), resultsDir: this.input.resultsDir, planHash: this.input.planHash });
+    });
+  }
+
+  result(): SweepResult {
+    const s = this.state;
+    return {
+      sweepId: this.input.sweepId,
+      status: s.phase === 'aborted' ? 'aborted' : 'completed',
+      points: s.points,
+      allocations: s.allocations,
+      resultsDir: this.input.resultsDir,
+    };
+  }
+}

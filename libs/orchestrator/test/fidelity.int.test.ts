@@ -1,0 +1,116 @@
+/**
+ * Issue 14 end to end on the real stack (Temporal dev server, local Slurm over the loopback sshd, the
+ * simulator with its KV cache on, launched through srun): a sweep measured by infersweep's own AgentX
+ * client and one measured by the pinned aiperf (PyPI flavour, the configured synthetic traces) both
+ * produce point records, and `infersweep results ID --format inferencex` converts them into InferenceX
+ * aggregated agentic results.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { SweepResult } from '@infersweep/sweep';
+import { inferencexAggSchema } from '@infersweep/agentx';
+import { repoRoot, toolsDir } from '../../../test/stack-env';
+import { cleanupStarted, client as connect, localSlurm, readPoint, startOnNewWorker, testInput, testPlan } from './harness';
+
+const slurm = localSlurm();
+let c: Client;
+beforeAll(async () => {
+  c = await connect();
+});
+afterEach(async () => {
+  await cleanupStarted(slurm);
+});
+afterAll(async () => {
+  await c?.connection.close();
+});
+
+const aiperfBinary = join(toolsDir, 'aiperf-venv', 'bin', 'aiperf');
+const aiperfTokenizer = process.env.INFERSWEEP_AIPERF_TOKENIZER ?? join(toolsDir, 'tokenizer');
+
+/** `bin/infersweep results ID --format inferencex --next-to-points` as a subprocess. */
+function convert(sweepId: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      join(repoRoot, 'bin', 'infersweep'),
+      ['results', sweepId, '--format', 'inferencex', '--next-to-points'],
+      { cwd: repoRoot, timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function runAndConvert(tag: string, client: 'infersweep' | 'aiperf') {
+  const plan = testPlan('latency', [2], (p) => {
+    p.agentx.client = client;
+    if (client === 'aiperf') {
+      p.agentx.aiperf = { ...p.agentx.aiperf, binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, traces: 'configured' };
+      // aiperf starts its services and configures the dataset before the profile: give its warmup room
+      p.agentx.warmupGracePeriodSeconds = 60;
+    }
+  });
+  expect(plan.agentx.requireCachedTokens).toBe(true); // prefix caching on ⇒ the cached-token gate is on
+  expect(plan.nodes[0]!.launchArgv).toContain('--enable-kvcache');
+  const input = testInput(plan, tag);
+  const { worker, h } = await startOnNewWorker(c, input);
+  const result = (await worker.runUntil(h.result())) as SweepResult;
+  expect(result.points.map((p) => p.concurrency)).toEqual([2]);
+  const record = readPoint(input.resultsDir, 2);
+  const conv = await convert(input.sweepId);
+  expect(conv.code, conv.stderr).toBe(0);
+  const file = conv.stdout
+    .trim()
+    .split('\n')
+    .find((l) => l.endsWith('_conc2.json'));
+  expect(file, conv.stdout).toBeDefined();
+  expect(file!.startsWith(join(input.resultsDir, 'points', 'c2'))).toBe(true);
+  const agg = inferencexAggSchema.parse(JSON.parse(readFileSync(file!, 'utf8')));
+  return { result, record, agg, input };
+}
+
+describe('both AgentX clients in a sweep, exported for InferenceX', () => {
+  it('infersweep client: a valid record with cached tokens on multi-turn requests, converted', async () => {
+    const { result, record, agg } = await runAndConvert('own', 'infersweep');
+    expect(result.status).toBe('completed');
+    expect(record.client.name).toBe('infersweep');
+    expect(record.submission_invalid_reasons).toEqual([]);
+    expect(record.submission_valid).toBe(true);
+    expect(record.identity.hw).toBe('fake');
+    const lines = readFileSync(record.artifacts.requests_jsonl!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; phase: string; cached_tokens: number | null });
+    expect(lines.filter((l) => l.phase === 'profiling' && l.turn > 0).reduce((s, l) => s + (l.cached_tokens ?? 0), 0)).toBeGreaterThan(0);
+    expect(agg).toMatchObject({
+      hw: 'fake',
+      conc: 2,
+      framework: 'vllm',
+      infmax_model_prefix: 'kimik3',
+      precision: 'fp4',
+      tp: 8,
+      is_multinode: true,
+      prefill_pp: 2,
+    });
+    expect(agg.num_requests_successful).toBe(record.num_requests_successful);
+    expect(agg.kv_cache_pool_tokens).toBeGreaterThan(0); // the simulator's vllm:cache_config_info
+  });
+
+  it('aiperf client: the pinned aiperf runs the point, its export parsed into the same record, converted', async () => {
+    if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
+    const { record, agg, input } = await runAndConvert('aiperf', 'aiperf');
+    expect(record.client.name).toBe('aiperf');
+    expect(record.num_requests_successful).toBeGreaterThan(0);
+    // PyPI aiperf needs --unsafe-override for the per-trace idle cap: the run is stamped non-submittable
+    expect(record.submission_invalid_reasons).toContain('aiperf:unsafe_override');
+    expect(
+      record.submission_invalid_reasons.filter((r) => !r.startsWith('aiperf:') && !r.startsWith('insufficient_profile_metric_coverage')),
+    ).toEqual([]);
+    const pointDir = join(input.resultsDir, 'points', 'c2');
+    expect(readFileSync(join(pointDir, 'benchmark_command.txt'), 'utf8')).toContain('profile --scenario inferencex-agentx-mvp');
+    expect(readdirSync(join(pointDir, 'traces')).length).toBeGreaterThan(0);
+    expect(agg.conc).toBe(2);
+    expect(agg.num_requests_successful).toBe(record.num_requests_successful);
+  });
+});

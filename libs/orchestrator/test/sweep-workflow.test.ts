@@ -1,0 +1,628 @@
+/**
+ * Workflow logic with mocked activities: each failure kind and the recovery the sweep makes.
+ * The mocks throw the libs' real typed errors and the worker installs the real activity interceptor,
+ * so the kind → ApplicationFailure mapping is exercised too. These are unit tests of the workflow
+ * (sweep.int.test.ts runs the real activities on the real stack).
+ *
+ * Server: TestWorkflowEnvironment.createLocal on the repo's Temporal CLI (.tools/bin/temporal).
+ * createTimeSkipping would download the Java test server from temporal.download, which this
+ * project's machines cannot reach; nothing here waits on a timer long enough to need skipping.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import { AllocationError, AllocationLostError, CommandFailedError, StepLaunchError } from '@infersweep/slurm';
+import { BindError } from '@infersweep/topology';
+import { IdleRankError } from '@infersweep/agentx';
+import {
+  abortUpdate,
+  progressQuery,
+  retryNowUpdate,
+  searchAttributeKeys,
+  type ChildSweepOutcome,
+  type PointSummary,
+  type SweepInput,
+  type SweepProgress,
+  type SweepResult,
+} from '@infersweep/sweep';
+import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
+import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
+import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
+import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
+import { childSweepId } from '@infersweep/core';
+import { temporalBinary } from '../../../test/stack-env';
+
+type Verb = keyof SweepActivities;
+/** Per sweep: what a mocked activity does on its n-th call (1-based) with this input. */
+type Script = Partial<Record<Verb, (input: Record<string, unknown>, call: number) => unknown>>;
+
+const scripts = new Map<string, Script>();
+const calls = new Map<string, { verb: Verb; input: Record<string, unknown> }[]>();
+
+function mockActivities(): SweepActivities {
+  const verbs: Verb[] = [
+    'prepareSweep',
+    'importImage',
+    'allocate',
+    'launchServer',
+    'waitReady',
+    'runPoint',
+    'captureLogs',
+    'stopServer',
+    'release',
+  ];
+  const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
+    prepareSweep: () => [],
+    importImage: () => ({ note: 'none' }),
+    allocate: (i) =>
+      ({
+        jobId: `${String(i.attempt)}00`,
+        jobName: String(i.jobName),
+        nodes: ['node1', 'node2'],
+        headNode: 'node1',
+        timeLimitMinutes: 60,
+        grantedAt: new Date().toISOString(),
+      }) satisfies Allocation,
+    launchServer: (i) => {
+      const a = i.allocation as Allocation;
+      return {
+        jobId: a.jobId,
+        nodes: a.nodes,
+        headNode: 'node1',
+        serverIndex: i.serverIndex as number,
+        steps: [],
+        endpoints: ['http://x'],
+        metricsEndpoints: ['http://x'],
+        expectedEngines: null,
+        logDir: '/l',
+        launchedAt: '',
+      } satisfies Deployment;
+    },
+    waitReady: () => ({ seconds: 1 }),
+    runPoint: (i) =>
+      ({
+        concurrency: i.concurrency as number,
+        valid: true,
+        reasons: [],
+        resultPath: `/r/c${i.concurrency}`,
+        reused: false,
+        jobId: (i.deployment as Deployment).jobId,
+      }) satisfies PointSummary,
+    captureLogs: () => ({ files: [], tails: {} }),
+    stopServer: () => undefined,
+    release: () => ({ ended: 'released', state: 'RUNNING' }),
+  };
+  return Object.fromEntries(
+    verbs.map((verb) => [
+      verb,
+      async (input: Record<string, unknown>) => {
+        const sweepId = String(
+          input.sweepId ?? (input.planRef as { resultsDir?: string } | undefined)?.resultsDir ?? input.resultsDir ?? '',
+        ).replace(/^\/results\//, '');
+        const log = calls.get(sweepId) ?? [];
+        log.push({ verb, input });
+        calls.set(sweepId, log);
+        const n = log.filter((c) => c.verb === verb).length;
+        const script = scripts.get(sweepId)?.[verb];
+        return script ? script(input, n) : defaults[verb](input);
+      },
+    ]),
+  ) as unknown as SweepActivities;
+}
+
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+const taskQueue = `unit-${randomUUID()}`;
+
+beforeAll(async () => {
+  if (!existsSync(temporalBinary)) throw new Error(`${temporalBinary} is missing: run npm run setup (or set INFERSWEEP_TOOLS)`);
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already
+  }
+  env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalBinary }, searchAttributes: Object.values(searchAttributeKeys) },
+  });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowsPath,
+    bundlerOptions,
+    activities: mockActivities(),
+    interceptors: { activity: [sweepActivityInterceptors({ heartbeatMs: 1000 })] },
+  });
+  running = worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInput {
+  const sweepId = `unit-${randomUUID().slice(0, 8)}`;
+  scripts.set(sweepId, script);
+  const input: SweepInput = {
+    sweepId,
+    label: 't',
+    configName: 'unit',
+    configHash: 'c',
+    planHash: 'p0',
+    orientation: 'balanced',
+    cluster: 'local',
+    model: 'm',
+    image: 'img',
+    plan: { inline: 'plan' },
+    points: [1, 2, 4],
+    policy: 'shared-server',
+    pointBudgetSeconds: 30,
+    startupBudgetSeconds: 30,
+    timeLimitMinutes: 60,
+    maxAllocationAttempts: 2,
+    maxPointAttempts: 2,
+    resultsDir: `/results/${sweepId}`,
+    importImage: false,
+    operatorTimeout: '2 minutes',
+  };
+  return { ...input, ...extra };
+}
+
+async function run(input: SweepRunInput): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; result: Promise<SweepResult> }> {
+  const handle = await env.client.workflow.start('sweepWorkflow', { taskQueue, workflowId: input.sweepId, args: [input] });
+  return { handle, result: handle.result() as Promise<SweepResult> };
+}
+
+const callsOf = (input: SweepInput, verb: Verb) => (calls.get(input.sweepId) ?? []).filter((c) => c.verb === verb).map((c) => c.input);
+
+async function progressUntil(h: WorkflowHandle, pred: (p: SweepProgress) => boolean): Promise<SweepProgress> {
+  for (;;) {
+    const p = await h.query(progressQuery).catch(() => undefined);
+    if (p && pred(p)) return p;
+    // a sweep that ended will never get there: fail now, saying how it ended
+    const closed = p && ['completed', 'failed', 'cancelled', 'aborted'].includes(p.phase) && (await h.describe()).status.name !== 'RUNNING';
+    if (closed) throw new Error(`sweep ended ${p.phase}: ${p.message ?? ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('sweepWorkflow with mocked activities', () => {
+  it('happy path: every point done on one allocation; only prepareSweep carries the plan, the rest a {planHash, resultsDir} reference', async () => {
+    const input = sweep({});
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(callsOf(input, 'prepareSweep')[0]!.plan).toEqual({ inline: 'plan' });
+    for (const verb of ['allocate', 'launchServer', 'waitReady', 'runPoint', 'captureLogs', 'stopServer', 'release'] as const) {
+      for (const i of callsOf(input, verb)) {
+        expect(i.plan, verb).toBeUndefined();
+        expect(i.planRef, verb).toEqual({ planHash: 'p0', resultsDir: input.resultsDir });
+      }
+    }
+  });
+
+  it('pointsPerAllocation 2: a fresh allocation after every second point (InferenceX runs 1)', async () => {
+    const input = sweep({}, { pointsPerAllocation: 2 });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.points.map((p) => [p.concurrency, p.status])).toEqual([
+      [1, 'done'],
+      [2, 'done'],
+      [4, 'done'],
+    ]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released', 'released']);
+    expect(callsOf(input, 'runPoint').map((i) => [i.concurrency, (i.deployment as Deployment).jobId])).toEqual([
+      [1, '100'],
+      [2, '100'],
+      [4, '200'],
+    ]);
+  });
+
+  it('image import on the head node: after each allocation, with it, never before allocating', async () => {
+    const input = sweep({}, { importImage: true, importImageOn: 'head-node', pointsPerAllocation: 2 });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    const order = (calls.get(input.sweepId) ?? [])
+      .map((c) => c.verb)
+      .filter((v) => v === 'allocate' || v === 'importImage' || v === 'launchServer');
+    expect(order).toEqual(['allocate', 'importImage', 'launchServer', 'allocate', 'importImage', 'launchServer']);
+    expect(callsOf(input, 'importImage').map((i) => (i.allocation as Allocation).jobId)).toEqual(['100', '200']);
+    // the default (login node) imports once, before the first allocation, without one
+    const login = sweep({}, { importImage: true });
+    await (
+      await run(login)
+    ).result;
+    expect((calls.get(login.sweepId) ?? []).map((c) => c.verb).filter((v) => v === 'allocate' || v === 'importImage')).toEqual([
+      'importImage',
+      'allocate',
+    ]);
+    expect(callsOf(login, 'importImage')[0]!.allocation).toBeUndefined();
+  });
+
+  it('loss (AllocationLostError, NODE_FAIL) mid-point: point requeued without an attempt, a new allocation, done points not rerun', async () => {
+    const input = sweep({
+      runPoint: (i, n) => {
+        if (i.concurrency === 2 && n === 2)
+          throw new AllocationLostError('allocation 100 is NODE_FAIL', {
+            state: 'NODE_FAIL',
+            reason: 'NodeDown',
+            context: { jobId: '100' },
+          });
+        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+      },
+    });
+    const r = await (await run(input)).result;
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['NODE_FAIL', 'released']);
+    expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 2, 2, 4]);
+    expect(callsOf(input, 'captureLogs')).toHaveLength(2);
+  });
+
+  it('loss during readiness (ServerLostError): the allocation ends server-lost and the sweep carries on', async () => {
+    const input = sweep({
+      waitReady: (_i, n) => {
+        if (n === 1) throw new ServerLostError('server step exited', { jobId: '100', step: 'readiness' });
+        return { seconds: 1 };
+      },
+    });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.allocations.map((a) => a.ended)).toEqual(['server-lost', 'released']);
+  });
+
+  it('input error (BindError at launch) fails the sweep at once: one allocation, released, no allocation attempts burnt', async () => {
+    const input = sweep({
+      launchServer: () => {
+        throw new BindError('node2 has no address');
+      },
+    });
+    const err = await (await run(input)).result.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+    expect(callsOf(input, 'launchServer')).toHaveLength(1);
+    expect(callsOf(input, 'release').map((i) => i.jobId)).toEqual(['100']);
+  });
+
+  it('a fatal point failure (IdleRankError) is not retried in place: the point fails after maxPointAttempts, the server restarts between', async () => {
+    const input = sweep({
+      runPoint: (i) => {
+        if (i.concurrency === 1) throw new IdleRankError('idle DP rank 3', [3]);
+        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+      },
+    });
+    const r = await (await run(input)).result;
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'failed', 2],
+      [2, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 1, 2, 4]);
+    expect(callsOf(input, 'launchServer')).toHaveLength(3);
+    expect(r.allocations).toHaveLength(1);
+  });
+
+  it('a fatal launch failure counts allocation attempts; past the budget the sweep waits for an operator, abort ends it', async () => {
+    const input = sweep({
+      launchServer: () => {
+        throw new StepLaunchError('srun: error: invalid partition', { retryable: false });
+      },
+    });
+    const { handle, result } = await run(input);
+    const waiting = await progressUntil(handle, (p) => p.phase === 'awaiting-operator');
+    expect(waiting.allocations.map((a) => a.ended)).toEqual(['launch-failed', 'launch-failed']);
+    await handle.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
+    const r = await result;
+    expect(r.status).toBe('aborted');
+    expect(callsOf(input, 'allocate')).toHaveLength(2);
+  });
+
+  it('the time guard on a fresh allocation is a failed attempt; after a point it is an orderly replacement', async () => {
+    const input = sweep(
+      {
+        runPoint: (i, n) => {
+          const tooLittle = () => new InsufficientTimeError('allocation has 10 s left', { jobId: '100' });
+          if (n === 1) throw tooLittle(); // c=1 on allocation 1, nothing ran yet
+          if (i.concurrency === 2 && n === 3) throw tooLittle(); // c=2 on allocation 2 after c=1
+          return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+        },
+      },
+      { maxAllocationAttempts: 3 },
+    );
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.allocations.map((a) => a.ended)).toEqual(['allocation-failed', 'insufficient-time', 'released']);
+  });
+
+  it('a worker shutdown (retryable WorkerShutdown) is retried in place: no point attempt, same allocation', async () => {
+    const input = sweep({
+      runPoint: (i, n) => {
+        if (n <= 2) throw ApplicationFailure.create({ type: 'WorkerShutdown', message: 'the worker shut down', nonRetryable: false });
+        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+      },
+    });
+    const r = await (await run(input)).result;
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 1, 1, 2, 4]);
+  });
+
+  it('continues as new past the history bound, carrying points, allocation and server; nothing rerun', async () => {
+    const input = sweep({}, { points: [1, 2, 4, 8, 16, 32], historyEventLimit: 30 });
+    const { handle, result } = await run(input);
+    const r = await result;
+    expect(r.status).toBe('completed');
+    expect(r.points.every((p) => p.status === 'done' && p.attempts === 1)).toBe(true);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+    expect(callsOf(input, 'launchServer')).toHaveLength(1);
+    expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 2, 4, 8, 16, 32]);
+    const first = env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId);
+    expect((await first.describe()).status.name).toBe('CONTINUED_AS_NEW');
+    let runs = 0;
+    for await (const _w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) runs++;
+    expect(runs).toBeGreaterThanOrEqual(2);
+  });
+});
+
+/** The failure a failed workflow ended with (its cause: an ApplicationFailure thrown by the workflow). */
+async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await result.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  const cause = (err as WorkflowFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+const scancelFails = (jobId: unknown) =>
+  new CommandFailedError(`scancel ${String(jobId)}: exit 1: slurm_kill_job error: Unable to contact slurm controller`, {
+    context: { jobId: String(jobId), step: 'release' },
+  });
+const releaseFails: Script['release'] = (i) => {
+  throw scancelFails(i.jobId);
+};
+const firstReleaseFails: Script['release'] = (i, n) => {
+  if (n === 1) throw scancelFails(i.jobId);
+  return { ended: 'released', state: 'RUNNING' };
+};
+
+/** A sweep whose release fails as `release` says, once it waits for the operator. */
+async function waitingOnRelease(release: Script['release'], extra: Partial<SweepRunInput>) {
+  const input = sweep({ release }, extra);
+  const { handle, result } = await run(input);
+  const waiting = await progressUntil(handle, (p) => p.phase === 'awaiting-operator');
+  return { input, handle, result, waiting };
+}
+
+describe('req 6: a job the sweep owns is never forgotten', () => {
+  it('a release that keeps failing waits for the operator, names the job and how to clear it, keeps it recorded; retryNow releases it and the sweep goes on', async () => {
+    const { input, handle, result, waiting } = await waitingOnRelease(firstReleaseFails, { points: [1, 2], pointsPerAllocation: 1 });
+    const reason = waiting.awaitingOperator!.reason;
+    expect(reason).toContain('job 100');
+    expect(reason).toContain(waiting.allocations[0]!.jobName);
+    expect(reason).toContain('scancel 100');
+    expect(reason).toContain(`infersweep resume ${input.sweepId}`);
+    expect(waiting.allocation?.jobId).toBe('100');
+    expect(waiting.allocations[0]!.ended).toBeUndefined();
+    await handle.executeUpdate(retryNowUpdate, { args: [{}] });
+    const r = await result;
+    expect(r.status).toBe('completed');
+    expect(r.points.map((p) => [p.concurrency, p.status])).toEqual([
+      [1, 'done'],
+      [2, 'done'],
+    ]);
+    expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([
+      ['100', 'released'],
+      ['200', 'released'],
+    ]);
+    expect(callsOf(input, 'release').map((i) => i.jobId)).toEqual(['100', '100', '200']);
+    expect(callsOf(input, 'runPoint').map((i) => (i.deployment as Deployment).jobId)).toEqual(['100', '200']);
+  });
+
+  it('abort during that wait: one last try; when it fails the allocation ends release-failed naming the job, and the sweep fails loudly', async () => {
+    const { input, handle, result } = await waitingOnRelease(releaseFails, { points: [1] });
+    await handle.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
+    const failure = await failureOf(result);
+    expect(failure.type).toBe(RELEASE_FAILED);
+    expect(failure.message).toContain('scancel 100');
+    expect(callsOf(input, 'release').map((i) => i.jobId)).toEqual(['100', '100']);
+    const p = await handle.query(progressQuery);
+    expect(p.phase).toBe('failed');
+    expect(p.allocation?.jobId).toBe('100');
+    expect(p.allocations.map((a) => a.ended)).toEqual(['release-failed']);
+    expect(p.allocations[0]!.reason).toContain('Job 100');
+  });
+
+  it('abort during that wait when the last try succeeds: released, the sweep ends aborted, the next point not run', async () => {
+    const { input, handle, result } = await waitingOnRelease(firstReleaseFails, { points: [1, 2], pointsPerAllocation: 1 });
+    await handle.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
+    const r = await result;
+    expect(r.status).toBe('aborted');
+    expect(r.points.map((p) => p.status)).toEqual(['done', 'pending']);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(callsOf(input, 'release').map((i) => i.jobId)).toEqual(['100', '100']);
+  });
+
+  it('a cancel of the workflow during that wait: one last try, then release-failed and a failed (not silently cancelled) sweep', async () => {
+    const { input, handle, result } = await waitingOnRelease(releaseFails, { points: [1] });
+    await handle.cancel();
+    const failure = await failureOf(result);
+    expect(failure.type).toBe(RELEASE_FAILED);
+    expect(failure.message).toContain('scancel 100');
+    expect(callsOf(input, 'release')).toHaveLength(2);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+  });
+
+  it('an unreachable cluster counts allocation attempts, reaches the operator wait, and history stays bounded across operator retries', async () => {
+    const limit = 60;
+    const input = sweep(
+      {
+        allocate: () => {
+          // what the workflow sees once the activity's retries are spent (non-retryable here to keep the test short)
+          throw new AllocationError('ssh: connect to host login port 22: Connection refused', { retryable: false });
+        },
+      },
+      { historyEventLimit: limit },
+    );
+    const { handle, result } = await run(input);
+    const latest = env.client.workflow.getHandle(input.sweepId);
+    const retries = 4;
+    for (let k = 1; k <= retries + 1; k++) {
+      const p = await progressUntil(latest, (q) => q.phase === 'awaiting-operator' && q.allocations.length === 2 * k);
+      expect(p.allocations.map((a) => a.ended)).toEqual(Array(2 * k).fill('allocation-failed'));
+      if (k <= retries) await latest.executeUpdate(retryNowUpdate, { args: [{}] });
+    }
+    // every attempt's request was withdrawn by name, none leaked
+    expect(callsOf(input, 'release')).toHaveLength(2 * (retries + 1));
+    await latest.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
+    expect((await result).status).toBe('aborted');
+    const lengths: number[] = [];
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) lengths.push(w.historyLength);
+    expect(lengths.length).toBeGreaterThanOrEqual(2);
+    // a run continues as new at the first loop turn past the limit: at most one operator round (~40 events) over it
+    for (const n of lengths) expect(n).toBeLessThan(limit + 50);
+    expect((await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name).toBe(
+      'CONTINUED_AS_NEW',
+    );
+  });
+});
+
+describe('req 7: a failed log capture never releases a healthy allocation', () => {
+  const captureFails = (i: Record<string, unknown>) => {
+    throw new CommandFailedError(`rsync of ${String(i.destDir)} failed: exit 23`);
+  };
+
+  it('server-per-point: the sweep goes on on the same allocation, the missing logs noted on the allocation record', async () => {
+    const input = sweep({ captureLogs: captureFails }, { policy: 'server-per-point' });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.points.map((p) => p.status)).toEqual(['done', 'done', 'done']);
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+    expect(callsOf(input, 'runPoint').map((i) => (i.deployment as Deployment).jobId)).toEqual(['100', '100', '100']);
+    expect(callsOf(input, 'stopServer')).toHaveLength(3);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(r.allocations[0]!.warnings).toHaveLength(3);
+    expect(r.allocations[0]!.warnings![0]).toMatch(/^log capture of server 1 on job 100 failed .*rsync/);
+  });
+
+  it('at teardown: the allocation is still released and the missing logs noted', async () => {
+    const input = sweep({ captureLogs: captureFails }, { points: [1] });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(callsOf(input, 'stopServer')).toHaveLength(1);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(r.allocations[0]!.warnings).toEqual([expect.stringMatching(/^log capture of server 1 on job 100 failed/)]);
+  });
+});
+
+describe('req 9: sweepAllWorkflow, one child sweep per orientation', () => {
+  const startAll = (workflowId: string, sweeps: SweepInput[], perRun?: { resultsRoot: string }) =>
+    env.client.workflow.start('sweepAllWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [{ sweeps, maxConcurrentSweeps: 1, ...(perRun ? { perRun } : {}) }],
+    });
+
+  it('every orientation runs when one fails; each outcome carries status, error or result, sweepId and resultsDir', async () => {
+    const orientations = ['balanced', 'latency', 'throughput'];
+    const sweeps = orientations.map((orientation) =>
+      sweep(
+        orientation === 'latency'
+          ? {
+              launchServer: () => {
+                throw new BindError('node2 has no address');
+              },
+            }
+          : {},
+        { orientation, points: [1] },
+      ),
+    );
+    const outcomes = (await (await startAll(`all-${randomUUID().slice(0, 8)}`, sweeps)).result()) as ChildSweepOutcome[];
+    expect(outcomes.map((o) => [o.orientation, o.sweepId, o.resultsDir, o.status])).toEqual(
+      sweeps.map((s, i) => [s.orientation, s.sweepId, s.resultsDir, i === 1 ? 'failed' : 'completed']),
+    );
+    expect(outcomes[1]!.error).toBe('node2 has no address');
+    expect(outcomes[1]!.result).toBeUndefined();
+    for (const i of [0, 2]) {
+      expect(outcomes[i]!.error).toBeUndefined();
+      expect(outcomes[i]!.result?.sweepId).toBe(sweeps[i]!.sweepId);
+      expect(outcomes[i]!.result?.points.map((p) => p.status)).toEqual(['done']);
+    }
+    // the failed child released what it held; the one after it ran
+    expect(callsOf(sweeps[1]!, 'release').map((i) => i.jobId)).toEqual(['100']);
+    expect(callsOf(sweeps[2]!, 'runPoint')).toHaveLength(1);
+  });
+
+  it('perRun (schedules): children get childSweepId(parent, orientation) and folders under perRun.resultsRoot', async () => {
+    const parentId = `sched-${randomUUID().slice(0, 8)}`;
+    const sweeps = ['balanced', 'latency'].map((orientation) => sweep({}, { orientation, points: [1] }));
+    const outcomes = (await (await startAll(parentId, sweeps, { resultsRoot: '/results' })).result()) as ChildSweepOutcome[];
+    const ids = sweeps.map((s) => childSweepId(parentId, s.orientation));
+    expect(outcomes.map((o) => [o.sweepId, o.resultsDir, o.status])).toEqual(ids.map((id) => [id, `/results/${id}`, 'completed']));
+    for (const id of ids) {
+      expect((await env.client.workflow.getHandle(id).describe()).status.name).toBe('COMPLETED');
+      const runPoints = (calls.get(id) ?? []).filter((c) => c.verb === 'runPoint').map((c) => c.input);
+      expect(runPoints.map((i) => [i.sweepId, i.resultsDir])).toEqual([[id, `/results/${id}`]]);
+    }
+    // the inputs' own ids were not used
+    for (const s of sweeps) expect(calls.get(s.sweepId)).toBeUndefined();
+  });
+
+  it('a parent cancel cancels the running child (its allocation released) and starts none of the rest', async () => {
+    let started!: () => void;
+    const pointStarted = new Promise<void>((resolve) => (started = resolve));
+    const sweeps = ['balanced', 'latency', 'throughput'].map((orientation, i) =>
+      sweep(
+        i === 0
+          ? {
+              runPoint: async () => {
+                started();
+                // until the cancel reaches it (heartbeats by the activity interceptor carry it)
+                await Context.current().cancelled;
+              },
+            }
+          : {},
+        { orientation, points: [1] },
+      ),
+    );
+    const parent = await startAll(`all-${randomUUID().slice(0, 8)}`, sweeps);
+    await pointStarted;
+    await parent.cancel();
+    const err = await parent.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((await parent.describe()).status.name).toBe('CANCELLED');
+    const child = env.client.workflow.getHandle(sweeps[0]!.sweepId);
+    expect((await child.describe()).status.name).toBe('CANCELLED');
+    expect(callsOf(sweeps[0]!, 'release').map((i) => i.jobId)).toEqual(['100']);
+    for (const s of sweeps.slice(1)) {
+      await expect(env.client.workflow.getHandle(s.sweepId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    }
+  });
+});

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Debian packages without system services: `apt-get install` of openssh-server, munge or
+# slurm-wlm on a host with an init system would start the *system* sshd on 0.0.0.0:22 and
+# munged/slurmd/slurmctld, and enable them at boot. infersweep runs its own daemons
+# (scripts/stack.sh), so every apt run here happens under a policy-rc.d that forbids starting
+# anything (exit 101, honoured by invoke-rc.d and deb-systemd-invoke), boot-time enablement that
+# packages add is undone, and afterwards nothing new may listen or run: checked, not assumed.
+#
+# Sourced by scripts/setup.sh and scripts/setup-sites.sh (apt_safe_install PKG...), or run:
+#   scripts/apt-safe.sh install PKG...   install packages that way
+#   scripts/apt-safe.sh run CMD...       run any command that way (what the tests use)
+# Exit codes: the command's own on failure; 3 when a service was started or enabled anyway
+# (it is stopped/disabled again and named on stderr).
+
+APT_SAFE_POLICY=${APT_SAFE_POLICY:-/usr/sbin/policy-rc.d}
+APT_SAFE_DAEMONS='sshd|munged|slurmd|slurmctld|slurmdbd'
+
+_apt_safe_daemons() { # pids of system daemons a package could have started (an infersweep stack's own are not)
+  local p
+  for p in $(pgrep -x "$APT_SAFE_DAEMONS" 2>/dev/null); do
+    tr '\0' '\n' < "/proc/$p/cmdline" 2>/dev/null | grep -q '/stack/' && continue
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -q '^SLURM_CONF=.*/stack/' && continue
+    echo "$p"
+  done | sort
+}
+_apt_safe_listeners() { # "addr:port process" of TCP listeners (any address) owned by those daemons
+  local d; d=$(_apt_safe_daemons | paste -sd'|' -)
+  [ -n "$d" ] || return 0
+  ss -ltnpH 2>/dev/null | awk '{print $4, $6}' | grep -E "pid=($d)," | sort || true
+}
+_apt_safe_units() { # boot-time enablement: symlinks in systemd's *.wants folders and rc?.d start links
+  find /etc/systemd/system -path '*.wants/*' -type l 2>/dev/null | sort
+  find /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d -name 'S*' 2>/dev/null | sort
+}
+
+# Run "$@" with starting services forbidden; restore the previous policy-rc.d (or none) after.
+apt_safe_run() {
+  local saved="" rc=0 before_l before_d before_u after_l after_d after_u new_l new_d new_u bad=0
+  before_l=$(_apt_safe_listeners); before_d=$(_apt_safe_daemons); before_u=$(_apt_safe_units)
+  if [ -e "$APT_SAFE_POLICY" ]; then saved=$(mktemp) && cp -p "$APT_SAFE_POLICY" "$saved"; fi
+  mkdir -p "$(dirname "$APT_SAFE_POLICY")"
+  printf '#!/bin/sh\n# infersweep scripts/apt-safe.sh: no service may start during this apt run\nexit 101\n' > "$APT_SAFE_POLICY"
+  chmod 755 "$APT_SAFE_POLICY"
+  "$@" || rc=$?
+  if [ -n "$saved" ]; then cp -p "$saved" "$APT_SAFE_POLICY" && rm -f "$saved"; else rm -f "$APT_SAFE_POLICY"; fi
+  after_l=$(_apt_safe_listeners); after_d=$(_apt_safe_daemons); after_u=$(_apt_safe_units)
+  new_u=$(comm -13 <(printf '%s\n' "$before_u") <(printf '%s\n' "$after_u") | sed '/^$/d')
+  if [ -n "$new_u" ]; then
+    echo "[apt-safe] the packages enabled system services at boot; disabling them again:" >&2
+    printf '  %s\n' $new_u >&2
+    # shellcheck disable=SC2086
+    rm -f $new_u
+    bad=1
+  fi
+  new_d=$(comm -13 <(printf '%s\n' "$before_d") <(printf '%s\n' "$after_d") | sed '/^$/d')
+  new_l=$(comm -13 <(printf '%s\n' "$before_l") <(printf '%s\n' "$after_l") | sed '/^$/d')
+  if [ -n "$new_d$new_l" ]; then
+    echo "[apt-safe] a system service was started despite policy-rc.d; stopping it:" >&2
+    [ -z "$new_l" ] || printf '  listening: %s\n' "$new_l" >&2
+    local p
+    for p in $new_d $(printf '%s\n' "$new_l" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | sort -u); do
+      echo "  pid $p: $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null)" >&2
+      kill -TERM "$p" 2>/dev/null || true
+    done
+    bad=1
+  fi
+  [ "$rc" -ne 0 ] && return "$rc"
+  [ "$bad" -eq 0 ] || return 3
+}
+
+# apt-get install the packages that are missing (quiet, no recommends, no services).
+apt_safe_install() {
+  local missing=() p
+  for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  [ "$(id -u)" = 0 ] || { echo "[apt-safe] Debian packages ${missing[*]} are missing and installing them needs root" >&2; return 1; }
+  echo "[apt-safe $(date +%T)] apt-get install ${missing[*]} (no service is started or enabled)" >&2
+  apt_safe_run apt-get update -qq || { echo "[apt-safe] apt-get update could not reach Debian's mirrors" >&2; return 1; }
+  DEBIAN_FRONTEND=noninteractive apt_safe_run apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  case "${1:-}" in
+    install) shift; apt_safe_install "$@" ;;
+    run) shift; apt_safe_run "$@" ;;
+    *) echo "usage: $0 install PKG... | run CMD..." >&2; exit 2 ;;
+  esac
+fi

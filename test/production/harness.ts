@@ -1,0 +1,184 @@
+/**
+ * Harness for the tests on the production-shaped stack (scripts/stack-production.sh): PostgreSQL,
+ * temporal-server with mutual TLS, namespace `infersweep`, and the local Slurm split into the
+ * partitions east and west (configs/two-clusters-local.yaml). Workers and the CLI run as
+ * subprocesses with the environment a deployment gives them (TEMPORAL_* variables, their own
+ * client certificate); the tests observe through a client of their own (the `cli` certificate).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
+import { dataDir, repoRoot } from '../stack-env';
+import { cli as devStackCli, until, type CliRun } from '../../apps/cli/test/cli-harness';
+
+export { until };
+
+export const CONFIG = join(repoRoot, 'configs', 'two-clusters-local.yaml');
+export const STACK = join(repoRoot, 'scripts', 'stack-production.sh');
+
+function readEnvFile(file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return out;
+}
+
+/** What scripts/stack-production.sh wrote: the local stack's values plus TEMPORAL_* for the production server. */
+export function prodEnv(): Record<string, string> {
+  return readEnvFile(join(dataDir, 'production', 'env'));
+}
+
+export function prodTarget(extra: Record<string, string> = {}): TemporalTarget {
+  return temporalTarget({ ...prodEnv(), ...extra });
+}
+
+export async function prodClient(): Promise<Client> {
+  return connectClient(prodTarget());
+}
+
+export function stack(...args: string[]): void {
+  execFileSync('bash', [STACK, ...args], { stdio: 'ignore', timeout: 240_000 });
+}
+
+/** A worker's environment: the deployment's TEMPORAL_* with the worker's own client certificate. */
+export function workerEnv(cluster: string): Record<string, string> {
+  const e = prodEnv();
+  const tls = join(e.INFERSWEEP_PRODUCTION!, 'tls', 'clients');
+  return {
+    ...e,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: join(tls, `worker-${cluster}.pem`),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: join(tls, `worker-${cluster}.key`),
+  };
+}
+
+export interface WorkerProcess {
+  cluster: string;
+  proc: ChildProcess;
+  log: string;
+  kill(sig?: NodeJS.Signals): void;
+}
+
+/** `worker:serve --cluster C` as a deployed worker: its own process group (tsx's node child dies with it). */
+export function spawnWorker(cluster: string): WorkerProcess {
+  const logDir = join(dataDir, 'production', 'log');
+  mkdirSync(logDir, { recursive: true });
+  const log = join(logDir, `test-worker-${cluster}.log`);
+  const fd = openSync(log, 'a');
+  const proc = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', cluster], {
+    cwd: repoRoot,
+    env: { ...process.env, ...workerEnv(cluster) },
+    stdio: ['ignore', fd, fd],
+    detached: true,
+  });
+  closeSync(fd);
+  return {
+    cluster,
+    proc,
+    log,
+    kill(sig: NodeJS.Signals = 'SIGKILL') {
+      try {
+        process.kill(-proc.pid!, sig);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** `infersweep …` against the production stack (plain output). */
+export function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliRun> {
+  return devStackCli(args, { ...prodEnv(), ...env }, timeoutMs);
+}
+
+/** `sweep --detach --json` on the two-cluster config: the started sweep's summary. */
+export async function startSweep(
+  cluster: string,
+  orientation: string,
+  label: string,
+  points?: number[],
+): Promise<{
+  sweepId: string;
+  uiLink: string;
+  orientations: { orientation: string; sweepId: string; points: number[]; resultsDir: string }[];
+}> {
+  const r = await cli([
+    'sweep',
+    '--config',
+    CONFIG,
+    '--cluster',
+    cluster,
+    '--orientation',
+    orientation,
+    '--label',
+    label,
+    '--detach',
+    '--json',
+    ...(points ? ['--points', points.join(',')] : []),
+  ]);
+  if (r.code !== 0) throw new Error(`infersweep sweep exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+}
+
+export interface PointActivityCounts {
+  /** runPoint activities scheduled for this point (a retry is an attempt, not a new schedule) */
+  scheduled: number;
+  completed: number;
+  /** the highest activity attempt started (2+: the server retried it, e.g. after a heartbeat timeout) */
+  attempts: number;
+  /** the completed attempt found an earlier attempt's valid result on disk instead of measuring again */
+  reused?: boolean;
+}
+
+/** runPoint activities in a sweep's history, per concurrency. */
+export async function runPointCounts(h: WorkflowHandle): Promise<Map<number, PointActivityCounts>> {
+  const events = (await h.fetchHistory()).events ?? [];
+  const concurrencyOf = new Map<string, number>();
+  const out = new Map<number, PointActivityCounts>();
+  const of = (id: unknown) => out.get(concurrencyOf.get(String(id)) ?? -1);
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s?.activityType?.name === 'runPoint') {
+      const arg = defaultPayloadConverter.fromPayload(s.input!.payloads![0]!) as { concurrency: number };
+      concurrencyOf.set(String(e.eventId), arg.concurrency);
+      const n = out.get(arg.concurrency) ?? { scheduled: 0, completed: 0, attempts: 0 };
+      n.scheduled++;
+      out.set(arg.concurrency, n);
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    const n = started ? of(started.scheduledEventId) : undefined;
+    if (started && n) n.attempts = Math.max(n.attempts, started.attempt ?? 1);
+    const done = e.activityTaskCompletedEventAttributes;
+    const d = done ? of(done.scheduledEventId) : undefined;
+    if (done && d) {
+      d.completed++;
+      d.reused = (defaultPayloadConverter.fromPayload(done.result!.payloads![0]!) as { reused: boolean }).reused;
+    }
+  }
+  return out;
+}
+
+/** Each point of a sweep: its runPoint scheduled once and completed once (no point lost or recorded twice). */
+export async function expectEachPointOnce(h: WorkflowHandle, points: number[]): Promise<Map<number, PointActivityCounts>> {
+  const counts = await runPointCounts(h);
+  const seen = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([c, n]) => [c, n.scheduled, n.completed]);
+  if (JSON.stringify(seen) !== JSON.stringify(points.map((c) => [c, 1, 1])))
+    throw new Error(
+      `${h.workflowId}: runPoint per point [concurrency, scheduled, completed] = ${JSON.stringify(seen)}, expected each of ${points.join(',')} once`,
+    );
+  return counts;
+}
+
+/** The activity currently running for a sweep and its last heartbeat (no worker needed: describe). */
+export async function pendingHeartbeat(h: WorkflowHandle): Promise<Record<string, unknown> | undefined> {
+  const d = await h.describe();
+  for (const a of d.raw.pendingActivities ?? []) {
+    const p = a.heartbeatDetails?.payloads?.[0];
+    if (p) return defaultPayloadConverter.fromPayload(p) as Record<string, unknown>;
+  }
+  return undefined;
+}

@@ -1,0 +1,122 @@
+/**
+ * A running sweep survives a Temporal server restart and a PostgreSQL restart, each in the middle
+ * of a point, with no point lost or run twice; a finished sweep's history is still readable after both.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import {
+  cli,
+  expectEachPointOnce,
+  pendingHeartbeat,
+  prodClient,
+  prodEnv,
+  spawnWorker,
+  stack,
+  startSweep,
+  until,
+  type WorkerProcess,
+} from './harness';
+
+// how long PostgreSQL stays down mid-point: long enough for many refused calls, shorter than the
+// runPoint heartbeat timeout (20 s, libs/orchestrator/src/workflows/sweep.ts) so the point keeps its attempt
+const OUTAGE_MS = 12_000;
+
+let client: Client;
+let east: WorkerProcess | undefined;
+
+beforeAll(async () => {
+  client = await prodClient();
+  east = spawnWorker('east');
+});
+afterAll(async () => {
+  east?.kill('SIGTERM');
+  await client?.connection.close();
+});
+
+const profiling = (h: WorkflowHandle, c: number) =>
+  until(
+    `point c=${c} profiling`,
+    async () => {
+      const hb = await pendingHeartbeat(h);
+      return hb?.phase === 'profiling' && hb.concurrency === c ? hb : undefined;
+    },
+    300_000,
+  );
+
+describe('restarts of the Temporal server and of PostgreSQL', () => {
+  it('mid-point restarts are survived, and a finished sweep history is readable after both', async () => {
+    const label = `restart-${randomUUID().slice(0, 6)}`;
+    // a sweep that finishes before the restarts
+    const finished = await startSweep('east', 'single-node', `${label}-done`, [2]);
+    const fh = client.workflow.getHandle(finished.sweepId);
+    expect((await fh.result()).status).toBe('completed');
+    const before = (await fh.fetchHistory()).events ?? [];
+
+    // the sweep the restarts hit: two points on two nodes
+    const s = await startSweep('east', 'two-node', label, [2, 4]);
+    const h = client.workflow.getHandle(s.sweepId);
+
+    // 1. the Temporal server (all four services) stops and starts while point c=2 is profiling
+    await profiling(h, 2);
+    const pidFile = join(prodEnv().INFERSWEEP_PRODUCTION!, 'pids', 'temporal-server.pid');
+    const pid = readFileSync(pidFile, 'utf8').trim();
+    let t0 = Date.now();
+    stack('stop-temporal');
+    await expect(client.workflowService.getSystemInfo({})).rejects.toThrow();
+    stack('start-temporal');
+    const temporalDownMs = Date.now() - t0;
+    expect(readFileSync(pidFile, 'utf8').trim()).not.toBe(pid);
+
+    // 2. PostgreSQL is down for OUTAGE_MS while point c=4 is profiling; the server answers with
+    // errors the whole time (checked, not assumed), then the database comes back
+    await profiling(h, 4);
+    t0 = Date.now();
+    stack('stop-postgres');
+    let failedCalls = 0;
+    while (Date.now() - t0 < OUTAGE_MS) {
+      const listed = await client.workflowService
+        .listWorkflowExecutions({ namespace: 'infersweep', pageSize: 1, query: `WorkflowId = '${s.sweepId}'` })
+        .then(
+          () => true,
+          () => false,
+        );
+      expect(listed, 'a visibility query while PostgreSQL is down').toBe(false);
+      failedCalls++;
+    }
+    stack('start-postgres');
+    const pgDownMs = Date.now() - t0;
+    console.log(`temporal-server down ${temporalDownMs} ms; PostgreSQL down ${pgDownMs} ms (${failedCalls} refused calls)`);
+
+    const result = await h.result();
+    expect(result.status).toBe('completed');
+    expect(result.points.map((p: { concurrency: number; status: string }) => [p.concurrency, p.status])).toEqual([
+      [2, 'done'],
+      [4, 'done'],
+    ]);
+    // no point lost or duplicated: each runPoint scheduled once and completed once, and measured
+    // once: a server outage longer than the heartbeat timeout makes Temporal retry the activity,
+    // and the retry must find the first attempt's result on disk (reused) instead of measuring again
+    const counts = await expectEachPointOnce(h, [2, 4]);
+    for (const [c, n] of counts) {
+      console.log(
+        `c=${c}: runPoint attempts ${n.attempts}, result ${n.reused ? 'reused from attempt 1' : 'measured by the completing attempt'}`,
+      );
+      expect(n.attempts === 1 || n.reused === true, `c=${c} measured by attempt 1 only`).toBe(true);
+    }
+    expect(result.allocations).toHaveLength(1);
+
+    // the sweep that finished before both restarts: the same history, and the CLI still reads it
+    const after = (await fh.fetchHistory()).events ?? [];
+    expect(after.length).toBe(before.length);
+    expect(String(after.at(-1)?.eventType)).toBe(String(before.at(-1)?.eventType));
+    const st = await cli(['status', finished.sweepId, '--json']);
+    expect(st.code).toBe(0);
+    expect(JSON.parse(st.stdout)).toMatchObject({ workflowStatus: 'COMPLETED' });
+    const res = await cli(['results', finished.sweepId, '--json']);
+    expect(res.code).toBe(0);
+    expect(JSON.stringify(JSON.parse(res.stdout))).toContain('"concurrency":2');
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * The CLI and workers against the production-shaped Temporal: mutual TLS on the frontend, the
+ * `infersweep` namespace with registered search attributes, PostgreSQL persistence.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { connectWorker } from '@infersweep/orchestrator';
+import { toolsDir } from '../stack-env';
+import {
+  CONFIG,
+  cli,
+  prodClient,
+  prodEnv,
+  prodTarget,
+  expectEachPointOnce,
+  spawnWorker,
+  startSweep,
+  until,
+  type WorkerProcess,
+} from './harness';
+
+let client: Client;
+let east: WorkerProcess | undefined;
+
+beforeAll(async () => {
+  client = await prodClient();
+});
+afterAll(async () => {
+  east?.kill('SIGTERM');
+  await client?.connection.close();
+});
+
+/** A CA nobody trusts and a client certificate it signed (openssl, like the stack's own CA). */
+function foreignCa(): { ca: string; cert: string; key: string } {
+  const d = mkdtempSync(join(tmpdir(), 'infersweep-foreign-ca-'));
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: d, stdio: 'ignore' });
+  run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'ca.key');
+  run(
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    'ca.key',
+    '-days',
+    '2',
+    '-out',
+    'ca.pem',
+    '-subj',
+    '/CN=not the infersweep CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+  );
+  run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'w.key');
+  run('req', '-new', '-key', 'w.key', '-subj', '/CN=worker-east', '-out', 'w.csr');
+  run('x509', '-req', '-in', 'w.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', 'w.pem');
+  return { ca: join(d, 'ca.pem'), cert: join(d, 'w.pem'), key: join(d, 'w.key') };
+}
+
+describe('production stack: mutual TLS and the infersweep namespace', () => {
+  it('the Temporal server persists to PostgreSQL and serves only TLS with client certificates', () => {
+    const e = prodEnv();
+    expect(e.TEMPORAL_NAMESPACE).toBe('infersweep');
+    // the Temporal CLI without a client certificate is refused by the frontend
+    const noCert = () =>
+      execFileSync(
+        join(toolsDir, 'bin', 'temporal'),
+        [
+          'operator',
+          'cluster',
+          'health',
+          '--address',
+          e.TEMPORAL_ADDRESS!,
+          '--tls-ca-path',
+          e.TEMPORAL_TLS_SERVER_CA_CERT_PATH!,
+          '--tls-server-name',
+          'localhost',
+        ],
+        { stdio: 'pipe', timeout: 30_000 },
+      );
+    expect(noCert).toThrow();
+    // the namespace's data lives in PostgreSQL (temporal.namespaces), reached with the stack's own role over TLS
+    const rows = execFileSync(
+      'psql',
+      [
+        `host=127.0.0.1 port=${e.INFERSWEEP_PRODUCTION_PG_PORT} user=temporal dbname=temporal sslmode=verify-full sslrootcert=${e.TEMPORAL_TLS_SERVER_CA_CERT_PATH}`,
+        '-tAc',
+        'SELECT name FROM namespaces ORDER BY name',
+      ],
+      {
+        env: {
+          ...process.env,
+          PGPASSFILE: '/dev/null',
+          PGPASSWORD: execFileSync('cat', [join(e.INFERSWEEP_PRODUCTION!, 'secrets', 'pg-temporal-password')])
+            .toString()
+            .trim(),
+        },
+        timeout: 30_000,
+      },
+    ).toString();
+    expect(rows.split('\n')).toContain('infersweep');
+  });
+
+  it('a worker that trusts another CA, or shows a certificate of another CA, or none, is refused', async () => {
+    const f = foreignCa();
+    const e = prodEnv();
+    // trusts the wrong CA: the worker refuses the frontend's certificate
+    await expect(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca }))).rejects.toThrow();
+    // presents a certificate of the wrong CA: the frontend refuses the worker
+    await expect(
+      connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key })),
+    ).rejects.toThrow();
+    // no client certificate at all
+    await expect(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' }))).rejects.toThrow();
+    // plain text to a TLS frontend
+    await expect(connectWorker({ ...prodTarget(), tls: false, tlsFiles: undefined })).rejects.toThrow();
+    // and the right certificate is accepted
+    const ok = await connectWorker(
+      prodTarget({
+        TEMPORAL_TLS_CLIENT_CERT_PATH: join(e.INFERSWEEP_PRODUCTION!, 'tls', 'clients', 'worker-east.pem'),
+        TEMPORAL_TLS_CLIENT_KEY_PATH: join(e.INFERSWEEP_PRODUCTION!, 'tls', 'clients', 'worker-east.key'),
+      }),
+    );
+    await ok.close();
+  });
+
+  it('sweep, status, list and results through mutual TLS in namespace infersweep, run by a deployed worker', async () => {
+    east = spawnWorker('east');
+    const label = `tls-${randomUUID().slice(0, 6)}`;
+    const s = await startSweep('east', 'single-node', label, [2]);
+    expect(s.uiLink).toContain('/namespaces/infersweep/');
+    const h = client.workflow.getHandle(s.sweepId);
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    // status: the namespace and the cluster; one runPoint per point
+    const st = await cli(['status', s.sweepId, '--json']);
+    expect(st.code).toBe(0);
+    const view = JSON.parse(st.stdout) as {
+      workflowStatus: string;
+      points: { concurrency: number; status: string; resultPath?: string }[];
+      uiLink: string;
+    };
+    expect(view.workflowStatus).toBe('COMPLETED');
+    expect(view.points.map((p) => [p.concurrency, p.status])).toEqual([[2, 'done']]);
+    expect(existsSync(view.points[0]!.resultPath!)).toBe(true);
+    expect((await expectEachPointOnce(h, [2])).get(2)).toMatchObject({ attempts: 1, reused: false });
+    // list by search attribute (registered in the namespace by the stack)
+    const list = await cli(['list', '--cluster', 'east', '--config', 'two-clusters-local', '--json']);
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { workflowId: string }[]).map((x) => x.workflowId)).toContain(s.sweepId);
+    // the Web UI server reads it through its own mutual TLS connection
+    const ui = await fetch(`${prodEnv().TEMPORAL_UI_URL}/api/v1/namespaces/infersweep/workflows/${encodeURIComponent(s.sweepId)}`);
+    expect(ui.status).toBe(200);
+    expect(JSON.stringify(await ui.json())).toContain('WORKFLOW_EXECUTION_STATUS_COMPLETED');
+    // the same id is unknown in the default namespace
+    const other = await cli(['status', s.sweepId], { TEMPORAL_NAMESPACE: 'default' });
+    expect(other.code).toBe(1);
+  });
+
+  it('schedule create, list, describe, trigger and delete through mutual TLS', async () => {
+    const name = `prod-${randomUUID().slice(0, 6)}`;
+    const c = await cli([
+      'schedule',
+      'create',
+      name,
+      '--cron',
+      '0 3 * * *',
+      '--config',
+      CONFIG,
+      '--cluster',
+      'east',
+      '--orientation',
+      'single-node',
+      '--points',
+      '2',
+      '--paused',
+      '--json',
+    ]);
+    expect(c.code, c.stderr).toBe(0);
+    try {
+      const list = await cli(['schedule', 'list', '--json']);
+      expect((JSON.parse(list.stdout) as { scheduleId: string }[]).map((x) => x.scheduleId)).toContain(`infersweep-${name}`);
+      const d = await cli(['schedule', 'describe', name, '--json']);
+      expect(JSON.parse(d.stdout)).toMatchObject({ paused: true });
+      // a triggered run starts sweepAllWorkflow in the namespace on east's queue; the east worker runs it
+      expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
+      const run = await until(
+        'the triggered schedule run',
+        async () => {
+          for await (const w of client.workflow.list({ query: `TemporalScheduledById = "infersweep-${name}"` })) return w;
+          return undefined;
+        },
+        60_000,
+      );
+      expect(run.taskQueue).toBe('infersweep-east');
+      await client.workflow.getHandle(run.workflowId).terminate('test: the schedule run is not needed');
+    } finally {
+      expect((await cli(['schedule', 'delete', name])).code).toBe(0);
+    }
+  });
+});
