@@ -101,6 +101,20 @@ describe('scripts/apt-safe.sh: Debian packages without system services', () => {
     expect(existsSync(policy) ? readFileSync(policy, 'utf8') : null).toBe(before);
   });
 
+  it('boot-time enablement a package adds (as every postinst does on a fresh machine) is undone and is not an error', () => {
+    const dir = '/etc/systemd/system/multi-user.target.wants';
+    const link = join(dir, `infersweep-apt-safe-test-${process.pid}.service`);
+    const r = spawnSync('bash', [script, 'run', 'sh', '-c', `mkdir -p ${dir} && ln -s /dev/null ${link}`], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('enabled system services at boot; disabling them again');
+    expect(r.stderr).toContain(link);
+    expect(r.stderr).not.toMatch(/not in sorted order/);
+    expect(existsSync(link)).toBe(false);
+  });
+
   it('a system daemon started anyway is detected, named and stopped (exit 3)', async () => {
     const port = await new Promise<number>((res) => {
       const s = createServer().listen(0, '127.0.0.1', () => {

@@ -127,6 +127,13 @@ export interface AllocateHooks {
   /** Aborting withdraws the request: a pending job is cancelled, one granted meanwhile is released. */
   signal?: AbortSignal;
   onProgress?(p: AllocationProgress): void;
+  /**
+   * Queue time an earlier attempt already spent on this job name (a retried activity: its last
+   * heartbeat). Counted in `waitedSeconds` and against `grantTimeoutSeconds` when the pending job is
+   * adopted, so the wait keeps its age (the adopted job's salloc was started under that deadline);
+   * ignored when a new salloc is submitted.
+   */
+  waitedSecondsBefore?: number;
 }
 
 export interface LivenessWatch {
@@ -314,7 +321,7 @@ export class SlurmCluster {
   async allocate(req: AllocateRequest, hooks: AllocateHooks = {}): Promise<Allocation> {
     const ctx: ErrorContext = { step: 'allocate', jobName: req.jobName };
     const grantMs = (req.grantTimeoutSeconds ?? DEFAULT_GRANT_TIMEOUT_SECONDS) * 1000;
-    const started = Date.now();
+    let started = Date.now();
     const { signal } = hooks;
     let launcherPid: number | undefined;
     const withdraw = async (why: string): Promise<never> => {
@@ -326,7 +333,8 @@ export class SlurmCluster {
     const first = await this.adoptOrClean(req.jobName, ctx, true);
     if (first.allocation) return first.allocation;
     const adoptedPending = first.pending > 0;
-    if (!adoptedPending) {
+    if (adoptedPending) started -= Math.max(0, hooks.waitedSecondsBefore ?? 0) * 1000;
+    else {
       const argv = sallocDetachedArgv(req); // validates the request before anything runs
       const r = await this.exec.run(argv, { timeoutMs: this.cmdTimeout });
       const pid = Number(r.stdout.trim().split('\n').pop());

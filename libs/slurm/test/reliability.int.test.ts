@@ -195,9 +195,12 @@ describe('issue 11: a flaky Slurm and a real login node', () => {
     expect((died as Error).message).toBe('worker died');
     expect(firstJob).toMatch(/^\d+$/);
     const progress: AllocationProgress[] = [];
-    const p2 = slow.allocate(long, { onProgress: (p) => progress.push(p) });
+    // the retry is told how long the first attempt had waited (its last heartbeat): the wait keeps its age
+    const before = Math.round((Date.now() - t0) / 1000) + 100;
+    const p2 = slow.allocate(long, { onProgress: (p) => progress.push(p), waitedSecondsBefore: before });
     await until(async () => progress.length > 0, 30_000, 'the retry to report');
     expect(progress[0]).toMatchObject({ adoptedPending: true, jobId: firstJob, state: 'PENDING' });
+    expect(progress[0]!.waitedSeconds).toBeGreaterThanOrEqual(before);
     // hold the nodes past the old window (salloc --immediate=300 gave up after 300 s)
     await until(async () => Date.now() - t0 > 310_000, 330_000, 'the old 300 s window to pass', 5_000);
     expect((await cluster.describe(firstJob!)).state).toBe('PENDING');

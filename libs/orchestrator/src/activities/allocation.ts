@@ -10,7 +10,9 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
     async allocate(input) {
       const { plan, slurm } = await ctx.open(input);
       const { jobName } = input;
-      progress({ phase: 'allocating', jobName });
+      // a retried attempt (worker redeployed or lost mid-wait) keeps the queue age its last heartbeat reported
+      const waitedSecondsBefore = waitedBefore(Context.current().info.heartbeatDetails, jobName);
+      progress({ phase: 'allocating', jobName, waitedSeconds: waitedSecondsBefore });
       const a = await slurm.allocate(
         {
           jobName,
@@ -31,6 +33,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
           signal: Context.current().cancellationSignal,
           // the pending reason (Resources, Priority, …) and the wait so far, heartbeated for progress
           onProgress: (p) => progress({ phase: 'allocating', ...p }),
+          waitedSecondsBefore,
         },
       );
       const allocation: Allocation = {
@@ -65,4 +68,13 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       return result;
     },
   };
+}
+
+/** The queue time an earlier attempt's last heartbeat reported for this job name (0 when none). */
+export function waitedBefore(details: unknown, jobName: string): number {
+  if (typeof details !== 'object' || details === null) return 0;
+  const d = details as { jobName?: unknown; waitedSeconds?: unknown };
+  return d.jobName === jobName && typeof d.waitedSeconds === 'number' && Number.isFinite(d.waitedSeconds) && d.waitedSeconds > 0
+    ? d.waitedSeconds
+    : 0;
 }
