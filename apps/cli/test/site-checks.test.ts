@@ -4,26 +4,17 @@
  * YAML line, and never reaches Temporal (TEMPORAL_ADDRESS points at a closed port: reaching it would
  * be exit 1). `plan` still prints the plan and warns.
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runCli } from './cli-harness';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const shipped = readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8');
 
-function cli(args: string[], env: NodeJS.ProcessEnv) {
-  const r = spawnSync(tsx, ['--tsconfig', join(root, 'tsconfig.json'), join(root, 'apps/cli/src/main.ts'), ...args], {
-    cwd: root,
-    env,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, { env, timeoutMs: 60_000 });
 
 describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 }, () => {
   const home = mkdtempSync(join(tmpdir(), 'infersweep-cli-home-'));
@@ -36,38 +27,38 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
   };
   const keyLine = shipped.split('\n').findIndex((l) => l.includes('keyPath: ~/.ssh/infersweep_ed25519')) + 1;
 
-  it('a missing SSH key: sweep exits 2 with field, expanded value and line; plan warns and exits 0', () => {
-    const r = cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
+  it('a missing SSH key: sweep exits 2 with field, expanded value and line; plan warns and exits 0', async () => {
+    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`clusters.h200.loginHost.keyPath: "${home}/.ssh/infersweep_ed25519" — the SSH private key does not exist`);
     expect(r.stderr).toContain(`(line ${keyLine})`);
     expect(r.stderr).not.toMatch(/127\.0\.0\.1:1|connect/i);
-    const p = cli(['plan', '--orientation', 'latency', '--cluster', 'h200'], env);
+    const p = await cli(['plan', '--orientation', 'latency', '--cluster', 'h200'], env);
     expect(p.code, p.stderr).toBe(0);
     expect(p.stderr).toMatch(/WARNING: .*keyPath.*refuses to start/);
   });
 
-  it('a world-readable key is refused; a relative results root is refused', () => {
+  it('a world-readable key is refused; a relative results root is refused', async () => {
     mkdirSync(join(home, '.ssh'), { recursive: true });
     writeFileSync(join(home, '.ssh/infersweep_ed25519'), 'k\n');
     writeFileSync(join(home, '.ssh/known_hosts'), 'x ssh-ed25519 AAAA\n');
     chmodSync(join(home, '.ssh/infersweep_ed25519'), 0o644);
-    const r = cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
+    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(
       /keyPath: .* accessible by group or others \(mode 0644\); refused as OpenSSH refuses an unprotected private key: chmod 600/,
     );
-    const rel = cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], { ...env, INFERSWEEP_DATA: 'data' });
+    const rel = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], { ...env, INFERSWEEP_DATA: 'data' });
     expect(rel.code).toBe(2);
     expect(rel.stderr).toMatch(/INFERSWEEP_DATA="data": the results root must be an absolute path/);
   });
 
-  it('a relative sharedDir is refused by plan and sweep alike', () => {
+  it('a relative sharedDir is refused by plan and sweep alike', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-cli-cfg-'));
     const file = join(dir, 'c.yaml');
     writeFileSync(file, shipped.replace('    sharedDir: /lustre/infersweep/runs', '    sharedDir: runs'));
     for (const cmd of ['plan', 'sweep']) {
-      const r = cli([cmd, '--config', file, '--orientation', 'latency', '--cluster', 'h200'], env);
+      const r = await cli([cmd, '--config', file, '--orientation', 'latency', '--cluster', 'h200'], env);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/clusters\.h200\.sharedDir: "runs" — must be an absolute path on the cluster/);
     }
