@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { requestRecord } from './records-fixture';
 import fc from 'fast-check';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import {
@@ -17,7 +18,6 @@ import {
   validity,
   classifyHttpError,
   classifyStreamError,
-  type RequestRecord,
 } from '@infersweep/agentx';
 
 describe('stats', () => {
@@ -132,42 +132,12 @@ describe('replay plan (pure)', () => {
   });
 });
 
-const rec = (p: Partial<RequestRecord>): RequestRecord => ({
-  id: 'x',
-  lane: 0,
-  trace_id: 't',
-  play: 0,
-  turn: 0,
-  kind: 'root',
-  agent_id: null,
-  phase: 'profiling',
-  endpoint: 'e',
-  start_ms: 0,
-  end_ms: 1000,
-  ttft_ms: 100,
-  itl_ms: 10,
-  e2el_ms: 1000,
-  isl: 1000,
-  osl: 91,
-  cached_tokens: 0,
-  expected_isl: 1000,
-  expected_osl: 91,
-  max_tokens: 91,
-  theoretical_cache_hit_tokens: 500,
-  content_chunks: 91,
-  status: 200,
-  ok: true,
-  error_category: null,
-  error: null,
-  ...p,
-});
-
 describe('aggregation and validity', () => {
   const records = [
-    rec({ phase: 'warmup' }),
-    rec({ start_ms: 0, end_ms: 1000 }),
-    rec({ start_ms: 1000, end_ms: 2000, ttft_ms: 300, e2el_ms: 1000 }),
-    rec({
+    requestRecord({ phase: 'warmup' }),
+    requestRecord({ start_ms: 0, end_ms: 1000 }),
+    requestRecord({ start_ms: 1000, end_ms: 2000, ttft_ms: 300, e2el_ms: 1000 }),
+    requestRecord({
       start_ms: 500,
       end_ms: 600,
       ok: false,
@@ -178,7 +148,7 @@ describe('aggregation and validity', () => {
       isl: null,
       osl: null,
     }),
-    rec({
+    requestRecord({
       start_ms: 600,
       end_ms: 700,
       ok: false,
@@ -219,19 +189,20 @@ describe('aggregation and validity', () => {
     expect(metricCoverage(noItl, 0, 2)).toBeCloseTo(0.65);
     expect(metricCoverage([], 0, 2)).toBe(0);
   });
+  /** What validity() reads for a clean point under these settings. */
+  const cleanPoint = (settings: ReturnType<typeof agentxSettingsSchema.parse>) => ({
+    settings,
+    accounting: accounting(records.slice(0, 3)),
+    successes: 2,
+    coverage: 1,
+    clientSaturatedReason: null,
+    concurrencyHeld: 1,
+    runCancelledReason: null,
+    serverMetricsMissing: [],
+    idleRankMessages: [],
+  });
   it('gates: each failure adds its reason; a clean point is valid', () => {
-    const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 900 });
-    const base = {
-      settings,
-      accounting: accounting(records.slice(0, 3)),
-      successes: 2,
-      coverage: 1,
-      clientSaturatedReason: null,
-      concurrencyHeld: 1,
-      runCancelledReason: null,
-      serverMetricsMissing: [],
-      idleRankMessages: [],
-    };
+    const base = cleanPoint(agentxSettingsSchema.parse({ profileDurationSeconds: 900 }));
     expect(validity(base)).toEqual({ valid: true, reasons: [] });
     const bad = validity({
       ...base,
@@ -260,18 +231,7 @@ describe('aggregation and validity', () => {
     ]);
   });
   it('a short run explicitly marked non-canonical is not invalidated for its duration', () => {
-    const settings = agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true });
-    const v = validity({
-      settings,
-      accounting: accounting(records.slice(0, 3)),
-      successes: 2,
-      coverage: 1,
-      clientSaturatedReason: null,
-      concurrencyHeld: 1,
-      runCancelledReason: null,
-      serverMetricsMissing: [],
-      idleRankMessages: [],
-    });
+    const v = validity(cleanPoint(agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true })));
     expect(v).toEqual({ valid: true, reasons: [] });
   });
   it('settings: a short run must be marked non-canonical', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { requestRecord } from './records-fixture';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import {
   accounting,
@@ -14,35 +15,24 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const rec = (p: Partial<RequestRecord>): RequestRecord => ({
-  id: 'r',
-  lane: 0,
-  trace_id: 't',
-  play: 0,
-  turn: 0,
-  kind: 'root',
-  agent_id: null,
-  phase: 'profiling',
-  endpoint: 'e',
-  start_ms: 0,
-  end_ms: 10,
-  ttft_ms: 1,
-  itl_ms: 1,
-  e2el_ms: 10,
-  isl: 100,
-  osl: 10,
-  cached_tokens: null,
-  expected_isl: 100,
-  expected_osl: 10,
-  max_tokens: 10,
-  theoretical_cache_hit_tokens: 0,
-  content_chunks: 10,
-  status: 200,
-  ok: true,
-  error_category: null,
-  error: null,
-  ...p,
-});
+/** A short request (100 prompt / 10 output tokens) without cache accounting unless a test sets it. */
+const rec = (p: Partial<RequestRecord>): RequestRecord =>
+  requestRecord({
+    id: 'r',
+    end_ms: 10,
+    ttft_ms: 1,
+    itl_ms: 1,
+    e2el_ms: 10,
+    isl: 100,
+    osl: 10,
+    cached_tokens: null,
+    expected_isl: 100,
+    expected_osl: 10,
+    max_tokens: 10,
+    theoretical_cache_hit_tokens: 0,
+    content_chunks: 10,
+    ...p,
+  });
 
 describe('cached-token gate (multi-turn traffic must show prefix reuse)', () => {
   const later = [rec({ turn: 0, cached_tokens: 0 }), rec({ turn: 1, cached_tokens: 0 }), rec({ turn: 2, cached_tokens: 0 })];
