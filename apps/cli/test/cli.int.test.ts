@@ -471,7 +471,8 @@ describe('schedule', () => {
 
 describe('janitor', () => {
   const env = { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF };
-  const sbatch = (name: string) =>
+  /** A 10-minute batch job of this name (`extra`: e.g. `--array=1-2`); its job id. */
+  const sbatch = (name: string, extra: string[] = []) =>
     execFileSync(
       'sbatch',
       [
@@ -484,6 +485,7 @@ describe('janitor', () => {
         '1',
         '-n',
         '1',
+        ...extra,
         '--time',
         '10',
         '--output',
@@ -519,26 +521,7 @@ describe('janitor', () => {
     // sweep is unknown to our Temporal, and must be left alone all the same
     const otherDeployment = sbatch(allocationJobName(`sweep-${tag}-their-running-sweep`, 1, deploymentTag('default', `other-${tag}`)));
     // someone's job array whose name even starts like ours: never parsed as ours, never cancelled
-    const array = execFileSync(
-      'sbatch',
-      [
-        '--parsable',
-        '-J',
-        `${deploymentJobPrefix(mine)}${tag}-array`,
-        '-p',
-        stackEnv().INFERSWEEP_PARTITION,
-        '--array=1-2',
-        '--time',
-        '10',
-        '--output',
-        '/dev/null',
-        '--wrap',
-        'sleep 600',
-      ],
-      { env },
-    )
-      .toString()
-      .trim();
+    const array = sbatch(`${deploymentJobPrefix(mine)}${tag}-array`, ['--array=1-2']);
     jobs.push(kept, orphan, otherDeployment, array);
     await until(
       'the jobs live',
