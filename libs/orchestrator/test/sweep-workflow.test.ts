@@ -49,59 +49,51 @@ type Script = Partial<Record<Verb, (input: Record<string, unknown>, call: number
 const scripts = new Map<string, Script>();
 const calls = new Map<string, { verb: Verb; input: Record<string, unknown> }[]>();
 
+/** What each mocked activity does unless a test's script says otherwise: everything succeeds. */
+const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
+  prepareSweep: () => [],
+  importImage: () => ({ note: 'none' }),
+  allocate: (i) =>
+    ({
+      jobId: `${String(i.attempt)}00`,
+      jobName: String(i.jobName),
+      nodes: ['node1', 'node2'],
+      headNode: 'node1',
+      timeLimitMinutes: 60,
+      grantedAt: new Date().toISOString(),
+    }) satisfies Allocation,
+  launchServer: (i) => {
+    const a = i.allocation as Allocation;
+    return {
+      jobId: a.jobId,
+      nodes: a.nodes,
+      headNode: 'node1',
+      serverIndex: i.serverIndex as number,
+      steps: [],
+      endpoints: ['http://x'],
+      metricsEndpoints: ['http://x'],
+      expectedEngines: null,
+      logDir: '/l',
+      launchedAt: '',
+    } satisfies Deployment;
+  },
+  waitReady: () => ({ seconds: 1 }),
+  runPoint: (i) =>
+    ({
+      concurrency: i.concurrency as number,
+      valid: true,
+      reasons: [],
+      resultPath: `/r/c${i.concurrency}`,
+      reused: false,
+      jobId: (i.deployment as Deployment).jobId,
+    }) satisfies PointSummary,
+  captureLogs: () => ({ files: [], tails: {} }),
+  stopServer: () => undefined,
+  release: () => ({ ended: 'released', state: 'RUNNING' }),
+};
+
 function mockActivities(): SweepActivities {
-  const verbs: Verb[] = [
-    'prepareSweep',
-    'importImage',
-    'allocate',
-    'launchServer',
-    'waitReady',
-    'runPoint',
-    'captureLogs',
-    'stopServer',
-    'release',
-  ];
-  const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
-    prepareSweep: () => [],
-    importImage: () => ({ note: 'none' }),
-    allocate: (i) =>
-      ({
-        jobId: `${String(i.attempt)}00`,
-        jobName: String(i.jobName),
-        nodes: ['node1', 'node2'],
-        headNode: 'node1',
-        timeLimitMinutes: 60,
-        grantedAt: new Date().toISOString(),
-      }) satisfies Allocation,
-    launchServer: (i) => {
-      const a = i.allocation as Allocation;
-      return {
-        jobId: a.jobId,
-        nodes: a.nodes,
-        headNode: 'node1',
-        serverIndex: i.serverIndex as number,
-        steps: [],
-        endpoints: ['http://x'],
-        metricsEndpoints: ['http://x'],
-        expectedEngines: null,
-        logDir: '/l',
-        launchedAt: '',
-      } satisfies Deployment;
-    },
-    waitReady: () => ({ seconds: 1 }),
-    runPoint: (i) =>
-      ({
-        concurrency: i.concurrency as number,
-        valid: true,
-        reasons: [],
-        resultPath: `/r/c${i.concurrency}`,
-        reused: false,
-        jobId: (i.deployment as Deployment).jobId,
-      }) satisfies PointSummary,
-    captureLogs: () => ({ files: [], tails: {} }),
-    stopServer: () => undefined,
-    release: () => ({ ended: 'released', state: 'RUNNING' }),
-  };
+  const verbs = Object.keys(defaults) as Verb[];
   return Object.fromEntries(
     verbs.map((verb) => [
       verb,
@@ -265,7 +257,7 @@ describe('sweepWorkflow with mocked activities', () => {
             reason: 'NodeDown',
             context: { jobId: '100' },
           });
-        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+        return defaults.runPoint(i);
       },
     });
     const r = await (await run(input)).result;
@@ -308,7 +300,7 @@ describe('sweepWorkflow with mocked activities', () => {
     const input = sweep({
       runPoint: (i) => {
         if (i.concurrency === 1) throw new IdleRankError('idle DP rank 3', [3]);
-        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+        return defaults.runPoint(i);
       },
     });
     const r = await (await run(input)).result;
@@ -344,7 +336,7 @@ describe('sweepWorkflow with mocked activities', () => {
           const tooLittle = () => new InsufficientTimeError('allocation has 10 s left', { jobId: '100' });
           if (n === 1) throw tooLittle(); // c=1 on allocation 1, nothing ran yet
           if (i.concurrency === 2 && n === 3) throw tooLittle(); // c=2 on allocation 2 after c=1
-          return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+          return defaults.runPoint(i);
         },
       },
       { maxAllocationAttempts: 3 },
@@ -358,7 +350,7 @@ describe('sweepWorkflow with mocked activities', () => {
     const input = sweep({
       runPoint: (i, n) => {
         if (n <= 2) throw ApplicationFailure.create({ type: 'WorkerShutdown', message: 'the worker shut down', nonRetryable: false });
-        return { concurrency: i.concurrency, valid: true, reasons: [], resultPath: 'x', reused: false };
+        return defaults.runPoint(i);
       },
     });
     const r = await (await run(input)).result;
