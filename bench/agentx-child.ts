@@ -6,7 +6,7 @@
  * tokens of the requests profiled in it, and `hrOffsetMs` (CLOCK_MONOTONIC ms − performance.now()) so a
  * bench can put the records' times on another process's clock.
  */
-import { runPoint, type RunPointInput } from '@infersweep/agentx';
+import { readRequestRecords, runPoint, type RunPointInput } from '@infersweep/agentx';
 
 /**
  * CLOCK_MONOTONIC ms − performance.now(), from the tightest of many bracketed reads: a single pair of
@@ -52,11 +52,7 @@ async function main(): Promise<void> {
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
   const hrOffsetMs = monotonicOffsetMs();
-  const { readFileSync } = await import('node:fs');
-  const recs = readFileSync(`${input.outDir}/requests.jsonl`, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { ok: boolean; osl: number | null; isl: number | null; phase: string });
+  const recs = readRequestRecords(`${input.outDir}/requests.jsonl`);
   const tokens = recs.reduce((s, x) => s + (x.ok ? (x.osl ?? 0) : 0), 0);
   const windowTokens = recs.reduce((s, x) => s + (x.ok && x.phase === 'profiling' ? (x.osl ?? 0) : 0), 0);
   const maxIsl = recs.reduce((m, x) => Math.max(m, x.isl ?? 0), 0);

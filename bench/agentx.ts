@@ -9,10 +9,10 @@
  * Bounded: each point runs a short profile; everything ends within a few minutes.
  *   npm run bench -- agentx [--conc 16,64] [--duration 15] [--no-rss] [--no-aiperf]
  */
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateTraces, runAiperfPoint } from '@infersweep/agentx';
+import { generateTraces, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '../libs/agentx/test/aiperf-env';
 import { fmt, growingCorpus, identity, runClient, writeCorpus } from './common';
@@ -83,11 +83,7 @@ export async function agentxBench(args: string[]): Promise<void> {
           outDir: join(out, `aiperf-c${c}`),
           traceFile: corpus,
         });
-        const toks = readFileSync(join(out, `aiperf-c${c}`, 'requests.jsonl'), 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { ok: boolean; osl: number | null })
-          .reduce((s, x) => s + (x.ok ? (x.osl ?? 0) : 0), 0);
+        const toks = readRequestRecords(join(out, `aiperf-c${c}`, 'requests.jsonl')).reduce((s, x) => s + (x.ok ? (x.osl ?? 0) : 0), 0);
         const cpu = b.aiperf.childCpuSeconds ?? NaN;
         const bTps = toks / cpu;
         console.log(

@@ -5,10 +5,10 @@
  * sent per CPU-second, peak RSS and RSS per lane.
  *   npm run bench -- scaling [--cells 16x4k,256x4k,1024x4k,64x128k,4x1m] [--duration 6]
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FILLER_WORDS } from '@infersweep/agentx';
+import { FILLER_WORDS, readRequestRecords } from '@infersweep/agentx';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { fmt, growingCorpus, loadLine, mib, options, pointInput, runClient } from './common';
 import { parseCell } from './lib/args';
@@ -81,10 +81,7 @@ export async function scalingBench(args: string[]): Promise<{ rows: ScalingRow[]
           outDir: dir,
         }),
       );
-      const recs = readFileSync(join(dir, 'requests.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { phase: string; ok: boolean; expected_isl: number; error_category: string | null });
+      const recs = readRequestRecords(join(dir, 'requests.jsonl'));
       const prof = recs.filter((r) => r.phase === 'profiling');
       const promptBytes = prof.reduce((s, r) => s + r.expected_isl * BYTES_PER_TOKEN, 0);
       const cpu = a.windowCpuSeconds ?? NaN;

@@ -15,6 +15,7 @@ import { progressQuery, type SweepAllInput, type SweepInput } from '@infersweep/
 import { allocationJobName, deploymentJobPrefix, deploymentTag, ResultsLayout, taskQueueFor } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
 import { currentDeploymentTag, startSweep, type StartedSweep } from '@infersweep/orchestrator';
+import { readRequestRecords } from '@infersweep/agentx';
 import { launchChromium } from '../src/ops/browser';
 import { activePollers } from '../src/ops/temporal';
 import { cli, testCluster, until } from './cli-harness';
@@ -60,11 +61,7 @@ async function startTracked(input: SweepInput): Promise<StartedSweep> {
 }
 
 /** The request records of a point (libs/agentx writes one JSON line per request). */
-const requestsOf = (resultsDir: string, c: number): { error: string | null; error_category: string | null }[] =>
-  readFileSync(new ResultsLayout(resultsDir).pointRequests(c), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => json<{ error: string | null; error_category: string | null }>(l));
+const requestsOf = (resultsDir: string, c: number) => readRequestRecords(new ResultsLayout(resultsDir).pointRequests(c));
 
 /** What squeue says of a job: its name, state and nodes (expanded by scontrol). */
 function squeueJob(jobId: string): { name: string; state: string; nodes: string[] } {

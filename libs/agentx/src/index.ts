@@ -5,6 +5,7 @@
  */
 export * from './errors';
 export * from './result';
+export * from './request-records';
 export * from './point';
 export * from './traces';
 export * from './trace/model';

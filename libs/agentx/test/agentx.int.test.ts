@@ -10,11 +10,11 @@ import {
   MetricMissingError,
   PointAbortedError,
   pointResultSchema,
-  requestRecordSchema,
   runPoint,
   waitForDrain,
   type DrainPoll,
   type RequestRecord,
+  readRequestRecords,
 } from '@infersweep/agentx';
 import { freePort, startSim, type Sim } from './sim';
 
@@ -82,10 +82,7 @@ describe('runPoint against llm-d-inference-sim (constant TTFT 500 ms, ITL 100 ms
       },
       { onProgress: (p) => phases.push(p.phase) },
     );
-    records = readFileSync(join(outDir, 'requests.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => requestRecordSchema.parse(JSON.parse(l)));
+    records = readRequestRecords(join(outDir, 'requests.jsonl'));
     expect(phases).toContain('profiling');
     expect(phases.at(-1)).toBe('done');
   });
@@ -161,10 +158,7 @@ describe('determinism and abort', () => {
       identity,
       outDir: out,
     });
-    return readFileSync(join(out, 'requests.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as RequestRecord);
+    return readRequestRecords(join(out, 'requests.jsonl'));
   };
   it('same trace seed → same request sequence', async () => {
     const dir = corpus(11, 8);

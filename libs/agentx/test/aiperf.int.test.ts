@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pointResultSchema, requestRecordSchema, runAiperfPoint } from '@infersweep/agentx';
+import { pointResultSchema, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
 import { startSim, type Sim } from './sim';
 
@@ -53,7 +53,7 @@ describe('runAiperfPoint: a real aiperf run against llm-d-inference-sim', () => 
     expect(onDisk.request_metrics.latency.ttft.mean!).toBeGreaterThan(0.045);
     expect(onDisk.submission_valid).toBe(false);
     expect(onDisk.submission_invalid_reasons).toContain('aiperf:unsafe_override');
-    const lines = readFileSync(join(outDir, 'requests.jsonl'), 'utf8').trim().split('\n');
-    for (const l of lines) requestRecordSchema.parse(JSON.parse(l));
+    // every line a valid request record
+    expect(readRequestRecords(join(outDir, 'requests.jsonl')).length).toBeGreaterThan(0);
   });
 });

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { SweepResult } from '@infersweep/sweep';
-import { inferencexAggSchema } from '@infersweep/agentx';
+import { inferencexAggSchema, readRequestRecords } from '@infersweep/agentx';
 import { repoRoot, toolsDir } from '../../../test/stack-env';
 import { cleanupStarted, client as connect, localSlurm, readPoint, startOnNewWorker, testInput, testPlan } from './harness';
 
@@ -78,10 +78,7 @@ describe('both AgentX clients in a sweep, exported for InferenceX', () => {
     expect(record.submission_invalid_reasons).toEqual([]);
     expect(record.submission_valid).toBe(true);
     expect(record.identity.hw).toBe('fake');
-    const lines = readFileSync(record.artifacts.requests_jsonl!, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { turn: number; phase: string; cached_tokens: number | null });
+    const lines = readRequestRecords(record.artifacts.requests_jsonl!);
     expect(lines.filter((l) => l.phase === 'profiling' && l.turn > 0).reduce((s, l) => s + (l.cached_tokens ?? 0), 0)).toBeGreaterThan(0);
     expect(agg).toMatchObject({
       hw: 'fake',

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planSweep, type SweepConfig, type SweepPlan } from '@infersweep/topology';
 import { LocalExecutor, SlurmCluster } from '@infersweep/slurm';
-import { pointResultSchema, type PointResult } from '@infersweep/agentx';
+import { pointResultSchema, readRequestRecords, type PointResult } from '@infersweep/agentx';
 import { progressQuery, type SweepAllInput, type SweepInput, type SweepProgress } from '@infersweep/sweep';
 import { allocationJobName, ResultsLayout, SWEEP_ALL_WORKFLOW_TYPE } from '@infersweep/core';
 import {
@@ -155,10 +155,7 @@ export function productionLike(p: SweepPlan): void {
 
 /** The longest request of a point (end - start, ms) and how many requests it recorded, from its raw requests file. */
 export function longestRequestMs(resultsDir: string, c: number): { ms: number; requests: number } {
-  const rows = readFileSync(new ResultsLayout(resultsDir).pointRequests(c), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { start_ms: number; end_ms: number; ok: boolean });
+  const rows = readRequestRecords(new ResultsLayout(resultsDir).pointRequests(c));
   return { ms: Math.max(0, ...rows.filter((r) => r.ok).map((r) => r.end_ms - r.start_ms)), requests: rows.length };
 }
 

@@ -9,9 +9,9 @@ import {
   inferencexContext,
   inferencexFileName,
   pointResultSchema,
-  requestRecordSchema,
   toInferencex,
   type RequestRecord,
+  readRequestRecords,
 } from '@infersweep/agentx';
 import { sweepPlanSchema } from '@infersweep/topology';
 import { ResultsLayout } from '@infersweep/core';
@@ -24,11 +24,7 @@ export interface InferencexWritten {
 }
 
 function readRequests(file: string | null): RequestRecord[] | undefined {
-  if (file === null || !existsSync(file)) return undefined;
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => requestRecordSchema.parse(JSON.parse(l)));
+  return file === null || !existsSync(file) ? undefined : readRequestRecords(file);
 }
 
 /** Write one InferenceX aggregate per point that has a record. `outDir` undefined: next to each point's record. */
