@@ -1,20 +1,40 @@
 /**
  * infersweep worker: `nx run worker:serve -- --cluster local`
- * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY (default: the local dev server).
+ * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY (default: the local dev server);
+ * INFERSWEEP_WORKFLOW_BUNDLE: a prebuilt workflow bundle (bundleWorkflowCode output) loaded instead of
+ * bundling the workflow code from source at start (the tests build one per run: test/global-setup.ts).
+ * What a sweep may ask of this worker (clusters, secret names, secrets files, aiperf executables,
+ * results roots) is the worker's own setting: INFERSWEEP_WORKER_SETTINGS (a JSON file) or
+ * INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,RESULTS_ROOTS} (libs/orchestrator/src/worker-settings.ts).
  */
 import { Command } from 'commander';
-import { createSweepWorker, temporalTarget } from '@infersweep/orchestrator';
+import { createSweepWorker, loadWorkerSettings, temporalTarget } from '@infersweep/orchestrator';
 import { taskQueueFor } from '@infersweep/core';
+
+function bundle(): { codePath: string } | undefined {
+  const codePath = process.env.INFERSWEEP_WORKFLOW_BUNDLE;
+  return codePath ? { codePath } : undefined;
+}
 
 const program = new Command('infersweep-worker')
   .description('Run the infersweep Temporal worker for one cluster profile')
   .option('--cluster <profile>', 'cluster profile whose task queue this worker serves', process.env.INFERSWEEP_CLUSTER ?? 'local')
   .option('--task-queue <name>', 'override the task queue (default infersweep-<cluster>)')
   .action(async (opts: { cluster: string; taskQueue?: string }) => {
+    const settings = loadWorkerSettings(opts.cluster); // once, before connecting: a bad setting stops here, named
     const target = temporalTarget();
-    const { worker, connection } = await createSweepWorker({ cluster: opts.cluster, target, taskQueue: opts.taskQueue });
+    const { worker, connection } = await createSweepWorker({
+      cluster: opts.cluster,
+      target,
+      taskQueue: opts.taskQueue,
+      deps: { settings },
+      workflowBundle: bundle(),
+    });
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);
     console.error(`infersweep worker: ${target.address} namespace ${target.namespace}, task queue ${queue}`);
+    console.error(
+      `infersweep worker: serves ${settings.clusters.join(', ')}; secrets ${settings.secretNames.join(', ') || 'none'}; results under ${settings.resultsRoots.join(', ')}`,
+    );
     // a graceful stop: running activities end as retryable WorkerShutdown and resume on the next
     // worker (libs/orchestrator/src/activities/interceptor.ts). A signal may arrive more than once
     // (sent to the process group: tsx relays it to this process too); later ones must not kill it.

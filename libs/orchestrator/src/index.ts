@@ -4,6 +4,7 @@
  * start and find sweeps, and the config-file adapter. See libs/orchestrator/README.md.
  */
 export * from './worker';
+export * from './worker-settings';
 export * from './connection';
 export * from './config-file';
 export { bundlerOptions, workflowsPath } from './bundle';

@@ -4,6 +4,7 @@ import { bundlerOptions, workflowsPath } from './bundle';
 import { createActivities, sweepActivityInterceptors, type ActivityDeps } from './activities';
 import { defaultDeps } from './activities/context';
 import { connectionTls, temporalTarget, type TemporalTarget } from './connection';
+import { loadWorkerSettings } from './worker-settings';
 
 export interface SweepWorkerOptions {
   cluster: string;
@@ -33,7 +34,9 @@ export async function createSweepWorker(
 ): Promise<{ worker: Worker; connection: NativeConnection; owned: boolean }> {
   const target = opts.target ?? temporalTarget();
   const connection = opts.connection ?? (await connectWorker(target));
-  const deps = defaultDeps(opts.deps);
+  // the worker's authority, read once now (a malformed setting stops the worker here, named)
+  const settings = opts.deps?.settings ?? loadWorkerSettings(opts.cluster);
+  const deps = defaultDeps({ ...opts.deps, settings });
   const worker = await Worker.create({
     connection,
     namespace: target.namespace,

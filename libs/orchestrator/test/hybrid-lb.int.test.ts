@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bindPlan, derivePorts, removeFlag, sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
 import { checkReadiness, pointResultSchema, probeCompletion } from '@infersweep/agentx';
-import { CLUSTER_CONFIGS, loadSweepConfig } from '@infersweep/orchestrator';
+import { CLUSTER_CONFIGS, defaultWorkerSettings, loadSweepConfig } from '@infersweep/orchestrator';
 import { planSweep } from '@infersweep/topology';
 import { createActivities } from '../src/activities';
 import type { Allocation, Deployment } from '../src/activities/types';
@@ -55,7 +55,7 @@ export function seedHybridPlan(): SweepPlan {
 }
 
 describe("the seed's hybrid-LB shape on a real vLLM", () => {
-  const acts = createActivities({ pollMs: 1000 });
+  const acts = createActivities({ pollMs: 1000, settings: defaultWorkerSettings('local-vllm') });
   const env = new MockActivityEnvironment();
   /** Run an activity in a mock activity context (heartbeats, cancellation signal), as a worker would. */
   const run = <T>(f: () => Promise<T>): Promise<T> => env.run(f) as Promise<T>;

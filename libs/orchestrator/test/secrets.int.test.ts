@@ -69,7 +69,7 @@ describe('a secret the server needs', () => {
         cwd: repoRoot,
         stdio: ['ignore', fd, fd],
         detached: true,
-        env: { ...process.env, [NAME]: canary },
+        env: { ...process.env, [NAME]: canary, INFERSWEEP_WORKER_SECRETS: NAME },
       },
     );
     closeSync(fd);
@@ -108,7 +108,7 @@ describe('a secret the server needs', () => {
     expect(log).not.toContain(canary);
   });
 
-  it('a secret the worker does not have fails the launch naming the variable (not retried)', async () => {
+  it('a secret the worker allows but does not have fails the sweep naming the variable (not retried)', async () => {
     const loaded = loadSweepConfig({ clusters: ['local'] });
     loaded.config.engine.secretEnv = ['INFERSWEEP_SECRET_NOBODY_SET'];
     const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1], source: loaded.source });
@@ -121,6 +121,7 @@ describe('a secret the server needs', () => {
         cwd: repoRoot,
         stdio: 'ignore',
         detached: true,
+        env: { ...process.env, INFERSWEEP_WORKER_SECRETS: 'INFERSWEEP_SECRET_NOBODY_SET' },
       },
     );
     try {
@@ -130,7 +131,7 @@ describe('a secret the server needs', () => {
         (e: unknown) => e as Error,
       );
       const text = JSON.stringify(historyToJSON(await h.fetchHistory()));
-      expect(err ?? text).toBeTruthy();
+      expect(err).toBeInstanceOf(Error);
       expect(text).toContain('INFERSWEEP_SECRET_NOBODY_SET not found on the worker');
     } finally {
       signalGroup(worker, 'SIGTERM');

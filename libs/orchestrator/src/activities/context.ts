@@ -5,6 +5,8 @@
 import { AllocationLostError, SlurmCluster, executorForProfile, type Executor, type LivenessWatch } from '@infersweep/slurm';
 import type { InfersweepError } from '@infersweep/core';
 import type { LoginHost, SweepPlan } from '@infersweep/topology';
+import { defaultWorkerSettings, type WorkerSettings } from '../worker-settings';
+import { assertAllowed } from './input-checks';
 import { PlanStore } from './plans';
 import { ServerLostError } from './errors';
 import type { Deployment, PlanInput } from './types';
@@ -16,6 +18,8 @@ export interface ActivityDeps {
   pollMs: number;
   /** Liveness: every activity heartbeats its latest progress this often, ms (./liveness.ts). */
   heartbeatMs: number;
+  /** What this worker allows a sweep input to ask for (../worker-settings.ts), read once at start. */
+  settings: WorkerSettings;
 }
 
 export class ActivityContext {
@@ -26,6 +30,7 @@ export class ActivityContext {
   /** The plan of this input and a Slurm client on its cluster. */
   async open(input: PlanInput): Promise<{ plan: SweepPlan; slurm: SlurmCluster }> {
     const plan = await this.plans.resolve(input);
+    assertAllowed(plan, input.planRef?.resultsDir, this.deps.settings);
     return { plan, slurm: new SlurmCluster(this.deps.executorFor(plan.login)) };
   }
 
@@ -83,5 +88,7 @@ export function defaultDeps(overrides: Partial<ActivityDeps> = {}): ActivityDeps
       }),
     pollMs: overrides.pollMs ?? 1000,
     heartbeatMs: overrides.heartbeatMs ?? 5000,
+    // without settings (tests that build activities directly): the defaults for the plan's `local` cluster
+    settings: overrides.settings ?? defaultWorkerSettings('local'),
   };
 }

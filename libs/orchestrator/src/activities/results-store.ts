@@ -10,6 +10,7 @@ import { ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, pointSummary, readRecordFile } from '@infersweep/agentx';
 import type { PointSummary } from '@infersweep/sweep';
 import type { ActivityContext } from './context';
+import { assertAllowed, assertHostReady } from './input-checks';
 import { parsePlan } from './plans';
 import type { ResultsActivities } from './types';
 
@@ -39,10 +40,14 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await rename(tmp, file);
 }
 
-export function resultsActivities(_ctx: ActivityContext): ResultsActivities {
+export function resultsActivities(ctx: ActivityContext): ResultsActivities {
   return {
     async prepareSweep({ sweepId, planHash, plan, resultsDir, points }) {
       const valid = parsePlan(plan);
+      // before anything is written or allocated: the input asks only what this worker allows, and
+      // this worker's host has the login files and every secret (found now, not after the queue wait)
+      assertAllowed(valid, resultsDir, ctx.deps.settings);
+      assertHostReady(valid);
       const found: PointSummary[] = [];
       for (const c of points) {
         const s = await storedResult(resultsDir, sweepId, planHash, c);

@@ -32,7 +32,19 @@ interface Want {
 export function siteFileIssues(config: SweepConfig, clusterName: string, probe: FileProbe, source?: ConfigSource): ConfigIssue[] {
   const cluster = config.clusters[clusterName];
   if (cluster === undefined) return [];
-  const base: PathSegment[] = ['clusters', clusterName];
+  return loginFileIssues(cluster, ['clusters', clusterName], probe, source);
+}
+
+/**
+ * The same checks for a login host and secrets file as a plan carries them (the worker checks the
+ * plan it was given, on its own host); `base` is the path the issues are reported under.
+ */
+export function loginFileIssues(
+  cluster: { loginHost: SweepConfig['clusters'][string]['loginHost']; secretsFile?: string | undefined },
+  base: PathSegment[],
+  probe: FileProbe,
+  source?: ConfigSource,
+): ConfigIssue[] {
   const wants: Want[] = [];
   const h = cluster.loginHost;
   if (!('local' in h)) {
