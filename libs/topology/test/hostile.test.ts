@@ -186,9 +186,64 @@ describe('hostile configs', () => {
     ).toContain('agentx.traces.maxContextTokens: 16384 — exceeds the served context window 8192 tokens');
   });
 
-  it('YAML syntax errors and duplicate keys report a line', () => {
-    const e = configError(edit('image: vllm/vllm-openai:kimi-k3', 'image: vllm/vllm-openai:kimi-k3\nimage: other'));
-    expect(e.issues[0]!.line).toBeGreaterThan(0);
-    expect(configError('name: [unclosed\n').issues[0]!.line).toBeDefined();
+  const lineOf = (text: string, needle: string): number => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+
+  it('a duplicate key is reported on the line of the second occurrence', () => {
+    const text = edit('image: vllm/vllm-openai:kimi-k3\n', 'image: vllm/vllm-openai:kimi-k3\nimage: other\n');
+    const e = configError(text);
+    expect(e.issues).toHaveLength(1);
+    expect(e.issues[0]!.line).toBe(lineOf(text, 'image: other'));
+    expect(e.message).toBe(
+      `${SHIPPED}: (top level): (YAML) — Map keys must be unique: this key already appears earlier in the same mapping (line ${lineOf(text, 'image: other')})`,
+    );
+  });
+
+  it('an unclosed flow mapping or sequence is reported on the line where it opens, not where the parser gave up', () => {
+    const text = edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4');
+    const e = configError(text);
+    expect(e.issues.map((i) => i.line)).toEqual([lineOf(text, '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4')]);
+    expect(e.issues[0]!.message).toMatch(/the \{ opened on this line is not closed$/);
+    const seq = configError('name: x\nmodel: [unclosed\nimage: y\n');
+    expect(seq.issues.map((i) => [i.line, i.message])).toEqual([
+      [2, 'Flow sequence in block collection must be sufficiently indented and end with a ]: the [ opened on this line is not closed'],
+    ]);
+    const quote = configError('name: x\nimage: "vllm\n\nmodel: y\n');
+    expect(quote.issues.map((i) => i.line)).toEqual([2]);
+  });
+
+  it('nine levels of nested aliases (billion laughs) are refused at the alias that passes the limit, before expansion', () => {
+    const lol = Array.from({ length: 9 }, () => '"lol"').join(', ');
+    const levels = 'abcdefghi'.split('');
+    const text = levels
+      .map((l, i) =>
+        i === 0 ? `${l}: &${l} [${lol}]` : `${l}: &${l} [${Array.from({ length: 9 }, () => `*${levels[i - 1]}`).join(', ')}]`,
+      )
+      .join('\n');
+    const t0 = performance.now();
+    const e = configError(text);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    // expansion in document order: a = 10 values; b's aliases add 9×10; c's 9×91; d's 9×820 (8289 in all);
+    // the first alias of e adds 7381 and passes 10000: line 5
+    expect(e.issues.map((i) => i.line)).toEqual([5]);
+    expect(e.message).toBe(
+      `${SHIPPED}: (top level): (YAML) — aliases expand this config to more than 10000 values (nested aliases multiply): write the values out instead of aliasing aliases (line 5)`,
+    );
+  });
+
+  it('an alias to no anchor, or inside its own anchor, is a config error on its line', () => {
+    expect(configError('name: x\nmodel: *nope\n').issues.map((i) => [i.line, i.message])).toEqual([
+      [2, 'the alias *nope names no anchor &nope defined before it'],
+    ]);
+    expect(configError('name: x\nmodel: &m\n  - a\n  - *m\n').issues.map((i) => i.line)).toEqual([4]);
+  });
+
+  it('aliases below the limit still parse: a hundred aliases of one small anchor', () => {
+    const many = `x-shared: &s { a: 1 }\nx-copies: [${Array.from({ length: 120 }, () => '*s').join(', ')}]\n`;
+    const e = configError(many);
+    // the aliases are expanded (the library's own limit is 100 aliases); what remains is the schema's complaint
+    expect(e.issues.filter((i) => i.value === '(YAML)')).toEqual([]);
+    expect(e.issues.find((i) => i.path === 'x-copies')?.value).toBe(
+      `[${Array.from({ length: 120 }, () => '{"a":1}').join(',')}]`.slice(0, 77) + '...',
+    );
   });
 });

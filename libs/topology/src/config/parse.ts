@@ -4,6 +4,7 @@ import { ConfigError, showValue, type ConfigIssue } from './errors';
 import { expandEnvString, type EnvMap } from './env';
 import { sweepConfigSchema, type SweepConfig } from './schema';
 import { checkTopology } from '../topology/validate';
+import { aliasIssue, yamlSyntaxIssues } from './yaml-errors';
 
 /** Where a config came from, for error messages: file name and YAML path → line. */
 export interface ConfigSource {
@@ -234,19 +235,12 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
   const source: ConfigSource = { file: opts.file, lines: {} };
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      opts.file,
-      doc.errors.map((e) => ({
-        path: '',
-        value: '(YAML)',
-        message: e.message.split('\n')[0] ?? e.message,
-        line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line,
-      })),
-    );
-  }
+  if (doc.errors.length > 0) throw new ConfigError(opts.file, yamlSyntaxIssues(doc, lc));
+  const alias = aliasIssue(doc, lc);
+  if (alias) throw new ConfigError(opts.file, [alias]);
   collectLines(doc.contents, [], lc, source.lines);
-  const raw: unknown = doc.toJS();
+  // expansion is bounded by aliasIssue above, so the library's own count-based limit is not needed
+  const raw: unknown = doc.toJS({ maxAliasCount: -1 });
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(opts.file, [
       {
