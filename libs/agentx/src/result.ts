@@ -238,6 +238,7 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
     ttftP50Ms: ms(lat.ttft.p50),
     ttftP99Ms: ms(lat.ttft.p99),
     itlP50Ms: ms(lat.itl.p50),
+    itlP99Ms: ms(lat.itl.p99),
     e2elP50Ms: ms(lat.e2el.p50),
     e2elP99Ms: ms(lat.e2el.p99),
   };

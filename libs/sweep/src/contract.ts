@@ -3,6 +3,7 @@
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
 import type { AllocationEnd } from '@infersweep/core';
+import type { SearchResult, SweepSearch } from './search';
 
 export type { AllocationEnd };
 
@@ -35,6 +36,7 @@ export interface PointSummary {
   ttftP50Ms?: number;
   ttftP99Ms?: number;
   itlP50Ms?: number;
+  itlP99Ms?: number;
   e2elP50Ms?: number;
   e2elP99Ms?: number;
 }
@@ -50,6 +52,17 @@ export interface PointState {
   finishedAt?: string;
   /** allocation (job id) the point last ran on */
   jobId?: string;
+  /** added by the adaptive search (./search.ts), not configured; absent: a configured point */
+  origin?: 'search';
+  /** why the search added it, and the measured points that led there */
+  searchReason?: string;
+  searchEvidence?: string[];
+}
+
+/** The adaptive search's standing (SweepProgress.search). */
+export interface SearchProgress {
+  /** the search's result once it ended (limit and/or knee with their bracketing points) */
+  result?: SearchResult;
 }
 
 export interface AllocationRecord {
@@ -102,6 +115,8 @@ export interface SweepProgress extends Pick<
   allocations: AllocationRecord[];
   awaitingOperator?: { reason: string; since: string };
   abortRequested?: string;
+  /** present when the sweep searches (SweepInput.search) */
+  search?: SearchProgress;
   startedAt: string;
   updatedAt: string;
   message?: string;
@@ -146,6 +161,8 @@ export interface SweepInput {
    * never takes these jobs for its own orphans. Absent in sweeps started before it existed.
    */
   deploymentTag?: string;
+  /** adaptive points after the configured ones (the plan's search block); absent: the configured points only */
+  search?: SweepSearch;
 }
 
 /** Input of the parent workflow for `--orientation all`. */

@@ -6,3 +6,4 @@
 export * from './contract';
 export * from './state';
 export * from './messages';
+export * from './search';

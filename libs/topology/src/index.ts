@@ -7,6 +7,7 @@ export * from './config/agentx';
 export * from './config/errors';
 export * from './config/env';
 export * from './config/schema';
+export * from './config/search';
 export * from './config/files';
 export {
   parseSweepConfig,

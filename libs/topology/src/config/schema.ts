@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from './agentx';
+import { searchSchema } from './search';
 
 /**
  * The sweep config schema (configs/*.yaml). Strict everywhere: an unknown key is an error.
@@ -371,6 +372,8 @@ export const orientationSchema = z
       .refine((c) => new Set(c).size === c.length, 'concurrency values must be distinct'),
     notes: nonEmpty.optional(),
     allowUnvalidated: z.boolean().optional(),
+    /** Adaptive points after the configured ones (config/search.ts, docs/search.md). */
+    search: searchSchema.optional(),
   })
   .strict();
 
