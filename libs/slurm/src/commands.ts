@@ -108,6 +108,11 @@ export function sallocLogFile(req: Pick<AllocateRequest, 'jobName' | 'logFile'>)
   return req.logFile ?? `/tmp/${req.jobName.replace(/[^A-Za-z0-9._-]/g, '_')}.salloc.log`;
 }
 
+/** Each node of the partition (the default one when none is named) with its compact state (`%t`: idle, down*, drain, …). */
+export function sinfoNodesArgv(partition?: string): string[] {
+  return ['sinfo', '-h', '-N', ...(partition ? ['-p', partition] : []), '-o', '%N|%t'];
+}
+
 /**
  * Live (pending/running/completing/…) jobs of the login user, every name: the janitor filters by
  * its deployment's prefix. `--me`: on a shared cluster squeue otherwise lists everyone's jobs.

@@ -162,6 +162,15 @@ export function pendingReasonIsPermanent(reason: string): boolean {
   );
 }
 
+/** `sinfo -h -N -o '%N|%t'` lines → node and state (the state's `*`/`~`/`#` suffixes kept); other lines skipped. */
+export function parseNodeStates(out: string): { node: string; state: string }[] {
+  return out
+    .split('\n')
+    .map((l) => l.trim().split('|'))
+    .filter((f) => f.length === 2 && f[0] && f[1])
+    .map(([node, state]) => ({ node: node!, state: state! }));
+}
+
 export interface StepRow {
   stepId: string;
   node: string;

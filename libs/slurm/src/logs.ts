@@ -1,0 +1,82 @@
+/**
+ * A step's log on shared storage: its size and last lines (fetchLogs), or the whole file copied
+ * to the worker (copyLogs), streamed and capped.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, unlink } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { tail } from '@infersweep/core';
+import { CommandFailedError } from './errors';
+import { cappedCatArgv, tailArgv } from './commands';
+import { parseTail } from './parse';
+import type { SlurmQueries } from './queries';
+import type { StepHandle } from './steps';
+
+export interface LogTail {
+  node: string;
+  logFile: string;
+  exists: boolean;
+  bytes: number;
+  tail: string;
+}
+
+/** Size and last lines of each step's log (fine while the steps run and after they end). */
+export async function fetchLogs(
+  q: SlurmQueries,
+  handles: Pick<StepHandle, 'node' | 'logFile' | 'jobId'>[],
+  opts: { tailLines?: number } = {},
+): Promise<LogTail[]> {
+  return Promise.all(
+    handles.map(async (h) => {
+      const r = await q.query(tailArgv(h.logFile, opts.tailLines ?? 50), { jobId: h.jobId, node: h.node, step: 'logs' });
+      return { node: h.node, logFile: h.logFile, ...parseTail(r.stdout) };
+    }),
+  );
+}
+
+/**
+ * Copy each log into `destDir` (local) as `<node>.log`, streamed to the file (never held whole in
+ * memory) and capped at `maxBytes` per log (default 64 MiB: the last bytes, after a header line
+ * saying how much was left out). Each copy lands by rename, so a failed copy leaves no partial file.
+ */
+export async function copyLogs(
+  q: Pick<SlurmQueries, 'exec'>,
+  handles: Pick<StepHandle, 'node' | 'logFile' | 'jobId'>[],
+  destDir: string,
+  opts: { maxBytes?: number; timeoutMs?: number } = {},
+): Promise<{ node: string; path: string; bytes: number }[]> {
+  await mkdir(destDir, { recursive: true });
+  const out: { node: string; path: string; bytes: number }[] = [];
+  for (const h of handles) {
+    const path = join(destDir, `${posix.basename(h.node)}.log`);
+    const tmp = `${path}.partial-${randomUUID().slice(0, 8)}`;
+    const file = createWriteStream(tmp);
+    let bytes = 0;
+    try {
+      const r = await q.exec.run(cappedCatArgv(h.logFile, opts.maxBytes ?? 64 * 1024 * 1024), {
+        timeoutMs: opts.timeoutMs ?? 300_000,
+        idempotent: true,
+        collectStdout: false,
+        onStdout: (chunk) => {
+          bytes += Buffer.byteLength(chunk);
+          file.write(chunk);
+        },
+      });
+      await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (r.code !== 0) {
+        throw new CommandFailedError(`copying ${h.logFile} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
+          retryable: r.code !== 66,
+          context: { jobId: h.jobId, node: h.node, step: 'logs', logTail: tail(r.stderr) },
+        });
+      }
+      await rename(tmp, path);
+    } catch (err) {
+      file.destroy();
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    out.push({ node: h.node, path, bytes });
+  }
+  return out;
+}
