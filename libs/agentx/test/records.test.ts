@@ -105,7 +105,7 @@ describe('non-finite and non-numeric data are dropped with a warning', () => {
 describe('stored records and attempt folders', () => {
   const schema = z.object({ conc: z.number() }).strict();
 
-  it('readRecordFile: missing, ok, and corrupt (bad JSON or wrong shape) moved aside with a warning', () => {
+  it('readRecordFile: missing, ok, corrupt JSON moved aside, another shape left in place', () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-rec-'));
     const f = join(dir, 'result.json');
     expect(readRecordFile(f, schema)).toEqual({ kind: 'missing' });
@@ -117,8 +117,24 @@ describe('stored records and attempt folders', () => {
     expect(existsSync(f)).toBe(false);
     expect(readFileSync((bad as { movedTo: string }).movedTo, 'utf8')).toBe('{"conc": 4, "trunc');
     writeFileSync(f, '{"conc": "four"}');
-    expect(readRecordFile(f, schema)).toMatchObject({ kind: 'corrupt', warning: expect.stringMatching(/conc: /) });
-    expect(readRecordFile(f, schema)).toEqual({ kind: 'missing' }); // no longer blocks a resume
+    expect(readRecordFile(f, schema)).toMatchObject({ kind: 'unusable', warning: expect.stringMatching(/conc: .*left in place/) });
+    expect(readFileSync(f, 'utf8')).toBe('{"conc": "four"}'); // another version's record is not moved
+  });
+
+  it("readRecordFile: a newer writer's record (unknown fields, nested too) is read; the file keeps them", () => {
+    const nested = z.object({ conc: z.number(), summary: z.object({ p50: z.number() }).strict() }).strict();
+    const dir = mkdtempSync(join(tmpdir(), 'infersweep-rec-'));
+    const f = join(dir, 'result.json');
+    const text = JSON.stringify({ conc: 4, fromNewer: true, summary: { p50: 1.5, p999: 9 } });
+    writeFileSync(f, text);
+    expect(readRecordFile(f, nested)).toEqual({
+      kind: 'ok',
+      record: { conc: 4, summary: { p50: 1.5 } },
+      ignored: expect.arrayContaining(['fromNewer', 'summary.p999']),
+    });
+    expect(readFileSync(f, 'utf8')).toBe(text);
+    // writing stays strict: the schema still refuses the unknown field
+    expect(nested.safeParse(JSON.parse(text)).success).toBe(false);
   });
 
   it('publishDir: one rename; an earlier published folder is moved aside, never deleted', () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { ResultsLayout } from '@infersweep/core';
 import { storedResult } from '../src/activities/results-store';
 
@@ -34,5 +35,31 @@ describe('prepareSweep: completed points on disk', () => {
     expect(await storedResult(resultsDir, sweepId, planHash, 4)).toBeUndefined();
     expect(existsSync(join(layout.pointsDir, 'c4.partial-abcd1234', 'result.json'))).toBe(true);
     expect(existsSync(layout.pointDir(4))).toBe(false);
+  });
+
+  it('a mixed-version rollout: a record a newer worker wrote (extra fields) is reused, and stays as written', async () => {
+    const resultsDir = mkdtempSync(join(tmpdir(), 'infersweep-store-'));
+    const layout = new ResultsLayout(resultsDir);
+    mkdirSync(layout.pointDir(2), { recursive: true });
+    const text = JSON.stringify({
+      ...real,
+      conc: 2,
+      writtenByNewerWorker: { schemaAddition: 1 },
+      identity: { ...real.identity, shard: 'x' },
+    });
+    writeFileSync(layout.pointRecord(2), text);
+    const reused = await new MockActivityEnvironment().run(() => storedResult(resultsDir, sweepId, planHash, 2));
+    expect(reused).toMatchObject({ concurrency: 2, valid: true, reused: true });
+    expect(readFileSync(layout.pointRecord(2), 'utf8')).toBe(text);
+  });
+
+  it('a record of another shape is not reused and is left in place (the re-measured point supersedes it)', async () => {
+    const resultsDir = mkdtempSync(join(tmpdir(), 'infersweep-store-'));
+    const layout = new ResultsLayout(resultsDir);
+    mkdirSync(layout.pointDir(2), { recursive: true });
+    const text = JSON.stringify({ ...real, conc: 2, identity: 'renamed in another version' });
+    writeFileSync(layout.pointRecord(2), text);
+    expect(await new MockActivityEnvironment().run(() => storedResult(resultsDir, sweepId, planHash, 2))).toBeUndefined();
+    expect(readFileSync(layout.pointRecord(2), 'utf8')).toBe(text);
   });
 });

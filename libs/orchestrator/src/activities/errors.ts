@@ -7,6 +7,17 @@ import { InfersweepError, InputError, type ErrorContext } from '@infersweep/core
 /** The stored plan does not validate, or is not the plan the sweep was started with. */
 export class InvalidPlanError extends InputError {}
 
+/**
+ * The stored plan cannot be read right now (EIO/ESTALE on shared storage, a folder not yet visible
+ * to this worker): transient, the activity is retried. Only prepareSweep, which writes the plan,
+ * fails on the input itself.
+ */
+export class PlanUnreadableError extends InfersweepError {
+  constructor(message: string, context: ErrorContext) {
+    super(message, { kind: 'transient', context });
+  }
+}
+
 /** The server step exited or stopped answering while the allocation is still alive. */
 export class ServerLostError extends InfersweepError {
   constructor(message: string, context: ErrorContext) {

@@ -10,7 +10,11 @@ import { readFile } from 'node:fs/promises';
 import { ResultsLayout } from '@infersweep/core';
 import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
 import type { PlanInput } from './types';
-import { InvalidPlanError } from './errors';
+import { InvalidPlanError, PlanUnreadableError } from './errors';
+
+/** Reads of the stored plan tried this many times, this far apart, before the attempt fails (retryable). */
+export const PLAN_READ_TRIES = 3;
+export const PLAN_READ_GAP_MS = 2000;
 
 export function parsePlan(plan: unknown, where = 'the sweep plan'): SweepPlan {
   const r = sweepPlanSchema.safeParse(plan);
@@ -22,6 +26,11 @@ export function parsePlan(plan: unknown, where = 'the sweep plan'): SweepPlan {
 export class PlanStore {
   private readonly cache = new Map<string, SweepPlan>();
 
+  constructor(
+    private readonly tries = PLAN_READ_TRIES,
+    private readonly gapMs = PLAN_READ_GAP_MS,
+  ) {}
+
   /** The validated plan of an activity input (inline, or by reference to the stored plan.json). */
   async resolve(input: PlanInput): Promise<SweepPlan> {
     if ('plan' in input && input.plan !== undefined) return parsePlan(input.plan);
@@ -31,20 +40,36 @@ export class PlanStore {
     const hit = this.cache.get(key);
     if (hit) return hit;
     const file = new ResultsLayout(resultsDir).planFile;
-    let text: string;
+    const text = await this.readWithRetries(file);
+    let json: unknown;
     try {
-      text = await readFile(file, 'utf8');
+      json = JSON.parse(text);
     } catch (e) {
-      throw new InvalidPlanError(
-        `the stored plan ${file} cannot be read (${(e as Error).message}); the results folder must be on storage this worker sees`,
-      );
+      throw new InvalidPlanError(`the stored plan ${file} is not JSON (${(e as Error).message})`);
     }
-    const plan = parsePlan(JSON.parse(text), file);
+    const plan = parsePlan(json, file);
     if (plan.planHash !== planHash)
       throw new InvalidPlanError(
         `${file} holds plan ${plan.planHash}, the sweep runs plan ${planHash}: the results folder was reused by another plan`,
       );
     this.cache.set(key, plan);
     return plan;
+  }
+
+  /** A read error (missing included: prepareSweep wrote it) is a blip of shared storage until proven otherwise. */
+  private async readWithRetries(file: string): Promise<string> {
+    let last: Error | undefined;
+    for (let i = 0; i < this.tries; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, this.gapMs));
+      try {
+        return await readFile(file, 'utf8');
+      } catch (e) {
+        last = e as Error;
+      }
+    }
+    throw new PlanUnreadableError(
+      `the stored plan ${file} cannot be read (${last?.message ?? 'unknown error'}, ${this.tries} tries): retried; the results folder must be on storage this worker sees`,
+      { step: 'plan' },
+    );
   }
 }

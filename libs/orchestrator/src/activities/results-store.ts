@@ -15,8 +15,10 @@ import { parsePlan } from './plans';
 import type { ResultsActivities } from './types';
 
 /**
- * A stored result of this point for this sweep and this plan, if one exists and is valid. A corrupt
- * record (unreadable JSON, not a record) is moved aside with a warning: it never blocks a resume.
+ * A stored result of this point for this sweep and this plan, if one exists and is valid. A record a
+ * newer worker wrote is read without its unknown fields (a rolling deploy keeps valid results); a
+ * record of another shape is left in place and re-measured; unreadable JSON is moved aside with a
+ * warning: none of them blocks a resume.
  */
 export async function storedResult(
   resultsDir: string,
@@ -26,7 +28,8 @@ export async function storedResult(
 ): Promise<PointSummary | undefined> {
   const file = new ResultsLayout(resultsDir).pointRecord(concurrency);
   const stored = readRecordFile(file, pointResultSchema);
-  if (stored.kind === 'corrupt') log.warn(stored.warning, { concurrency });
+  if (stored.kind === 'corrupt' || stored.kind === 'unusable') log.warn(stored.warning, { concurrency });
+  if (stored.kind === 'ok' && stored.ignored) log.info(`${file}: fields of a newer version ignored`, { ignored: stored.ignored });
   if (stored.kind !== 'ok') return undefined;
   const r = stored.record;
   if (r.identity.sweepId !== sweepId || r.identity.planHash !== planHash || !r.submission_valid) return undefined;
