@@ -28,14 +28,10 @@ export * from './plan/schema';
 export * from './plan/timelimit';
 export * from './plan/engine';
 export * from './plan/capacity';
-export {
-  planSweep,
-  planContentHash,
-  SECRET_LIKE,
-  resolveAgentx,
-  resolveBudgets,
-  standInArgv,
-  deepMerge,
-  type PlanOptions,
-} from './plan/plan';
+export { planSweep } from './plan/plan';
+export { type PlanOptions } from './plan/draft';
+export { planContentHash } from './plan/assemble-plan';
+export { SECRET_LIKE } from './plan/plan-secrets';
+export { resolveAgentx, resolveBudgets, deepMerge } from './plan/plan-agentx';
+export { standInArgv } from './plan/build-nodes';
 export { bindPlan, derivePorts, PORT_RANGES, type BindOptions, type DerivedPorts } from './plan/bind';
