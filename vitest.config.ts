@@ -8,6 +8,7 @@ const alias = {
   '@infersweep/agentx': fileURLToPath(new URL('./libs/agentx/src/index.ts', import.meta.url)),
   '@infersweep/sweep': fileURLToPath(new URL('./libs/sweep/src/index.ts', import.meta.url)),
   '@infersweep/orchestrator': fileURLToPath(new URL('./libs/orchestrator/src/index.ts', import.meta.url)),
+  '@infersweep/history': fileURLToPath(new URL('./libs/history/src/index.ts', import.meta.url)),
 };
 
 // Three kinds of test: unit (`*.test.ts`, fast, no services), integration (`*.int.test.ts`, the

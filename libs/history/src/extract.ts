@@ -1,0 +1,110 @@
+/**
+ * A run's points of history, read from its results folder (libs/core ResultsLayout: `plan.json`
+ * and `points/c<N>/result.json`). The plan gives the series key and most of the run context; each
+ * point record gives its launch fingerprint, validity and headline metrics. Nothing here moves or
+ * rewrites a file: a record that does not validate is reported and left out.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
+import { pointResultSchema, type PointResult } from '@infersweep/agentx';
+import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
+import { historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
+
+export interface ExtractedRun {
+  runId: string;
+  points: HistoryPoint[];
+  /** what was left out and why (a record that does not validate, a plan that does not parse) */
+  skipped: string[];
+}
+
+const ms = (s: number | null | undefined) => (s === null || s === undefined ? null : s * 1000);
+const orNull = (x: number | null | undefined) => (x === undefined || x === null || !Number.isFinite(x) ? null : x);
+
+/** The headline metrics of a point record (the record stores seconds; history stores ms). */
+export function headlineMetrics(r: PointResult): HeadlineMetrics {
+  const m = r.request_metrics;
+  const acc = r.request_accounting;
+  const issued = acc.records_total - acc.records_warmup_dropped;
+  return {
+    throughputPerGpu: orNull(m.throughput.per_gpu.total_tput_tps),
+    outputThroughputPerGpu: orNull(m.throughput.per_gpu.output_tput_tps),
+    interactivityP50: orNull(m.latency.intvty.p50),
+    ttftP50Ms: orNull(ms(m.latency.ttft.p50)),
+    ttftP99Ms: orNull(ms(m.latency.ttft.p99)),
+    itlP50Ms: orNull(ms(m.latency.itl.p50)),
+    itlP99Ms: orNull(ms(m.latency.itl.p99)),
+    errorRate: issued > 0 ? Math.min(1, acc.records_error_dropped / issued) : null,
+  };
+}
+
+/** The GPU of a plan's deployment: type and count, e.g. `h200x32`. */
+export const gpuOf = (plan: Pick<SweepPlan, 'slurm' | 'topology'>): string => `${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}`;
+
+function readJson(file: string): { ok: true; value: unknown } | { ok: false; why: string } {
+  try {
+    return { ok: true, value: JSON.parse(readFileSync(file, 'utf8')) };
+  } catch (err) {
+    return { ok: false, why: (err as Error).message };
+  }
+}
+
+const issues = (e: { issues: { path: PropertyKey[]; message: string }[] }) =>
+  e.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+
+/** The points of the run in `resultsDir` (published point folders only: `c<N>`). */
+export function extractRun(resultsDir: string): ExtractedRun {
+  const layout = new ResultsLayout(resultsDir);
+  const runIdFallback = resultsDir.replace(/\/+$/, '').split('/').pop() ?? resultsDir;
+  const planJson = readJson(layout.planFile);
+  if (!planJson.ok) return { runId: runIdFallback, points: [], skipped: [`${layout.planFile}: ${planJson.why}`] };
+  const plan = sweepPlanSchema.safeParse(planJson.value);
+  if (!plan.success) return { runId: runIdFallback, points: [], skipped: [`${layout.planFile}: ${issues(plan.error)}`] };
+  const skipped: string[] = [];
+  const records: PointResult[] = [];
+  const dirs = existsSync(layout.pointsDir) ? readdirSync(layout.pointsDir).filter((f) => /^c\d+$/.test(f)) : [];
+  for (const d of dirs) {
+    const file = layout.pointRecord(Number(d.slice(1)));
+    if (!existsSync(file)) continue;
+    const json = readJson(file);
+    const rec = json.ok ? pointResultSchema.safeParse(json.value) : undefined;
+    if (!json.ok) skipped.push(`${file}: ${json.why}`);
+    else if (!rec?.success) skipped.push(`${file}: ${rec ? issues(rec.error) : 'unreadable'}`);
+    else records.push(rec.data);
+  }
+  const runId = records[0]?.identity.sweepId ?? runIdFallback;
+  // one time for the whole run (its first point's start), so that every series orders runs alike
+  const time = records.map((r) => r.timing.started_at).sort()[0];
+  const p = plan.data;
+  const points = records.map((r) =>
+    historyPointSchema.parse({
+      runId,
+      time,
+      resultsDir,
+      key: { config: p.sweep, orientation: p.orientation, model: r.identity.model, gpu: gpuOf(p), concurrency: r.conc },
+      context: {
+        cluster: p.cluster,
+        image: p.image,
+        engineVersion: p.engine.version,
+        launchFingerprint: r.identity.engineArgsFingerprint,
+        planHash: p.planHash,
+      },
+      valid: r.submission_valid,
+      invalidReasons: r.submission_invalid_reasons,
+      metrics: headlineMetrics(r),
+    }),
+  );
+  return { runId, points: points.sort((a, b) => a.key.concurrency - b.key.concurrency), skipped };
+}
+
+/** Every results folder under `resultsRoot` (a folder holding a plan), one level deep, sorted. */
+export function resultsFolders(resultsRoot: string): string[] {
+  if (!existsSync(resultsRoot)) return [];
+  return readdirSync(resultsRoot, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(resultsRoot, d.name, PLAN_FILE)))
+    .map((d) => join(resultsRoot, d.name))
+    .sort();
+}

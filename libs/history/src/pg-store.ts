@@ -1,0 +1,82 @@
+/**
+ * The history in PostgreSQL (the database of the production-shaped stack, scripts/stack-production.sh):
+ * one row per point, keyed by run and series, the point itself as validated JSON. TLS and credentials
+ * come from the connection URL (`sslmode`, `sslrootcert`, …) that the worker's settings name; the URL
+ * is never logged ({@link PgHistoryStore.where} shows host and database only).
+ */
+import pg from 'pg';
+import { historyPointSchema, seriesId, seriesKeySchema, type HistoryPoint, type SeriesKey } from './schema';
+import type { HistoryStore } from './store';
+
+const TABLE = 'infersweep_history_points';
+
+const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
+  run_id text NOT NULL,
+  series text NOT NULL,
+  run_time timestamptz NOT NULL,
+  point jsonb NOT NULL,
+  PRIMARY KEY (run_id, series)
+);
+CREATE INDEX IF NOT EXISTS ${TABLE}_series_time ON ${TABLE} (series, run_time)`;
+
+export class PgHistoryStore implements HistoryStore {
+  private constructor(
+    private readonly pool: pg.Pool,
+    readonly where: string,
+  ) {}
+
+  static async connect(url: string): Promise<PgHistoryStore> {
+    const u = new URL(url);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const store = new PgHistoryStore(pool, `postgresql://${u.host}${u.pathname}`);
+    await pool.query(DDL);
+    return store;
+  }
+
+  async putRun(runId: string, points: readonly HistoryPoint[]): Promise<void> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(`DELETE FROM ${TABLE} WHERE run_id = $1`, [runId]);
+      for (const p of points)
+        await c.query(`INSERT INTO ${TABLE} (run_id, series, run_time, point) VALUES ($1, $2, $3, $4)`, [
+          runId,
+          seriesId(p.key),
+          p.time,
+          JSON.stringify(historyPointSchema.parse(p)),
+        ]);
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  private async points(where: string, args: unknown[]): Promise<HistoryPoint[]> {
+    const r = await this.pool.query<{ point: unknown }>(`SELECT point FROM ${TABLE} ${where} ORDER BY run_time, run_id`, args);
+    return r.rows.map((row) => historyPointSchema.parse(row.point));
+  }
+
+  series(key: SeriesKey): Promise<HistoryPoint[]> {
+    return this.points('WHERE series = $1', [seriesId(key)]);
+  }
+
+  run(runId: string): Promise<HistoryPoint[]> {
+    return this.points('WHERE run_id = $1', [runId]);
+  }
+
+  async seriesKeys(): Promise<SeriesKey[]> {
+    const r = await this.pool.query<{ key: unknown }>(`SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`);
+    return r.rows.map((row) => seriesKeySchema.parse(row.key));
+  }
+
+  async clear(): Promise<void> {
+    await this.pool.query(`DELETE FROM ${TABLE}`);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * What the history of results holds, as zod schemas (the one source of truth for the file store,
+ * the PostgreSQL store, the activity's verdict and the CLI). Pure: no I/O.
+ *
+ * A point of history is one ConcurrencyPoint of one sweep run. Runs are comparable when their
+ * {@link SeriesKey} is equal (same config, orientation, model, GPU and concurrency). What may change
+ * from night to night inside one series is the {@link RunContext} (cluster, image, engine version,
+ * the plan's launch fingerprint, the plan hash): change detection attributes a shift to it.
+ */
+import { z } from 'zod';
+
+const str = z.string().min(1);
+
+/** What makes runs comparable: one series per key. */
+export const seriesKeySchema = z
+  .object({
+    /** the config's `name` */
+    config: str,
+    orientation: str,
+    /** served model name */
+    model: str,
+    /** GPU type and count of the deployment, e.g. `h200x32` */
+    gpu: str,
+    concurrency: z.number().int().positive(),
+  })
+  .strict();
+export type SeriesKey = z.infer<typeof seriesKeySchema>;
+
+/** What may differ between runs of one series; a change is attributed to the fields that differ around it. */
+export const runContextSchema = z
+  .object({
+    cluster: str,
+    image: str,
+    engineVersion: str,
+    /** sha256 prefix of the engine and its common launch arguments (the point record's engineArgsFingerprint) */
+    launchFingerprint: str,
+    /** the plan's content hash: any config change that reaches the plan changes it */
+    planHash: str,
+  })
+  .strict();
+export type RunContext = z.infer<typeof runContextSchema>;
+export const CONTEXT_FIELDS = Object.keys(runContextSchema.shape) as (keyof RunContext)[];
+export type ContextField = keyof RunContext;
+
+/**
+ * Headline metrics of a point: throughputs in tokens/s per GPU, interactivity in tok/s/user (p50),
+ * latencies in ms, error rate as a fraction of the requests the profile issued. null: not measured.
+ */
+export const headlineMetricsSchema = z
+  .object({
+    throughputPerGpu: z.number().nullable(),
+    outputThroughputPerGpu: z.number().nullable(),
+    interactivityP50: z.number().nullable(),
+    ttftP50Ms: z.number().nullable(),
+    ttftP99Ms: z.number().nullable(),
+    itlP50Ms: z.number().nullable(),
+    itlP99Ms: z.number().nullable(),
+    errorRate: z.number().min(0).max(1).nullable(),
+  })
+  .strict();
+export type HeadlineMetrics = z.infer<typeof headlineMetricsSchema>;
+export type MetricName = keyof HeadlineMetrics;
+export const metricNameSchema = z.enum(Object.keys(headlineMetricsSchema.shape) as [MetricName, ...MetricName[]]);
+
+/** Which way is better for each metric (a regression is a move the other way). */
+export const HIGHER_IS_BETTER: Record<MetricName, boolean> = {
+  throughputPerGpu: true,
+  outputThroughputPerGpu: true,
+  interactivityP50: true,
+  ttftP50Ms: false,
+  ttftP99Ms: false,
+  itlP50Ms: false,
+  itlP99Ms: false,
+  errorRate: false,
+};
+
+export const METRIC_LABELS: Record<MetricName, string> = {
+  throughputPerGpu: 'tok/s/GPU',
+  outputThroughputPerGpu: 'out tok/s/GPU',
+  interactivityP50: 'interactivity p50',
+  ttftP50Ms: 'TTFT p50 ms',
+  ttftP99Ms: 'TTFT p99 ms',
+  itlP50Ms: 'ITL p50 ms',
+  itlP99Ms: 'ITL p99 ms',
+  errorRate: 'error rate',
+};
+
+/** One ConcurrencyPoint of one run, as the history stores it. */
+export const historyPointSchema = z
+  .object({
+    /** the sweep id of the run (a schedule's runs each have their own) */
+    runId: str,
+    /** when the run's first point started (ISO 8601): the series' order */
+    time: z.string().datetime({ offset: true }),
+    resultsDir: str,
+    key: seriesKeySchema,
+    context: runContextSchema,
+    /** the record's validity gate; an invalid point is kept (shown) but never enters a baseline */
+    valid: z.boolean(),
+    invalidReasons: z.array(z.string()),
+    metrics: headlineMetricsSchema,
+  })
+  .strict();
+export type HistoryPoint = z.infer<typeof historyPointSchema>;
+
+/** The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`. */
+export function seriesId(k: SeriesKey): string {
+  return `${k.config}:${k.orientation}:${k.model}:${k.gpu}:c${k.concurrency}`;
+}
+
+/** True when `query` names this series: its whole id, or a prefix of it ending at a `:`. */
+export function seriesMatches(k: SeriesKey, query: string): boolean {
+  const id = seriesId(k);
+  return id === query || id.startsWith(query.endsWith(':') ? query : `${query}:`);
+}
+
+// ---------------------------------------------------------------- verdicts
+
+/** One field of the run context that differs across a change. */
+export const contextChangeSchema = z
+  .object({ field: z.enum(CONTEXT_FIELDS as [ContextField, ...ContextField[]]), before: z.string(), after: z.string() })
+  .strict();
+export type ContextChange = z.infer<typeof contextChangeSchema>;
+
+export const changeDirectionSchema = z.enum(['regression', 'improvement']);
+export type ChangeDirection = z.infer<typeof changeDirectionSchema>;
+
+/** A detected change of one metric of one series. */
+export const changePointSchema = z
+  .object({
+    metric: metricNameSchema,
+    direction: changeDirectionSchema,
+    /** the first run of the new level, and the last run before it */
+    firstRunId: z.string(),
+    previousRunId: z.string(),
+    /** the run whose test detected it (the last of the k runs) */
+    detectedAtRunId: z.string(),
+    baseline: z.number(),
+    value: z.number(),
+    /** (window median - baseline median) / baseline median */
+    relativeChange: z.number(),
+    pValue: z.number(),
+    /** the runs the baseline held and the runs tested (every verdict names the runs it compared) */
+    baselineRunIds: z.array(z.string()),
+    windowRunIds: z.array(z.string()),
+    /** what changed in the run context between the previous run and the first one of the new level */
+    attribution: z.array(contextChangeSchema),
+  })
+  .strict();
+export type ChangePoint = z.infer<typeof changePointSchema>;
+
+export const metricStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid', 'not-measured']);
+
+/** The test of one metric at one run. */
+export const metricEvaluationSchema = z
+  .object({
+    metric: metricNameSchema,
+    runId: z.string(),
+    value: z.number().nullable(),
+    status: metricStatusSchema,
+    /** median of the baseline runs */
+    baseline: z.number().nullable(),
+    relativeChange: z.number().nullable(),
+    /** p-value of the test in the direction the tested runs moved; null when no test ran */
+    pValue: z.number().nullable(),
+    baselineRunIds: z.array(z.string()),
+    windowRunIds: z.array(z.string()),
+    /** baseline noise (MAD scaled to σ) relative to the baseline median */
+    relativeNoise: z.number().nullable(),
+    change: changePointSchema.optional(),
+  })
+  .strict();
+export type MetricEvaluation = z.infer<typeof metricEvaluationSchema>;
+
+export const trendPointSchema = z.object({ runId: z.string(), value: z.number().nullable(), valid: z.boolean() }).strict();
+export type TrendPoint = z.infer<typeof trendPointSchema>;
+
+export const pointStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid']);
+export type PointVerdictStatus = z.infer<typeof pointStatusSchema>;
+
+export const pointVerdictSchema = z
+  .object({
+    series: z.string(),
+    concurrency: z.number().int().positive(),
+    runId: z.string(),
+    status: pointStatusSchema,
+    /** one evaluation per tested metric, each with the series' recent values */
+    metrics: z.array(metricEvaluationSchema.extend({ trend: z.array(trendPointSchema) })),
+  })
+  .strict();
+export type PointVerdict = z.infer<typeof pointVerdictSchema>;

@@ -1,0 +1,82 @@
+/**
+ * The verdict of one run: each of its points compared with the history of its series, and the
+ * number of points whose change detection found a new regression at this run
+ * (`regressions: none | N`). Pure.
+ */
+import { z } from 'zod';
+import { analyzeSeries, detectionSettingsSchema, type DetectionSettingsInput } from './detect';
+import {
+  pointVerdictSchema,
+  seriesId,
+  type HistoryPoint,
+  type MetricEvaluation,
+  type MetricName,
+  type PointVerdict,
+  type PointVerdictStatus,
+} from './schema';
+
+/** How many runs of a series the trend chart shows. */
+const TREND_RUNS = 12;
+
+export const runVerdictSchema = z
+  .object({
+    runId: z.string(),
+    /** points with a new regression in at least one tested metric */
+    regressions: z.number().int().nonnegative(),
+    points: z.array(pointVerdictSchema),
+    settings: detectionSettingsSchema,
+  })
+  .strict();
+export type RunVerdict = z.infer<typeof runVerdictSchema>;
+
+const RANK: Record<PointVerdictStatus, number> = { regression: 4, improvement: 3, unchanged: 2, 'insufficient-history': 1, invalid: 0 };
+
+function pointStatus(evals: readonly MetricEvaluation[], valid: boolean): PointVerdictStatus {
+  if (!valid) return 'invalid';
+  let best: PointVerdictStatus = 'insufficient-history';
+  for (const e of evals) {
+    const s: PointVerdictStatus = e.status === 'invalid' || e.status === 'not-measured' ? 'insufficient-history' : e.status;
+    if (RANK[s] > RANK[best]) best = s;
+  }
+  return best;
+}
+
+/**
+ * The evaluation of each metric of `point` as of its run, over `series` (every stored point of its
+ * series; the point itself included or not). Later runs of the series are ignored: a verdict
+ * rebuilt later says what was known that night.
+ */
+export function evaluatePoint(point: HistoryPoint, series: readonly HistoryPoint[], settingsIn: DetectionSettingsInput = {}): PointVerdict {
+  const settings = detectionSettingsSchema.parse(settingsIn);
+  const upTo = [...series.filter((p) => p.runId !== point.runId && p.time <= point.time), point];
+  const metrics = settings.metrics.map((m: MetricName) => {
+    const a = analyzeSeries(upTo, m, settings);
+    const ev = a.evaluations.find((e) => e.runId === point.runId)!;
+    const trend = a.evaluations.slice(-TREND_RUNS).map((e) => ({ runId: e.runId, value: e.value, valid: e.status !== 'invalid' }));
+    return { ...ev, trend };
+  });
+  return {
+    series: seriesId(point.key),
+    concurrency: point.key.concurrency,
+    runId: point.runId,
+    status: pointStatus(metrics, point.valid),
+    metrics,
+  };
+}
+
+/** The verdict of a run: its points against their series (`historyOf` gives a point's whole series). */
+export function evaluateRun(
+  runId: string,
+  runPoints: readonly HistoryPoint[],
+  historyOf: (p: HistoryPoint) => readonly HistoryPoint[],
+  settingsIn: DetectionSettingsInput = {},
+): RunVerdict {
+  const settings = detectionSettingsSchema.parse(settingsIn);
+  const points = [...runPoints].sort((a, b) => a.key.concurrency - b.key.concurrency).map((p) => evaluatePoint(p, historyOf(p), settings));
+  return { runId, regressions: points.filter((p) => p.status === 'regression').length, points, settings };
+}
+
+/** The search attribute's value: `none` or the number of regressed points. */
+export function regressionLabel(v: Pick<RunVerdict, 'regressions'>): string {
+  return v.regressions === 0 ? 'none' : String(v.regressions);
+}
