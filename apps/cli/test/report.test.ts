@@ -198,9 +198,25 @@ describe('the HTML report', () => {
     expect(csvCell('a,"b"')).toBe('"a,""b"""');
   });
 
-  it('the record fixture is what the report reads from disk', () => {
-    const rec = JSON.parse(readFileSync(join(a.dir, 'points', 'c16', 'result.json'), 'utf8'));
-    expect(rec.conc).toBe(16);
+  it('the report reads each point record from disk into its row (path, numbers, validity)', () => {
+    const c16 = loadSweepResults(a.dir).points.find((p) => p.concurrency === 16);
+    expect(c16).toMatchObject({
+      valid: true,
+      totalThroughputPerGpu: 900,
+      interactivityP50: 50,
+      resultPath: join(a.dir, 'points', 'c16', 'result.json'),
+    });
+    // the row follows the file: rewrite its throughput and the report reads the new value
+    const file = join(a.dir, 'points', 'c16', 'result.json');
+    const before = readFileSync(file, 'utf8');
+    try {
+      const rec = JSON.parse(before);
+      rec.request_metrics.throughput.per_gpu.total_tput_tps = 901.5;
+      writeFileSync(file, JSON.stringify(rec));
+      expect(loadSweepResults(a.dir).points.find((p) => p.concurrency === 16)?.totalThroughputPerGpu).toBe(901.5);
+    } finally {
+      writeFileSync(file, before);
+    }
   });
 });
 

@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -347,9 +347,13 @@ describe('sweepWorkflow with mocked activities', () => {
   });
 
   it('a worker shutdown (retryable WorkerShutdown) is retried in place: no point attempt, same allocation', async () => {
+    // the failure is what the real activity interceptor makes of an activity cancelled by its worker's shutdown
+    const failure = await shutdownFailure();
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'WorkerShutdown', nonRetryable: false });
     const input = sweep({
       runPoint: (i, n) => {
-        if (n <= 2) throw ApplicationFailure.create({ type: 'WorkerShutdown', message: 'the worker shut down', nonRetryable: false });
+        if (n <= 2) throw failure;
         return defaults.runPoint(i);
       },
     });
@@ -380,6 +384,34 @@ describe('sweepWorkflow with mocked activities', () => {
     expect(runs).toBeGreaterThanOrEqual(2);
   });
 });
+
+/**
+ * Run an activity under the real activity interceptor in a mock activity context, cancel it the way
+ * a worker shutting down does (reason WORKER_SHUTDOWN), and return what the interceptor threw. The
+ * activity itself only sees its sleep cancelled; it never throws WorkerShutdown.
+ */
+async function shutdownFailure(): Promise<unknown> {
+  const mock = new MockActivityEnvironment(
+    { activityType: 'runPoint' },
+    { interceptors: [sweepActivityInterceptors({ heartbeatMs: 1000 })] },
+  );
+  let thrownByActivity: unknown;
+  const ran = mock.run(async () => {
+    try {
+      await Context.current().sleep(60_000);
+    } catch (e) {
+      thrownByActivity = e;
+      throw e;
+    }
+  });
+  mock.cancel('WORKER_SHUTDOWN');
+  const failure = await ran.then(
+    () => new Error('the activity ended without the shutdown'),
+    (e: unknown) => e,
+  );
+  expect(thrownByActivity).toBeInstanceOf(CancelledFailure);
+  return failure;
+}
 
 /** The failure a failed workflow ended with (its cause: an ApplicationFailure thrown by the workflow). */
 async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandAbortedError, CommandTimeoutError, LocalExecutor } from '../src/index';
@@ -27,7 +27,8 @@ describe('LocalExecutor', () => {
 
   it('reports stdout, stderr, exit code, env and stdin; values arrive intact', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-local-'));
-    const r = await ex.run(['bash', '-c', 'echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`'], {
+    // the script runs in `dir`, so an argument that were evaluated as shell would create dir/x
+    const r = await ex.run(['bash', '-c', 'cd "$2" && echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`', dir], {
       env: { V: "a'b\nc" },
       stdin: 'in',
     });
@@ -35,7 +36,10 @@ describe('LocalExecutor', () => {
     expect(r.signal).toBeNull();
     expect(r.stdout).toBe("$(touch x);`y`|a'b\nc\nin");
     expect(r.stderr).toBe('err\n');
-    expect(existsSync(join(dir, 'x'))).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+    // positive control: the same script with the value evaluated does create dir/x
+    await ex.run(['bash', '-c', 'cd "$2" && eval "echo $1"', '_', '$(touch x)', dir]);
+    expect(readdirSync(dir)).toEqual(['x']);
   });
 
   it('reports a terminating signal', async () => {
@@ -52,10 +56,19 @@ describe('LocalExecutor', () => {
     expect(await until(() => !alive(pids[0]!), 5_000)).toBe(true);
   });
 
-  it('an abort kills the group too', async () => {
+  it('an abort kills the group too, grandchildren included', async () => {
     const ac = new AbortController();
-    const p = ex.run(['sleep', '300'], { signal: ac.signal });
-    setTimeout(() => ac.abort(), 100);
+    const pids: number[] = [];
+    const p = ex.run(['bash', '-c', 'sleep 300 & echo $$ $!; sleep 300'], {
+      signal: ac.signal,
+      onStdout: (d) => {
+        pids.push(...d.trim().split(' ').map(Number));
+        ac.abort();
+      },
+    });
     await expect(p).rejects.toBeInstanceOf(CommandAbortedError);
+    expect(pids).toHaveLength(2);
+    expect(pids.every((pid) => pid > 0)).toBe(true);
+    expect(await until(() => !pids.some(alive), 5_000)).toBe(true);
   });
 });

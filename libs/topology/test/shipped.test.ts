@@ -207,7 +207,9 @@ describe(`${SHIPPED}: rule 22`, () => {
     expect(b.nodes[0]!.launchArgv).toEqual(expect.arrayContaining(['--port', String(b.ports.port)]));
   });
 
-  it('snapshot of the five orientations (h200 per-node argv and env, engine settings, capacity)', () => {
+  // A change detector, not a proof: the plan's own output, written down so a review sees every
+  // change to argv, env, settings or capacity. The tests above assert what is right.
+  it('change detector: the five orientations as planned (h200 per-node argv and env, engine settings, capacity)', () => {
     const snap = Object.fromEntries(
       ['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced'].map((o) => {
         const p = plan(o);
