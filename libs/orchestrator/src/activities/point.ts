@@ -57,7 +57,7 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       });
       try {
         if (req.serverUsed) {
-          progress({ phase: 'draining', concurrency: req.concurrency });
+          progress({ phase: 'draining', concurrency: req.concurrency }, { stallSeconds: plan.agentx.drain.deadlineSeconds + 300 });
           await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
         }
         const layout = new ResultsLayout(req.resultsDir);

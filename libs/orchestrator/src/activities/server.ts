@@ -17,7 +17,8 @@ export function serverActivities(ctx: ActivityContext): ServerActivities {
     async importImage(input) {
       const { plan, slurm } = await ctx.open(input);
       if (plan.slurm.containerRuntime !== 'pyxis') return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
-      progress({ phase: 'importing-image', image: plan.image });
+      // an import reports nothing until it ends: its own budget is its watchdog bound (./liveness.ts)
+      progress({ phase: 'importing-image', image: plan.image }, { stallSeconds: Math.max(60, plan.budgets.imageImportSeconds) + 600 });
       const r = await slurm.importImage({
         image: plan.image,
         squashDir: squashDirOf(plan),
@@ -121,7 +122,10 @@ export function serverActivities(ctx: ActivityContext): ServerActivities {
     async captureLogs(input) {
       const { slurm } = await ctx.open(input);
       const { deployment, destDir } = input;
-      progress({ phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length });
+      progress(
+        { phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length },
+        { stallSeconds: 300 * (deployment.steps.length + 1) }, // each copy is bounded at 300 s (libs/slurm copyLogs)
+      );
       const copied = await slurm.copyLogs(deployment.steps, destDir);
       const tails = await slurm.fetchLogs(deployment.steps, { tailLines: 20 });
       return { files: copied.map((c) => c.path), tails: Object.fromEntries(tails.map((t) => [t.node, t.tail])) };
