@@ -11,9 +11,30 @@ const alias = {
   '@infersweep/history': fileURLToPath(new URL('./libs/history/src/index.ts', import.meta.url)),
 };
 
-// Three kinds of test: unit (`*.test.ts`, fast, no services), integration (`*.int.test.ts`, the
-// real local stack; brought up by test/global-setup.ts) and production (`*.prod.test.ts`, the
-// production-shaped Temporal of scripts/stack-production.sh).
+// Four kinds of test: unit (`*.test.ts`, fast, no services), integration (`*.int.test.ts`, the
+// real local stack; brought up by test/global-setup.ts), production (`*.prod.test.ts`, the
+// production-shaped Temporal of scripts/stack-production.sh) and nightly (`*.nightly.test.ts`, the
+// real local stack at production timescales: `npm run test:nightly`, not per commit).
+// scripts/test.sh runs the per-commit projects in lanes and gates them (.ci/run calls it).
+/**
+ * The production-timescale proofs (a queue wait past the old 5-minute window, the full
+ * `--orientation all` under the production-like profile, every real-vLLM shape at every point):
+ * the integration stack and rules, daily instead of per commit.
+ */
+const nightly = {
+  resolve: { alias },
+  test: {
+    name: 'nightly',
+    include: ['libs/*/test/**/*.nightly.test.ts', 'apps/*/test/**/*.nightly.test.ts', 'test/**/*.nightly.test.ts'],
+    exclude: ['**/node_modules/**'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks' as const,
+    poolOptions: { forks: { singleFork: true } },
+    testTimeout: 1_800_000,
+    hookTimeout: 240_000,
+  },
+};
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -23,7 +44,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts'],
-          exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/*.nightly.test.ts', '**/node_modules/**'],
           testTimeout: 20_000,
         },
       },
@@ -59,6 +80,8 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
+      // defined only for `npm run test:nightly` (INFERSWEEP_NIGHTLY=1), so a plain `vitest run` stays per-commit
+      ...(process.env.INFERSWEEP_NIGHTLY === '1' ? [nightly] : []),
     ],
   },
 });

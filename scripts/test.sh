@@ -1,8 +1,175 @@
 #!/usr/bin/env bash
-# The README's test command: unit + integration tests (integration brings the local stack up
-# if it is down). Writes vitest's JSON report to test-results/vitest.json for .ci/run.
+# The README's test command, and the gate: the same by hand (`npm test`) as in CI (.ci/run calls it).
+#   npm test                    the per-commit projects (unit, integration, production) in parallel lanes,
+#                               then the gate below; prints "N passed, N failed"
+#   npm test -- <vitest args>   vitest with those arguments (a file, -t, --project …), CI mode all the same
+#   npm run test:nightly        the nightly project (*.nightly.test.ts, production timescales), gated
+# CI=true always: a stray .only fails its file and a missing snapshot fails instead of being written.
+# Lanes: two integration lanes, each on its own local stack (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA,
+# scripts/stack.sh), plus the unit project beside them. Lane A runs the files that load the CPU (every
+# real-vLLM file, so two vLLM deployments never overlap) and the client-saturation-gated files (so two of
+# them never overlap); lane B every other integration file (a new file lands there), then the production
+# project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
+# every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or
+# files per project than its floor. INFERSWEEP_TEST_LANES=1 runs the two lanes one after the other on
+# one stack (a machine with room for one).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-mkdir -p test-results
-exec npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json "$@"
+export CI=true
+OUT=test-results
+mkdir -p "$OUT"
+
+# The floors: tests and files that must have run per project (measured counts minus a small margin;
+# raise them when tests are added, lower them only with the commit that removes tests).
+FLOORS='{
+  "unit":        { "tests": 330, "files": 60 },
+  "integration": { "tests": 120, "files": 22 },
+  "production":  { "tests": 12,  "files": 3 },
+  "nightly":     { "tests": 4,   "files": 3 }
+}'
+
+# Lane A, in this order (the saturation-gated files first, while lane B mostly waits on queues)
+LANE_A=(
+  libs/orchestrator/test/fidelity.int.test.ts
+  libs/agentx/test/agentx.int.test.ts
+  libs/orchestrator/test/sweep.int.test.ts
+  libs/agentx/test/aiperf.int.test.ts
+  libs/orchestrator/test/local-vllm.int.test.ts
+  libs/orchestrator/test/hybrid-lb.int.test.ts
+  test/vllm/plugin.int.test.ts
+  test/smoke/temporal.int.test.ts
+  test/smoke/simulator.int.test.ts
+  test/smoke/slurm-ssh.int.test.ts
+  test/smoke/web-ui.int.test.ts
+)
+
+now() { date +%s; }
+
+# The gate over the named JSON reports: sums them, prints the slowest files and one summary line,
+# writes $OUT/summary.json; exits 1 on any failure.
+gate() {
+  FLOORS="$FLOORS" node - "$@" <<'EOF'
+const fs = require('fs');
+const floors = JSON.parse(process.env.FLOORS);
+const projectOf = (f) =>
+  f.endsWith('.nightly.test.ts') ? 'nightly' : f.endsWith('.prod.test.ts') ? 'production' : f.endsWith('.int.test.ts') ? 'integration' : 'unit';
+const problems = [];
+const per = {};
+const files = [];
+let passed = 0, failed = 0;
+for (const arg of process.argv.slice(2)) {
+  const [report, rc] = arg.split('=');
+  if (Number(rc) !== 0) problems.push(`${report}: vitest exited ${rc}`);
+  let r;
+  try {
+    r = JSON.parse(fs.readFileSync(report, 'utf8'));
+  } catch (e) {
+    problems.push(`${report}: no report (${e.code ?? e.message})`);
+    failed += 1;
+    continue;
+  }
+  passed += r.numPassedTests;
+  // a failed test, or a file that failed without a failed test (an import error, a failing hook)
+  failed += r.numFailedTests + r.testResults.filter((t) => t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')).length;
+  if (r.numPendingTests + r.numTodoTests > 0) problems.push(`${report}: ${r.numPendingTests} skipped and ${r.numTodoTests} todo tests (none may be)`);
+  for (const t of r.testResults) {
+    const name = t.name.replace(process.cwd() + '/', '');
+    const p = (per[projectOf(name)] ??= { tests: 0, files: 0 });
+    p.tests += t.assertionResults.filter((a) => a.status === 'passed' || a.status === 'failed').length;
+    p.files += 1;
+    files.push({ name, s: (t.endTime - t.startTime) / 1000, status: t.status, tests: t.assertionResults.length });
+    for (const a of t.assertionResults)
+      if (a.status === 'skipped' || a.status === 'pending' || a.status === 'todo') problems.push(`skipped: ${name} > ${a.fullName}`);
+  }
+}
+for (const [project, got] of Object.entries(per)) {
+  const f = floors[project];
+  if (got.tests < f.tests || got.files < f.files)
+    problems.push(`${project}: ${got.tests} tests in ${got.files} files ran, the floor is ${f.tests} tests in ${f.files} files`);
+}
+const expected = process.env.GATE_PROJECTS.split(',');
+for (const project of expected) if (!per[project]) problems.push(`${project}: no test ran`);
+files.sort((a, b) => b.s - a.s);
+console.log('\n[gate] per file (s, tests, status), slowest first:');
+for (const f of files) console.log(`[gate] ${f.s.toFixed(1).padStart(7)} ${String(f.tests).padStart(4)} ${f.status.padEnd(6)} ${f.name}`);
+console.log(`[gate] per project: ${Object.entries(per).map(([p, g]) => `${p} ${g.tests} tests in ${g.files} files`).join('; ')}`);
+for (const p of problems) console.log(`[gate] FAIL ${p}`);
+if (problems.length && failed === 0) failed = problems.length;
+fs.writeFileSync(`${process.env.OUT}/summary.json`, JSON.stringify({ passed, failed, problems, per, files }, null, 2));
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && problems.length === 0 && passed > 0 ? 0 : 1);
+EOF
+}
+
+vitest_json() { # report-name, then vitest arguments
+  local report=$OUT/$1.json
+  shift
+  rm -f "$report"
+  npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
+}
+
+if [ "${1:-}" = "--nightly" ]; then
+  shift
+  export INFERSWEEP_NIGHTLY=1
+  rc=0
+  rm -f "$OUT/summary.json"
+  vitest_json nightly --project nightly "$@" || rc=$?
+  OUT=$OUT GATE_PROJECTS=nightly gate "$OUT/nightly.json=$rc"
+  exit
+fi
+[ $# -eq 0 ] || exec npx vitest run "$@"
+
+LANE_A_SLOT=${INFERSWEEP_STACK_SLOT:-0}
+LANE_A_DATA=${INFERSWEEP_DATA:-$ROOT/.infersweep}
+LANE_B_SLOT=${INFERSWEEP_LANE_B_SLOT:-9}
+LANE_B_DATA=${INFERSWEEP_LANE_B_DATA:-$ROOT/.infersweep-$LANE_B_SLOT}
+LANES=${INFERSWEEP_TEST_LANES:-2}
+[ "$LANES" = 1 ] || [ "$LANE_A_SLOT" != "$LANE_B_SLOT" ] || {
+  echo "[test] lane B needs its own stack slot: INFERSWEEP_LANE_B_SLOT ($LANE_B_SLOT) is lane A's" >&2
+  exit 2
+}
+for f in "${LANE_A[@]}"; do [ -f "$f" ] || { echo "[test] lane A lists $f, which does not exist: edit scripts/test.sh" >&2; exit 2; }; done
+mapfile -t LANE_B < <(
+  find libs apps test -name '*.int.test.ts' -not -path '*/node_modules/*' | sort | grep -vxF -f <(printf '%s\n' "${LANE_A[@]}")
+)
+
+rm -f "$OUT"/*.rc "$OUT/summary.json" "$OUT/phases.txt"
+# the workflow bundle, once for every lane (test/global-setup.ts reuses the file it names)
+t=$(now)
+INFERSWEEP_WORKFLOW_BUNDLE=$(
+  INFERSWEEP_DATA=$LANE_A_DATA npx tsx -e 'import("./test/global-setup.ts").then(async (m) => console.log(await m.ensureWorkflowBundle()))' | tail -n1
+)
+export INFERSWEEP_WORKFLOW_BUNDLE
+[ -s "$INFERSWEEP_WORKFLOW_BUNDLE" ] || { echo "[test] the workflow bundle was not built" >&2; exit 1; }
+echo "workflow-bundle $(($(now) - t)) 0" >"$OUT/phases.txt"
+echo "[test] phase workflow bundle: $(($(now) - t)) s"
+
+lane() { # name slot data vitest-args…: prefixes its output, records its exit code and wall time
+  local name=$1 slot=$2 data=$3 t rc=0
+  shift 3
+  t=$(now)
+  INFERSWEEP_STACK_SLOT=$slot INFERSWEEP_DATA=$data vitest_json "$name" "$@" 2>&1 | sed -u "s/^/[$name] /" || rc=$?
+  echo "$rc" >"$OUT/$name.rc"
+  echo "$name $(($(now) - t)) $rc" >>"$OUT/phases.txt"
+  echo "[test] phase $name: $(($(now) - t)) s (vitest exit $rc)"
+}
+t0=$(now)
+lane unit "$LANE_A_SLOT" "$LANE_A_DATA" --project unit &
+pids=($!)
+if [ "$LANES" = 1 ]; then
+  lane lane-a "$LANE_A_SLOT" "$LANE_A_DATA" --project integration --project production "${LANE_A[@]}" "${LANE_B[@]}" test/production/ &
+  pids+=($!)
+  reports=(unit lane-a)
+else
+  lane lane-a "$LANE_A_SLOT" "$LANE_A_DATA" --project integration "${LANE_A[@]}" &
+  pids+=($!)
+  lane lane-b "$LANE_B_SLOT" "$LANE_B_DATA" --project integration --project production "${LANE_B[@]}" test/production/ &
+  pids+=($!)
+  reports=(unit lane-a lane-b)
+fi
+for p in "${pids[@]}"; do wait "$p" || true; done
+echo "[test] phase tests: $(($(now) - t0)) s"
+args=()
+for r in "${reports[@]}"; do args+=("$OUT/$r.json=$(cat "$OUT/$r.rc" 2>/dev/null || echo missing)"); done
+OUT=$OUT GATE_PROJECTS=unit,integration,production gate "${args[@]}"

@@ -1,12 +1,46 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { dataDirOf } from '../libs/core/src/index';
+import { webpackConfigHook, workflowsPath } from '../libs/orchestrator/src/bundle';
+
+/** The environment variable naming a prebuilt workflow bundle (apps/worker/src/main.ts and the test harnesses read it). */
+export const WORKFLOW_BUNDLE_ENV = 'INFERSWEEP_WORKFLOW_BUNDLE';
+
+/**
+ * Build the workflow bundle once per test run, from the checked-out sources, and name it in
+ * {@link WORKFLOW_BUNDLE_ENV}: the test workers (libs/orchestrator/test/harness.ts), the workers the
+ * tests spawn (they inherit the variable) and the history replays load it instead of running webpack
+ * each. A bundle named by the caller (scripts/test.sh builds one for all its lanes) is reused.
+ */
+export async function ensureWorkflowBundle(): Promise<string> {
+  const given = process.env[WORKFLOW_BUNDLE_ENV];
+  if (given && existsSync(given)) return given;
+  const t0 = Date.now();
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    webpackConfigHook,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+  });
+  const dir = join(dataDirOf(process.env), 'test');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'workflow-bundle.js');
+  writeFileSync(`${file}.${process.pid}`, code);
+  renameSync(`${file}.${process.pid}`, file);
+  process.env[WORKFLOW_BUNDLE_ENV] = file;
+  console.error(`[global-setup] workflow bundle built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${file}`);
+  return file;
+}
 
 /** Integration tests need the local stack: bring it up if `status` says any part is down. */
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   const script = fileURLToPath(new URL('../scripts/stack.sh', import.meta.url));
   try {
     execFileSync('bash', [script, 'status'], { stdio: 'ignore' });
   } catch {
     execFileSync('bash', [script, 'up'], { stdio: 'inherit' });
   }
+  await ensureWorkflowBundle();
 }

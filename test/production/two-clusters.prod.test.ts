@@ -20,8 +20,8 @@ import {
 } from './harness';
 
 // what the stall window must outlast: the runPoint heartbeat timeout (libs/orchestrator/src/workflows/sweep.ts
-// options, 20 s) plus one point of the config (warmup + 10 s profile + drain)
-const STALL_WINDOW_MS = 90_000;
+// options, 20 s) plus a margin; the test also waits until east has completed a point in it
+const STALL_WINDOW_MS = 45_000;
 
 let client: Client;
 const workers: WorkerProcess[] = [];
@@ -79,25 +79,25 @@ describe('two clusters, one worker each', () => {
     const eastDone = await completedPoints(e);
     const killedAt = Date.now();
 
-    // east finishes all its points while west waits
-    const eastParent = client.workflow.getHandle(e.sweepId);
-    await until('east to complete', async () => ((await status(eastParent)) === 'COMPLETED' ? true : undefined), 600_000, 2000);
-    expect(await completedPoints(e)).toBeGreaterThan(eastDone);
-    // hold the west worker away for longer than the heartbeat timeout plus one point
+    // hold the west worker away for longer than the heartbeat timeout, until east has completed a
+    // point meanwhile: east progresses, west does not
     await until(
-      'the stall window',
-      async () => (Date.now() - killedAt > STALL_WINDOW_MS ? true : undefined),
-      STALL_WINDOW_MS + 60_000,
+      'the stall window, east completing a point in it',
+      async () => (Date.now() - killedAt > STALL_WINDOW_MS && (await completedPoints(e)) > eastDone ? true : undefined),
+      600_000,
       1000,
     );
     expect(await completedPoints(w)).toBe(westDone);
     expect(await status(client.workflow.getHandle(w.sweepId))).toBe('RUNNING');
 
-    // west's worker returns: west resumes and completes
+    // west's worker returns while east may still run: west resumes, and both complete
     west = spawnWorker('west');
     workers.push(west);
-    const westParent = client.workflow.getHandle(w.sweepId);
-    await until('west to complete', async () => ((await status(westParent)) === 'COMPLETED' ? true : undefined), 600_000, 2000);
+    const done = (h: WorkflowHandle) => async () => ((await status(h)) === 'COMPLETED' ? true : undefined);
+    await Promise.all([
+      until('east to complete', done(client.workflow.getHandle(e.sweepId)), 600_000, 2000),
+      until('west to complete', done(client.workflow.getHandle(w.sweepId)), 600_000, 2000),
+    ]);
 
     // every point of every orientation on both clusters: scheduled once, completed once, one result file
     for (const s of [e, w]) {

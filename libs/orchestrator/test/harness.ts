@@ -99,11 +99,11 @@ export function allOrientationPlans(
  */
 export const HEARTBEAT_TIMEOUT_SECONDS = 20;
 
-/** How long an allocation waited in the queue before infersweep gave up, before issue 11 (`salloc --immediate=300`). */
+/** How long an allocation used to wait in the queue before infersweep gave up (`salloc --immediate=300`). */
 export const OLD_GRANT_WINDOW_SECONDS = 300;
 
 /**
- * The production-like timing profile (issue 11): what an H200 cluster does to a sweep, at local
+ * The production-like timing profile: what an H200 cluster does to a sweep, at local
  * scale, each wait longer than the limit it threatens.
  *  - drain gate: polls of `drainPollSeconds` (as on a real cluster), `drainIdlePolls` of them before
  *    the next point: the gate takes longer than the point's heartbeat timeout;
@@ -114,9 +114,10 @@ export const OLD_GRANT_WINDOW_SECONDS = 300;
  *    heartbeat timeout; warm-up requests (max_tokens 1) and readiness probes stay short. Prove it
  *    from the point's raw requests ({@link longestRequestMs});
  *  - the allocation waits in the queue behind a job holding every node ({@link holdEveryNode})
- *    for `queueWaitSeconds`, longer than the allocate activity's heartbeat timeout and than the
- *    window the allocation used to give up at (`salloc --immediate=300`, {@link OLD_GRANT_WINDOW_SECONDS});
- *    the job keeps its place for the plan's grant wait (`clusters.<c>.grantWaitMinutes`, hours).
+ *    for longer than the allocate activity's heartbeat timeout (per commit: timings.int.test.ts) and
+ *    than the window the allocation used to give up at (`salloc --immediate=300`,
+ *    {@link OLD_GRANT_WINDOW_SECONDS}; nightly: timings.nightly.test.ts); the job keeps its place
+ *    for the plan's grant wait (`clusters.<c>.grantWaitMinutes`, hours).
  * Apply with {@link productionLike}; the point budgets and the time limit grow by what the slow
  * requests and the drain add, so the time guard still admits every point.
  */
@@ -127,7 +128,6 @@ export const productionTimings = {
   /** the longest a profiled request at the profile's latency may add to a point (4000-token cap would be more; the seed's first requests are far shorter) */
   requestAllowanceSeconds: 120,
   drainDeadlineSeconds: 180,
-  queueWaitSeconds: 310,
 } as const;
 
 /** Drain seconds of the profile: the idle polls at the poll interval (the first poll is immediate). */
@@ -200,14 +200,24 @@ export async function client(): Promise<Client> {
   return connectClient(target);
 }
 
+/**
+ * The run's one workflow bundle (test/global-setup.ts builds it from the checked-out sources and
+ * names it in INFERSWEEP_WORKFLOW_BUNDLE); without it (a file run outside the integration project)
+ * each worker bundles from source.
+ */
+export function workflowBundle(): { codePath: string } | undefined {
+  const codePath = process.env.INFERSWEEP_WORKFLOW_BUNDLE;
+  return codePath ? { codePath } : undefined;
+}
+
 export async function newWorker(taskQueue: string): Promise<Worker> {
-  const { worker } = await createSweepWorker({ cluster: 'local', target, taskQueue });
+  const { worker } = await createSweepWorker({ cluster: 'local', target, taskQueue, workflowBundle: workflowBundle() });
   return worker;
 }
 
 /** The production worker of the `local` cluster on `taskQueue`, running in this process until `stop`. */
 export async function runningWorker(taskQueue: string): Promise<{ stop(): Promise<void> }> {
-  const { worker, connection } = await createSweepWorker({ cluster: 'local', target, taskQueue });
+  const { worker, connection } = await createSweepWorker({ cluster: 'local', target, taskQueue, workflowBundle: workflowBundle() });
   const running = worker.run();
   return {
     stop: async () => {
@@ -340,9 +350,10 @@ export async function keepHistory(h: WorkflowHandle, name: string): Promise<void
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(file, historyToJSON(history));
-  // replay the fresh history right away with the current workflow code
+  // replay the fresh history right away with the current workflow code (the run's bundle when there is one)
+  const bundle = workflowBundle();
   const { bundlerOptions, workflowsPath } = await import('../src/bundle');
-  await Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, h.workflowId);
+  await Worker.runReplayHistory(bundle ? { workflowBundle: bundle } : { workflowsPath, bundlerOptions }, history, h.workflowId);
 }
 
 /** The production worker (apps/worker/src/main.ts) as a child process in its own process group. */

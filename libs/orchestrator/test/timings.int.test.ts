@@ -1,133 +1,26 @@
 /**
- * Issue 11, "sweeps that survive real-cluster timescales": a full `--orientation all` local sweep
- * under the production-like timing profile (./harness.ts, productionTimings) on the real stack
- * (Temporal dev server, local Slurm over the loopback sshd, the simulator per allocation, a real
- * worker with the production activities on a test task queue). Every wait runs longer than the
- * limit it threatens: the first allocation queues behind a job holding every node for longer than
- * the allocate activity's heartbeat timeout and the old 5-minute give-up window, every c=1 request streams longer than the point's
- * heartbeat timeout, and the drain gate before the second point of the first orientation takes
- * longer than it too. Every point completes on its first attempt.
+ * Real-cluster timescales per commit (./timescales.ts): the first two orientations of
+ * `--orientation all` under the production-like profile. The first allocation queues for a little
+ * over twice the allocate activity's heartbeat timeout; the c=1 requests and the drain gate outlast
+ * the point's heartbeat timeout; every point completes on its first attempt. The old 5-minute
+ * give-up window is guarded by the sbatch argv (libs/slurm/test/commands.test.ts: no --immediate,
+ * a grant wait of hours) and, on the real queue, by timings.nightly.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
-import type { ChildSweepOutcome } from '@infersweep/sweep';
-import {
-  allOrientationPlans,
-  HEARTBEAT_TIMEOUT_SECONDS,
-  OLD_GRANT_WINDOW_SECONDS,
-  holdEveryNode,
-  liveJobsOf,
-  localSlurm,
-  longestRequestMs,
-  newWorker,
-  productionDrainSeconds,
-  productionLike,
-  productionTimings,
-  readPoint,
-  realStackSuite,
-  startAll,
-  testInput,
-  waitHeartbeat,
-} from './harness';
+import { HEARTBEAT_TIMEOUT_SECONDS, localSlurm, realStackSuite } from './harness';
+import { expectRealClusterTimescales } from './timescales';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
+const QUEUE_WAIT_SECONDS = 45;
 
-describe('issue 11: real-cluster timescales', () => {
-  it('--orientation all under the production-like profile: queued past the old 5-minute window, requests and drain longer than it, every point on its first attempt', async () => {
-    expect(productionDrainSeconds).toBeGreaterThan(HEARTBEAT_TIMEOUT_SECONDS);
-    expect(productionTimings.queueWaitSeconds).toBeGreaterThan(OLD_GRANT_WINDOW_SECONDS);
-    // the first orientation runs two points (the drain gate runs before the second), the rest c=1
-    const plans = allOrientationPlans((_, i) => (i === 0 ? [1, 2] : [1]), productionLike);
-    const orientations = plans.map((p) => p.orientation);
-    expect(orientations.length).toBeGreaterThan(1);
-    const inputs = plans.map((p) => testInput(p, `timings-${p.orientation}`));
-    const points = inputs.reduce((n, i) => n + i.points.length, 0);
-    const blocker = await holdEveryNode(slurm);
-    const tq = `t-${randomUUID()}`;
-    const worker = await newWorker(tq);
-    const t0 = Date.now();
-    const h = await startAll(suite.client(), inputs, tq);
-    const first = suite.client().workflow.getHandle(inputs[0]!.sweepId);
-    const { outcomes, queued, drainSeconds } = await worker.runUntil(async () => {
-      // the first child's allocation waits behind the blocker, its heartbeat carrying Slurm's pending reason
-      const queued = await waitHeartbeat(
-        first,
-        (d) => d.phase === 'allocating' && d.state === 'PENDING' && Number(d.waitedSeconds) >= productionTimings.queueWaitSeconds,
-        (productionTimings.queueWaitSeconds + 180) * 1000,
-        `the first allocation to wait ${productionTimings.queueWaitSeconds} s in the queue`,
-      );
-      await blocker.release();
-      // the drain gate before the first orientation's second point, timed from its own heartbeats
-      await waitHeartbeat(first, (d) => d.phase === 'draining' && d.concurrency === 2, 300_000, 'the drain gate before c=2');
-      const drainFrom = Date.now();
-      await waitHeartbeat(first, (d) => d.phase !== 'draining' && d.concurrency === 2, 300_000, 'c=2 past its drain gate');
-      const drainSeconds = (Date.now() - drainFrom) / 1000;
-      return { outcomes: (await h.result()) as ChildSweepOutcome[], queued, drainSeconds };
+describe('real-cluster timescales, per commit', () => {
+  it('two orientations under the production-like profile: queued past twice the allocate heartbeat timeout, requests and drain longer than the point heartbeat timeout, every point on its first attempt', async () => {
+    expect(QUEUE_WAIT_SECONDS).toBeGreaterThan(2 * HEARTBEAT_TIMEOUT_SECONDS);
+    await expectRealClusterTimescales(suite.client(), slurm, {
+      queueWaitSeconds: QUEUE_WAIT_SECONDS,
+      queueGuard: { what: 'the allocate heartbeat timeout', seconds: HEARTBEAT_TIMEOUT_SECONDS },
+      orientationCount: 2,
     });
-    const wallSeconds = (Date.now() - t0) / 1000;
-
-    expect(drainSeconds).toBeGreaterThan(HEARTBEAT_TIMEOUT_SECONDS);
-    expect(queued).toMatchObject({ jobName: expect.any(String), reason: expect.stringMatching(/Resources|Priority/) });
-    expect(outcomes.map((o) => [o.orientation, o.status])).toEqual(orientations.map((o) => [o, 'completed']));
-    const longest: { orientation: string; ms: number }[] = [];
-    for (const [i, o] of outcomes.entries()) {
-      const r = o.result!;
-      expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual(inputs[i]!.points.map((c) => [c, 'done', 1]));
-      for (const p of r.points) expect(readPoint(o.resultsDir, p.concurrency).identity.activityAttempt).toBe(1);
-      expect(r.allocations.map((a) => [a.attempt, a.ended])).toEqual([[1, 'released']]);
-      // every c=1 request that stands for "minutes of streaming" outlived the point's heartbeat timeout
-      const c1 = longestRequestMs(o.resultsDir, 1);
-      expect(c1.ms).toBeGreaterThan((HEARTBEAT_TIMEOUT_SECONDS + 5) * 1000);
-      longest.push({ orientation: o.orientation, ms: c1.ms });
-    }
-    // the queued job is the one granted: one Slurm job for the first orientation, adopted as it was queued
-    expect(outcomes[0]!.result!.allocations[0]!.jobName).toBe(queued.jobName);
-    expect(outcomes[0]!.result!.allocations[0]!.jobId).toBe(queued.jobId);
-    expect(
-      await liveJobsOf(
-        slurm,
-        outcomes.flatMap((o) => o.result!.allocations.map((a) => a.jobName)),
-      ),
-    ).toEqual([]);
-
-    // measurements: history per point, time per point, the longest request
-    const c = suite.client();
-    const histories = await Promise.all(
-      [h.workflowId, ...inputs.map((i) => i.sweepId)].map(async (id) => {
-        const d = await c.workflow.getHandle(id).describe();
-        const events = (await c.workflow.getHandle(id).fetchHistory()).events ?? [];
-        const started = events.flatMap((e) =>
-          e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 0] : [],
-        );
-        return { id, events: events.length, started, bytes: Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0) };
-      }),
-    );
-    // no activity needed a second attempt: the queue wait, the long requests and the drain gate never
-    // looked like a dead worker (allocate, waitReady, runPoint … each started once)
-    const activityStarts = histories.flatMap((x) => x.started);
-    expect(activityStarts.length).toBeGreaterThan(inputs.length * 5);
-    expect(activityStarts.filter((a) => a !== 1)).toEqual([]);
-    const events = histories.reduce((n, x) => n + x.events, 0);
-    const bytes = histories.reduce((n, x) => n + x.bytes, 0);
-    const pointSeconds = outcomes.flatMap((o) =>
-      o.result!.points.map((p) => ({
-        at: `${o.orientation} c=${p.concurrency}`,
-        s: (Date.parse(p.finishedAt!) - Date.parse(p.startedAt!)) / 1000,
-      })),
-    );
-    const top = longest.reduce((a, b) => (b.ms > a.ms ? b : a));
-    console.log(
-      `[measure] --orientation all (${orientations.length} orientations, ${points} points) under the production-like profile: ${wallSeconds.toFixed(0)} s wall, queued ${queued.waitedSeconds} s (${queued.reason}) before the blocker was released; drain gate before c=2 ${drainSeconds.toFixed(0)} s; ${activityStarts.length} activity starts, all attempt 1`,
-    );
-    console.log(
-      `[measure] history: ${events} events, ${bytes} bytes over parent + ${inputs.length} children = ${(events / points).toFixed(1)} events and ${Math.round(bytes / points)} bytes per point (${histories.map((x) => x.events).join(', ')} events)`,
-    );
-    console.log(
-      `[measure] time per point (runPoint start → record): ${pointSeconds.map((p) => `${p.at} ${p.s.toFixed(0)} s`).join(', ')}; wall ${(wallSeconds / points).toFixed(0)} s per point`,
-    );
-    console.log(
-      `[measure] longest c=1 request: ${(top.ms / 1000).toFixed(1)} s (${top.orientation}); per orientation ${longest.map((l) => `${l.orientation} ${(l.ms / 1000).toFixed(1)} s`).join(', ')}; heartbeat timeout ${HEARTBEAT_TIMEOUT_SECONDS} s`,
-    );
-  }, 900_000);
+  }, 600_000);
 });

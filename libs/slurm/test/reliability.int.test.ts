@@ -3,21 +3,19 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } f
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  AllocationError,
-  CommandAbortedError,
-  SlurmCluster,
-  SshExecutor,
-  type AllocationProgress,
-  type LivenessVerdict,
-} from '../src/index';
+import { AllocationError, SshExecutor, type LivenessVerdict } from '../src/index';
 import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackDir, uniqueName, until } from './helpers';
+import { expectQueueWait } from './queue-wait';
 
 /**
- * Issue 11 on the real cluster: what a busy Slurm and a real login node do to a sweep that runs
- * for days (queue waits longer than the old 5-minute window, slurmctld timing out, OpenSSH's
- * default MaxSessions, a cancel while queued, a retried launch, a large log).
+ * On the real cluster: what a busy Slurm and a real login node do to a sweep that runs
+ * for days (long queue waits, slurmctld timing out, OpenSSH's default MaxSessions, a cancel while
+ * queued, a retried launch, a large log).
  */
+
+/** Per commit the queue hold spans many pending polls (2 s); reliability.nightly.test.ts holds past the old 5-minute window. */
+const QUEUE_HOLD_SECONDS = 30;
+const PENDING_POLL_SECONDS = 2;
 const loginBin = (): string => join(stackDir(), 'login-bin');
 
 /** An squeue on the login node's PATH that fails every third call like a slurmctld that timed out; real squeue behind it. */
@@ -39,7 +37,7 @@ function installFlakySqueue(): () => void {
 }
 const flakyCalls = (): number => Number(readFileSync(join(loginBin(), '.squeue-calls'), 'utf8').trim());
 
-describe('issue 11: a flaky Slurm and a real login node', () => {
+describe('a flaky Slurm and a real login node', () => {
   const { exec, cluster } = sshCluster();
   const created = new Set<string>();
   const names = new Set<string>();
@@ -141,82 +139,9 @@ describe('issue 11: a flaky Slurm and a real login node', () => {
     await expect(cluster.copyLogs([{ node: 'node3', logFile: join(dir, 'missing.log'), jobId: '1' }], dest)).rejects.toThrow(/missing/);
   });
 
-  it('queue: a request waits behind a job holding every node past the old 5-minute window; a retry adopts the queued job by name; a cancel withdraws its pending job and nothing is granted later', async () => {
-    const blocker = await cluster.allocate(
-      allocRequest('blocker', { nodes: 4, exclusive: true, timeLimitMinutes: 15, grantTimeoutSeconds: 120 }),
-    );
-    created.add(blocker.jobId);
-    const slow = new SlurmCluster(exec, { pollIntervalMs: 250, pendingPollMs: 2_000 });
-    const req = (tag: string) => {
-      const jobName = uniqueName(tag);
-      names.add(jobName);
-      return {
-        jobName,
-        nodes: 1,
-        gres: false,
-        exclusive: false,
-        timeLimitMinutes: 5,
-        grantTimeoutSeconds: 3600,
-        logFile: join(shared(), `${jobName}.salloc.log`),
-      };
-    };
-
-    // 1) cancel while salloc waits: the pending job is withdrawn, and stays gone once the nodes are free
-    const cancelled = req('cancel');
-    const ctl = new AbortController();
-    let pendingSeen: AllocationProgress | undefined;
-    const p1 = slow
-      .allocate(cancelled, { signal: ctl.signal, onProgress: (p) => (p.state === 'PENDING' ? (pendingSeen = p) : undefined) })
-      .catch((e: unknown) => e);
-    await until(async () => pendingSeen, 60_000, 'the request to be PENDING');
-    expect(pendingSeen!.reason).toMatch(/Resources|Priority/);
-    const tCancel = Date.now();
-    ctl.abort();
-    const err = await p1;
-    const cancelToZeroMs = Date.now() - tCancel;
-    expect(err).toBeInstanceOf(CommandAbortedError);
-    expect((await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
-    console.log(`[measure] cancel while queued → zero live jobs of the name: ${cancelToZeroMs} ms`);
-
-    // 2) a long wait; the first waiter dies (its heartbeat throws), a retry adopts the same queued job
-    const long = req('longwait');
-    const t0 = Date.now();
-    let firstJob: string | undefined;
-    const died = await slow
-      .allocate(long, {
-        onProgress: (p) => {
-          if (p.state === 'PENDING') {
-            firstJob = p.jobId;
-            throw new Error('worker died');
-          }
-        },
-      })
-      .catch((e: unknown) => e);
-    expect((died as Error).message).toBe('worker died');
-    expect(firstJob).toMatch(/^\d+$/);
-    const progress: AllocationProgress[] = [];
-    // the retry is told how long the first attempt had waited (its last heartbeat): the wait keeps its age
-    const before = Math.round((Date.now() - t0) / 1000) + 100;
-    const p2 = slow.allocate(long, { onProgress: (p) => progress.push(p), waitedSecondsBefore: before });
-    await until(async () => progress.length > 0, 30_000, 'the retry to report');
-    expect(progress[0]).toMatchObject({ adoptedPending: true, jobId: firstJob, state: 'PENDING' });
-    expect(progress[0]!.waitedSeconds).toBeGreaterThanOrEqual(before);
-    // hold the nodes past the old window (salloc --immediate=300 gave up after 300 s)
-    await until(async () => Date.now() - t0 > 310_000, 330_000, 'the old 300 s window to pass', 5_000);
-    expect((await cluster.describe(firstJob!)).state).toBe('PENDING');
-    await cluster.release(blocker.jobId);
-    const a = await p2;
-    created.add(a.jobId);
-    console.log(
-      `[measure] queued ${Math.round((Date.now() - t0) / 1000)} s behind a job holding every node; granted job ${a.jobId} (same job as before the retry), ${progress.length} progress reports`,
-    );
-    expect(a.jobId).toBe(firstJob);
-    expect(a.adopted).toBe(true);
-    expect((await cluster.describe(a.jobId)).state).toBe('RUNNING');
-    // the cancelled request never came back once the nodes were free
-    expect((await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
-    await cluster.release(a.jobId);
-  }, 480_000);
+  it(`queue: a request waits behind a job holding every node for ${QUEUE_HOLD_SECONDS} s (${QUEUE_HOLD_SECONDS / PENDING_POLL_SECONDS} pending polls); a retry adopts the queued job by name; a cancel withdraws its pending job and nothing is granted later`, async () => {
+    await expectQueueWait({ exec, cluster, created, names }, QUEUE_HOLD_SECONDS);
+  }, 240_000);
 
   it("an impossible request fails at once, non-retryable, naming Slurm's pending reason, and leaves no job", async () => {
     const jobName = uniqueName('impossible');
@@ -225,7 +150,7 @@ describe('issue 11: a flaky Slurm and a real login node', () => {
       .allocate({ jobName, nodes: 9, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 3600 })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AllocationError);
-    expect((err as AllocationError).retryable).toBe(false);
+    expect((err as AllocationError).kind).toBe('fatal');
     expect((err as AllocationError).context.reason).toBe('PartitionNodeLimit');
     expect((await cluster.jobsNamed(jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
   });
