@@ -90,6 +90,7 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   captureLogs: () => ({ files: [], tails: {} }),
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
+  recordHistory: () => ({ regressions: 0, label: 'none', store: '/results', skipped: [] }),
 };
 
 function mockActivities(): SweepActivities {
@@ -317,7 +318,7 @@ describe('sweepWorkflow with mocked activities', () => {
   it('a fatal launch failure counts allocation attempts; past the budget the sweep waits for an operator, abort ends it', async () => {
     const input = sweep({
       launchServer: () => {
-        throw new StepLaunchError('srun: error: invalid partition', { retryable: false });
+        throw new StepLaunchError('srun: error: invalid partition', { kind: 'fatal' });
       },
     });
     const { handle, result } = await run(input);
@@ -382,6 +383,28 @@ describe('sweepWorkflow with mocked activities', () => {
     let runs = 0;
     for await (const _w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) runs++;
     expect(runs).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a continued run holds what the last one held: the image imported on the job is not imported again, nothing reallocated', async () => {
+    // server-per-point launches a server per point on the one allocation, so a continued run launches
+    // servers on a job the image was already imported on (head-node import: once per job)
+    const input = sweep(
+      {},
+      { points: [1, 2, 4, 8, 16, 32], historyEventLimit: 40, policy: 'server-per-point', importImage: true, importImageOn: 'head-node' },
+    );
+    const { handle, result } = await run(input);
+    const r = await result;
+    expect(r.status).toBe('completed');
+    let runs = 0;
+    for await (const _w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) runs++;
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect((await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name).toBe(
+      'CONTINUED_AS_NEW',
+    );
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+    expect(callsOf(input, 'importImage').map((i) => (i.allocation as Allocation).jobId)).toEqual(['100']);
+    expect(callsOf(input, 'launchServer').map((i) => i.serverIndex)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 2, 4, 8, 16, 32]);
   });
 });
 
@@ -510,7 +533,7 @@ describe('req 6: a job the sweep owns is never forgotten', () => {
       {
         allocate: () => {
           // what the workflow sees once the activity's retries are spent (non-retryable here to keep the test short)
-          throw new AllocationError('ssh: connect to host login port 22: Connection refused', { retryable: false });
+          throw new AllocationError('ssh: connect to host login port 22: Connection refused', { kind: 'fatal' });
         },
       },
       { historyEventLimit: limit },

@@ -44,21 +44,36 @@ import {
 } from '@infersweep/sweep';
 import { allocationJobName, ResultsLayout } from '@infersweep/core';
 import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
+import { Lease, type LeaseSnapshot } from './lease';
 import type { SweepVerbs } from './activities';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 
 /** What a sweep hands to its next run when it continues as new (history kept bounded). */
 export interface SweepCarryOver {
   progress: SweepProgress;
-  allocation?: Allocation;
-  deployment?: Deployment;
-  serverIndex: number;
-  serverUsed: boolean;
-  pointsOnAllocation: number;
+  /** what the sweep holds: allocation, server, image import (./lease.ts) */
+  lease?: LeaseSnapshot;
   allocationBudgetBase: number;
   /** runs before this one (continue-as-new count) */
   runs: number;
 }
+
+/**
+ * A carry-over written before the lease was one object listed its fields at the top level (without
+ * importedOnJob). Removed once no sweep started by a worker before `Lease` can still be running.
+ */
+type CarriedFlat = Partial<LeaseSnapshot>;
+const leaseOf = (c: SweepCarryOver): LeaseSnapshot => {
+  if (c.lease) return c.lease;
+  const flat = c as SweepCarryOver & CarriedFlat;
+  return {
+    allocation: flat.allocation,
+    deployment: flat.deployment,
+    serverIndex: flat.serverIndex ?? 0,
+    serverUsed: flat.serverUsed ?? false,
+    pointsOnAllocation: flat.pointsOnAllocation ?? 0,
+  };
+};
 
 export interface SweepRunInput extends SweepInput {
   /** continue-as-new past this many history events (default 10 000; tests use a small one) */
@@ -88,13 +103,8 @@ export class SweepRun {
   readonly state: SweepProgress;
   private readonly layout: ResultsLayout;
   private readonly plan: PlanInput;
-  private alloc?: Allocation;
-  private deployment?: Deployment;
-  private serverIndex = 0;
-  /** The job the image was last imported on (imageImport.on = head-node; a repeat is a cached check). */
-  private importedOnJob?: string;
-  private serverUsed = false;
-  private pointsOnAllocation = 0;
+  /** what the sweep holds on the cluster; continue-as-new carries its snapshot */
+  private readonly lease: Lease;
   /** allocation attempts before the last operator retry do not count */
   private allocationBudgetBase = 0;
   private operatorRetry = false;
@@ -108,15 +118,8 @@ export class SweepRun {
   ) {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
-    if (c)
-      Object.assign(this, {
-        alloc: c.allocation,
-        deployment: c.deployment,
-        serverIndex: c.serverIndex,
-        serverUsed: c.serverUsed,
-        pointsOnAllocation: c.pointsOnAllocation,
-        allocationBudgetBase: c.allocationBudgetBase,
-      });
+    this.lease = new Lease(c && leaseOf(c));
+    this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.layout = new ResultsLayout(input.resultsDir);
     this.plan = patched(PATCHES.planByReference)
       ? { planRef: { planHash: input.planHash, resultsDir: input.resultsDir } }
@@ -198,27 +201,28 @@ export class SweepRun {
 
   /** An allocation (a new attempt if there is none) and a ready server on it. */
   async ensureServer(): Promise<void> {
-    if (!this.alloc) await this.allocate();
-    const alloc = this.alloc!;
-    if (this.deployment) return;
-    if (this.input.importImage && this.input.importImageOn === 'head-node' && this.importedOnJob !== alloc.jobId) {
+    if (!this.lease.allocation) await this.allocate();
+    const alloc = this.lease.allocation!;
+    if (this.lease.deployment) return;
+    if (this.input.importImage && this.input.importImageOn === 'head-node' && this.lease.needsImport(alloc.jobId)) {
       // InferenceX's way: on the allocation's head compute node (one import per squash file, under a lock)
       this.touch('importing-image', `on ${alloc.headNode} of job ${alloc.jobId}`);
       await this.act.importImage({ ...this.plan, sweepId: this.input.sweepId, allocation: alloc });
-      this.importedOnJob = alloc.jobId;
+      this.lease.importedOnJob = alloc.jobId;
     }
-    this.serverIndex += 1;
-    this.touch('launching', `server ${this.serverIndex} on job ${alloc.jobId} (${alloc.nodes.join(',')})`);
-    this.deployment = await this.act.launchServer({
+    const serverIndex = this.lease.nextServer();
+    this.touch('launching', `server ${serverIndex} on job ${alloc.jobId} (${alloc.nodes.join(',')})`);
+    const deployment = await this.act.launchServer({
       ...this.plan,
       sweepId: this.input.sweepId,
       allocation: alloc,
-      serverIndex: this.serverIndex,
+      serverIndex,
       resultsDir: this.input.resultsDir,
     });
+    this.lease.deployment = deployment;
     this.touch('waiting-ready');
-    await this.act.waitReady({ ...this.plan, deployment: this.deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
-    this.serverUsed = false;
+    await this.act.waitReady({ ...this.plan, deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
+    this.lease.ready(deployment);
   }
 
   private async allocate(): Promise<void> {
@@ -227,7 +231,7 @@ export class SweepRun {
     this.state.allocations.push({ attempt, jobName, nodes: [], requestedAt: now() });
     this.touch('allocating', `allocation attempt ${attempt}`);
     try {
-      this.alloc = await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt });
+      this.lease.granted(await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt }));
     } catch (err) {
       const releaseOnCancel = patched('release-on-cancelled-allocate');
       if (isCancellation(err) && !releaseOnCancel) throw err;
@@ -238,16 +242,15 @@ export class SweepRun {
       await CancellationScope.nonCancellable(() => this.act.release({ ...this.plan, jobName }));
       throw err;
     }
-    const a = this.alloc;
+    const a = this.lease.allocation!;
     const rec = this.state.allocations[this.state.allocations.length - 1]!;
     Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
     this.state.allocation = { jobId: a.jobId, nodes: a.nodes, attempt, grantedAt: a.grantedAt, timeLimitMinutes: a.timeLimitMinutes };
-    this.pointsOnAllocation = 0;
   }
 
   /** Run one point on the ready server (cancellable by the abort update). */
   async measure(pt: PointState): Promise<void> {
-    const a = this.alloc!;
+    const a = this.lease.allocation!;
     startPoint(pt, a.jobId, now());
     this.state.currentPoint = pt.concurrency;
     this.touch('running-point');
@@ -258,21 +261,20 @@ export class SweepRun {
         ...this.plan,
         sweepId,
         planHash,
-        deployment: this.deployment!,
+        deployment: this.lease.deployment!,
         concurrency: pt.concurrency,
         attempt: pt.attempts,
         allocationAttempt: this.state.allocation?.attempt ?? 0,
         policy,
         pointBudgetSeconds,
         resultsDir,
-        serverUsed: this.serverUsed,
+        serverUsed: this.lease.serverUsed,
       }),
     );
     this.pointScope = undefined;
     finishPoint(pt, summary, now());
     this.state.currentPoint = undefined;
-    this.serverUsed = true;
-    this.pointsOnAllocation += 1;
+    this.lease.pointDone();
     this.touch(undefined, `c=${pt.concurrency} ${summary.valid ? 'valid' : `invalid: ${summary.reasons.join('; ')}`}`);
   }
 
@@ -280,7 +282,11 @@ export class SweepRun {
   async applyPolicy(): Promise<void> {
     if (this.input.policy === 'server-per-point') await this.stopServer('policy');
     if (this.input.policy === 'allocation-per-point') await this.teardown('released', 'policy: fresh allocation per point');
-    else if (this.input.pointsPerAllocation !== undefined && this.alloc && this.pointsOnAllocation >= this.input.pointsPerAllocation) {
+    else if (
+      this.input.pointsPerAllocation !== undefined &&
+      this.lease.allocation &&
+      this.lease.pointsOnAllocation >= this.input.pointsPerAllocation
+    ) {
       await this.teardown('released', `policy: ${this.input.pointsPerAllocation} point(s) per allocation`);
     }
   }
@@ -299,7 +305,7 @@ export class SweepRun {
       if (pt.status === 'running') requeuePoint(pt, f.message);
       let end = lossEnd(f);
       // the time guard replacing an allocation that never ran a point is a failed attempt
-      if (end === 'insufficient-time' && this.pointsOnAllocation === 0) end = 'allocation-failed';
+      if (end === 'insufficient-time' && this.lease.pointsOnAllocation === 0) end = 'allocation-failed';
       this.touch('recovering', `${f.type}: ${f.message}`);
       await this.teardown(end, f.message);
     } else if (pt.status === 'running') {
@@ -310,15 +316,13 @@ export class SweepRun {
     } else {
       // allocation/launch/readiness failed after retries: count the attempt, start over
       this.touch('recovering', f.message);
-      await this.teardown(f.type === 'AllocationError' || !this.alloc ? 'allocation-failed' : 'launch-failed', f.message);
+      await this.teardown(f.type === 'AllocationError' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed', f.message);
     }
     return 'next';
   }
 
   private async stopServer(reason: string): Promise<void> {
-    const dep = this.deployment;
-    this.deployment = undefined;
-    this.serverUsed = false;
+    const dep = this.lease.dropServer();
     if (!dep) return;
     await CancellationScope.nonCancellable(async () => {
       await this.captureLogs(dep, reason);
@@ -344,10 +348,8 @@ export class SweepRun {
   /** Release the allocation (and stop/capture the server first); idempotent, never cancelled. */
   async teardown(ended: AllocationEnd, reason: string | undefined): Promise<void> {
     await CancellationScope.nonCancellable(async () => {
-      const dep = this.deployment;
-      const a = this.alloc;
-      this.deployment = undefined;
-      this.serverUsed = false;
+      const a = this.lease.allocation;
+      const dep = this.lease.dropServer();
       if (dep) {
         await this.captureLogs(dep, reason ?? ended);
         await this.act.stopServer({ ...this.plan, deployment: dep }).catch(() => undefined);
@@ -358,7 +360,7 @@ export class SweepRun {
         // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
         recordAllocationEnd(this.state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
         // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
-        this.alloc = undefined;
+        this.lease.allocation = undefined;
         this.state.allocation = undefined;
       }
     });
@@ -393,7 +395,7 @@ export class SweepRun {
         const reason = `${failed}; the last try failed too: ${messageOf(err)}. Job ${a.jobId} (${a.jobName}) may still hold its nodes: ${clear}`;
         recordAllocationEnd(this.state, a.jobName, 'release-failed', reason, now());
         // state.allocation keeps showing the job; this run stops trying (close() has nothing left to release)
-        this.alloc = undefined;
+        this.lease.allocation = undefined;
         throw ApplicationFailure.nonRetryable(reason, RELEASE_FAILED, { kind: 'fatal', input: false, jobId: a.jobId, jobName: a.jobName });
       }
     }
@@ -430,15 +432,11 @@ export class SweepRun {
     return info.continueAsNewSuggested || info.historyLength >= (this.input.historyEventLimit ?? 10_000);
   }
 
-  /** Continue as new with the whole state, the allocation and the server carried over. */
+  /** Continue as new with the whole state and the lease (allocation, server, image import) carried over. */
   async continueAsNew(): Promise<never> {
     const carried: SweepCarryOver = {
       progress: this.state,
-      allocation: this.alloc,
-      deployment: this.deployment,
-      serverIndex: this.serverIndex,
-      serverUsed: this.serverUsed,
-      pointsOnAllocation: this.pointsOnAllocation,
+      lease: this.lease.snapshot(),
       allocationBudgetBase: this.allocationBudgetBase,
       runs: (this.input.carried?.runs ?? 0) + 1,
     };
