@@ -58,6 +58,12 @@ export const requestRecordSchema = z
     end_ms: z.number(),
     ttft_ms: z.number().nullable(),
     itl_ms: z.number().nullable(),
+    /**
+     * Full-response ITL, ms: (end − first token) / (osl − 1) over every generated token (reasoning and
+     * tool calls included); aiperf's `full_response_inter_token_latency`. The own client's `itl_ms` already
+     * spans every streamed token, so it writes the same value. Absent in records written before this field.
+     */
+    full_response_itl_ms: z.number().nullable().optional(),
     e2el_ms: z.number().nullable(),
     /** Server-reported (usage) token counts — never counted from chunks. */
     isl: z.number().int().nullable(),
@@ -171,6 +177,8 @@ export const pointResultSchema = z
         path: z.string().nullable(),
         seed: z.number().int().nullable(),
         entry_count: z.number().int(),
+        /** aiperf's `metadata.dataset` from profile_export_aiperf.json, verbatim (the aiperf client only). */
+        aiperf_metadata: z.record(z.string(), z.unknown()).optional(),
       })
       .strict(),
     num_requests_total: z.number().int(),

@@ -8,26 +8,75 @@ import {
   inferencexContext,
   inferencexFileName,
   inferencexShape,
-  kvPoolTokens,
+  kvPoolTokensFromServerLog,
+  kvPoolTokensFromServerLogs,
   parseAiperfJsonl,
   parsePrometheus,
   pointResultSchema,
+  recipeFingerprint,
   requestMetrics,
   serverMetricsWindow,
   toInferencex,
+  type InferencexAgg,
   type PointResult,
+  type RequestRecord,
 } from '@infersweep/agentx';
 
 const data = (f: string) => readFileSync(new URL(`./data/${f}`, import.meta.url), 'utf8');
-/** An InferenceX aggregate (`build_agg`, docs/inferencex.md) for Kimi K3 on 4×8 H200, TP8×DP4/EP32, c=8. */
-const FIXTURE = JSON.parse(data('inferencex-agg-kimik3-h200-conc8.json')) as Record<string, unknown>;
 const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
 const { config } = parseSweepConfig(shipped, { file: 'configs/kimik3-fp4-h200.yaml', env: { INFERSWEEP_STACK: '/stack' } });
 const plan = (o: string) => planSweep(config, { orientation: o, cluster: 'h200' });
 
+/**
+ * The key sets InferenceX's own stable-schema test asserts with `==` (InferenceX
+ * utils/agentic/aggregation/test_process_agentic_result.py @ 843c6254f: AGG_TOP_LEVEL_KEYS,
+ * REQUEST_ACCOUNTING_KEYS, SERVER_METRICS_KEYS, SERVER_CACHE_KEYS, SERVER_KV_CACHE_KEYS,
+ * SERVER_KV_OFFLOAD_KEYS, SERVER_TOKEN_KEYS, SERVER_PROMPT_SOURCE_KEYS, REQUEST_METRICS_KEYS,
+ * REQUEST_LATENCY_KEYS, REQUEST_TOKEN_KEYS, REQUEST_THROUGHPUT_KEYS, REQUEST_CACHE_KEYS). Written out
+ * here from that file, not from this repository's schema, so the test can fail.
+ */
+const IX = {
+  topLevelSingleNode: [
+    'infmax_model_prefix', 'model', 'hw', 'framework', 'precision', 'conc', 'scenario_type', 'is_multinode', 'tp', 'pp',
+    'dcp_size', 'pcp_size', 'ep', 'dp_attention', 'kv_offloading', 'kv_offload_backend', 'allocated_cpu_dram_gb',
+    'num_requests_total', 'num_requests_successful', 'request_accounting', 'request_metrics', 'server_metrics',
+    'kv_cache_pool_tokens',
+  ],
+  requestAccounting: ['records_total', 'records_profiled', 'records_dropped_total', 'records_warmup_dropped', 'records_error_dropped', 'error_categories'],
+  serverMetrics: ['present', 'adapter', 'metric_count', 'cache', 'kv_cache', 'kv_offload', 'tokens', 'sources'],
+  serverCache: [
+    'gpu_cache_hit_rate', 'cpu_cache_hit_rate', 'external_cache_hit_rate', 'overall_cache_hit_rate', 'prefix_cache_hits',
+    'prefix_cache_queries', 'external_prefix_cache_hits', 'external_prefix_cache_queries', 'cached_tokens_by_source',
+    'frontend_cache_hit_rate', 'router_kv_hit_rate', 'router_shared_cache_hit_rate', 'frontend_cached_tokens', 'frontend_input_tokens',
+  ],
+  serverKvCache: ['gpu_usage_pct', 'gpu_total_tokens', 'cpu_usage_pct', 'cpu_used_tokens', 'cpu_total_tokens'],
+  serverKvOffload: [
+    'bytes_gpu_to_cpu', 'bytes_cpu_to_gpu', 'time_gpu_to_cpu', 'time_cpu_to_gpu',
+    'bandwidth_gpu_to_cpu_bytes_per_second', 'bandwidth_cpu_to_gpu_bytes_per_second',
+  ],
+  serverTokens: ['prompt_total', 'generation_total', 'requests_completed', 'prompt_by_source'],
+  serverPromptSource: ['gpu_cache_hit', 'cpu_or_external_cache_hit', 'computed', 'raw'],
+  requestMetrics: ['qps', 'latency', 'tokens', 'throughput', 'cache'],
+  requestLatency: ['ttft', 'e2el', 'itl', 'tpot', 'intvty', 'e2e_norm_intvty', 'full_response_itl', 'full_response_intvty'],
+  requestTokens: ['input', 'output_actual', 'output_expected'],
+  requestThroughput: ['input', 'output', 'total', 'duration_seconds', 'per_gpu'],
+  requestCache: ['theoretical_cache_hit_rate'],
+} as const; // prettier-ignore
+
+/**
+ * InferenceX's own processor (`python -m utils.agentic.aggregation.process_agentic_result` at 843c6254f),
+ * run by hand on data/aiperf-profile-export.jsonl (a real aiperf 0.13.0 export) as
+ * `RESULT_DIR/aiperf_artifacts/profile_export.jsonl`, with the ix-balanced shape in its environment
+ * (IS_MULTINODE=true, PREFILL_NUM_WORKERS=4, PREFILL_TP=8, PREFILL_EP=32, PREFILL_DP_ATTN=true,
+ * DECODE_NUM_WORKERS=0, DECODE_TP=8, DECODE_EP=32, DECODE_DP_ATTN=true, CONC=8, KV_OFFLOADING=none,
+ * RUNNER_TYPE=h200, no server_metrics_export.json, no trace-metadata cache). Its output, verbatim.
+ */
+const IX_PROCESSOR_OUTPUT = JSON.parse(data('inferencex-processor-aiperf-c8.json')) as InferencexAgg;
+
+const aiperfRequests = (): RequestRecord[] => aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
+
 /** A record built from real exports: aiperf 0.13.0 per-request rows and a vLLM DP2 /metrics scrape. */
-function realRecord(conc: number, gpus: number): PointResult {
-  const records = aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
+function realRecord(conc: number, gpus: number, requests = aiperfRequests()): PointResult {
   const samples = parsePrometheus(data('vllm-dp2-metrics.txt')).samples;
   const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
   const server = serverMetricsWindow(
@@ -61,10 +110,11 @@ function realRecord(conc: number, gpus: number): PointResult {
     gpu_count: gpus,
     settings,
     dataset: { source_type: 'public', loader: 'semianalysis_cc_traces_weka_062126', path: null, seed: null, entry_count: 393 },
-    num_requests_total: records.length,
-    num_requests_successful: records.filter((r) => r.phase === 'profiling' && r.ok).length,
-    request_accounting: accounting(records),
-    request_metrics: requestMetrics(records, gpus),
+    num_requests_total: requests.length,
+    num_requests_successful: requests.filter((r) => r.phase === 'profiling' && r.ok).length,
+    request_accounting: accounting(requests),
+    // the aiperf adapter takes this rate from profile_export_aiperf.json, absent here (libs/agentx/src/aiperf/run.ts)
+    request_metrics: { ...requestMetrics(requests, gpus), cache: { theoretical_cache_hit_rate: null } },
     concurrency: {
       target_sessions: conc,
       time_weighted_sessions: null,
@@ -99,113 +149,203 @@ function realRecord(conc: number, gpus: number): PointResult {
   });
 }
 
-/** The shape of a JSON value: objects by key (recursively), arrays by their first element, scalars by type. */
-function shape(v: unknown): unknown {
-  if (Array.isArray(v)) return v.length ? [shape(v[0])] : [];
-  if (v !== null && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, shape((v as Record<string, unknown>)[k])]),
-    );
-  return v === null ? 'number|null' : typeof v === 'number' ? 'number|null' : typeof v;
+const keys = (o: unknown) => Object.keys(o as object).sort();
+const sorted = (k: readonly string[]) => [...k].sort();
+
+/** Every number in `actual` equals InferenceX's within its 5-decimal rounding (keys must match too). */
+function expectSameNumbers(actual: unknown, expected: unknown, path: string): void {
+  if (typeof expected === 'number') {
+    expect(typeof actual, path).toBe('number');
+    expect(Math.abs((actual as number) - expected), path).toBeLessThanOrEqual(1.01e-5 * Math.max(1, Math.abs(expected)));
+    return;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    expect(keys(actual), path).toEqual(keys(expected));
+    for (const k of Object.keys(expected)) expectSameNumbers((actual as never)[k], (expected as never)[k], `${path}.${k}`);
+    return;
+  }
+  expect(actual, path).toEqual(expected);
 }
 
-describe('InferenceX export (build_agg shape)', () => {
-  it("the schema accepts InferenceX's documented aggregate, and rejects a field it does not know", () => {
-    expect(() => inferencexAggSchema.parse(FIXTURE)).not.toThrow();
-    expect(() => inferencexAggSchema.parse({ ...FIXTURE, identity: {} })).toThrow(/identity/);
-    expect(() => inferencexAggSchema.parse({ ...FIXTURE, dp_attention: true })).toThrow();
+describe('InferenceX export (build_agg, field for field)', () => {
+  const p = plan('ix-balanced');
+  const ctx = inferencexContext(p);
+  const agg = toInferencex(realRecord(8, 32), ctx, { requests: aiperfRequests() });
+
+  it("every nested key set is the one InferenceX's stable-schema test asserts", () => {
+    expect(keys(agg.request_accounting)).toEqual(sorted(IX.requestAccounting));
+    expect(keys(agg.request_metrics)).toEqual(sorted(IX.requestMetrics));
+    expect(keys(agg.request_metrics.latency)).toEqual(sorted(IX.requestLatency));
+    expect(keys(agg.request_metrics.tokens)).toEqual(sorted(IX.requestTokens));
+    expect(keys(agg.request_metrics.throughput)).toEqual(sorted(IX.requestThroughput));
+    expect(keys(agg.request_metrics.cache)).toEqual(sorted(IX.requestCache));
+    expect(keys(agg.server_metrics)).toEqual(sorted(IX.serverMetrics));
+    expect(keys(agg.server_metrics.cache)).toEqual(sorted(IX.serverCache));
+    expect(keys(agg.server_metrics.kv_cache)).toEqual(sorted(IX.serverKvCache));
+    expect(keys(agg.server_metrics.kv_offload)).toEqual(sorted(IX.serverKvOffload));
+    expect(keys(agg.server_metrics.tokens)).toEqual(sorted(IX.serverTokens));
+    expect(keys(agg.server_metrics.tokens.prompt_by_source)).toEqual(sorted(IX.serverPromptSource));
+    // InferenceX's processor output on the same artifacts has exactly our top-level keys (dataset: see
+    // below; warnings are optional: InferenceX's run had no server_metrics_export.json and says so)
+    const { dataset: _d, ...ours } = agg;
+    const { warnings: _w, ...theirs } = IX_PROCESSOR_OUTPUT;
+    expect(keys(ours)).toEqual(keys(theirs));
+    expect(agg.recipe_fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(agg.kv_offload_backend).toBeNull();
+    expect(agg.dataset).toEqual({ source_type: 'public_dataset', loader: 'semianalysis_cc_traces_weka_062126', num_dataset_entries: 393 });
   });
 
-  it("an exported record has the fixture's shape, key for key (dataset and server sources aside)", () => {
-    const p = plan('ix-balanced');
-    const records = aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
-    const agg = toInferencex(realRecord(8, 32), inferencexContext(p), records);
-    const strip = (o: Record<string, unknown>) => {
-      const { dataset: _d, warnings: _w, ...rest } = o;
-      const sm = rest.server_metrics as Record<string, unknown>;
-      const acc = rest.request_accounting as Record<string, unknown>;
-      // error categories are data (keys vary by run), not shape
-      return { ...rest, request_accounting: { ...acc, error_categories: {} }, server_metrics: { ...sm, sources: [] } };
-    };
-    expect(shape(strip(agg as unknown as Record<string, unknown>))).toEqual(shape(strip(FIXTURE)));
-    // identity and topology fields from the plan
-    expect(agg).toMatchObject({
-      hw: 'h200',
-      conc: 8,
-      image: 'vllm/vllm-openai:kimi-k3',
-      model: 'moonshotai/Kimi-K3',
-      infmax_model_prefix: 'kimik3',
-      framework: 'vllm',
-      precision: 'fp4',
-    });
-    expect(agg).toMatchObject({
-      is_multinode: true,
-      tp: 32,
-      ep: 32,
-      dp_attention: 'true',
-      num_prefill_gpu: 32,
-      decode_num_workers: 0,
-      spec_decoding: 'none',
-      disagg: false,
-    });
-    expect(agg.request_metrics.qps.window_seconds).toBe(1);
-    expect(agg.request_metrics.latency.full_response_itl).toEqual(agg.request_metrics.latency.itl);
-    expect(agg.request_metrics.throughput.full_response_output_token_throughput_per_user.p50).toBeGreaterThan(0);
-    // kv_cache_pool_tokens from the real scrape's vllm:cache_config_info: 2 engines × 31836 blocks × 16 tokens
-    expect(agg.kv_cache_pool_tokens).toBe(2 * 31836 * 16);
-    expect(agg.server_metrics.kv_cache.gpu_total_tokens).toBe(agg.kv_cache_pool_tokens);
-    // usage: percent in the record, a fraction in InferenceX
-    expect(agg.server_metrics.kv_cache.gpu_usage_pct).toBeCloseTo(0.4125, 5);
-  });
-
-  it("InferenceX's GPU formula (Σ workers · tp · pp) gives each orientation's GPUs", () => {
-    for (const o of ['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced']) {
-      const p = plan(o);
-      const s = inferencexShape(p.topology);
-      expect(s.tp * s.pp, o).toBe(p.topology.gpus);
-      expect(s.dpAttention, o).toBe(p.topology.dp > 1 && p.topology.expertParallel ? 'true' : 'false');
-    }
-    expect(inferencexShape(plan('latency').topology)).toEqual({ tp: 8, ep: 1, pp: 2, dpAttention: 'false' });
-    expect(inferencexShape(plan('throughput').topology)).toEqual({ tp: 16, ep: 16, pp: 2, dpAttention: 'true' });
-  });
-
-  it('file names end in _conc<N>.json and are safe; a single-node record carries pp/dcp/pcp instead of the worker fields', () => {
-    const ctx = inferencexContext(plan('ix-balanced'));
-    expect(inferencexFileName(ctx, 16)).toBe('kimik3_p1x32ep32dpa_d0x0_ix-balanced_fp4_vllm_disagg-false_spec-none_conc16.json');
-    expect(inferencexFileName({ ...ctx, orientation: 'a b/c' }, 1)).toMatch(/^[A-Za-z0-9._-]+_conc1\.json$/);
-    const single = toInferencex(realRecord(4, 8), {
-      ...ctx,
-      topology: { tp: 8, pp: 1, dp: 1, ep: 1, expertParallel: false, nodes: 1, gpus: 8 },
-    });
+  it('a single-node export carries every key of AGG_TOP_LEVEL_KEYS and no worker fields', () => {
+    const single = toInferencex(
+      realRecord(4, 8),
+      { ...ctx, topology: { tp: 8, pp: 1, dp: 1, ep: 1, expertParallel: false, nodes: 1, gpus: 8 } },
+      { requests: aiperfRequests() },
+    );
+    expect(IX.topLevelSingleNode.filter((k) => !(k in single))).toEqual([]);
     expect(single).toMatchObject({ is_multinode: false, tp: 8, ep: 1, dp_attention: 'false', pp: 1, dcp_size: 1, pcp_size: 1 });
     expect('prefill_tp' in single).toBe(false);
-    // without requests.jsonl the full-response throughput block is empty, as InferenceX writes it for no data
-    expect(single.request_metrics.throughput.full_response_output_token_throughput_per_user).toEqual({});
   });
 
-  it('floats are rounded to 5 decimals', () => {
-    const agg = toInferencex(realRecord(8, 32), inferencexContext(plan('ix-balanced')));
-    const floats: number[] = [];
-    const walk = (v: unknown) => {
-      if (typeof v === 'number') floats.push(v);
-      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-    };
-    walk(agg);
-    expect(floats.length).toBeGreaterThan(20);
-    for (const f of floats) expect(Math.abs(f * 1e5 - Math.round(f * 1e5))).toBeLessThan(1e-6 * Math.max(1, Math.abs(f * 1e5)));
+  it("the request metrics, accounting and worker shape equal InferenceX's processor on the same aiperf artifacts", () => {
+    for (const k of [
+      'request_accounting',
+      'request_metrics',
+      'num_requests_total',
+      'num_requests_successful',
+      'tp',
+      'ep',
+      'dp_attention',
+    ] as const)
+      expectSameNumbers(agg[k], IX_PROCESSOR_OUTPUT[k], k);
+    for (const k of Object.keys(IX_PROCESSOR_OUTPUT).filter((x) => /^(prefill|decode)_|^num_(prefill|decode)_gpu$/.test(x)))
+      expect(agg[k as keyof InferencexAgg], k).toEqual(IX_PROCESSOR_OUTPUT[k as keyof InferencexAgg]);
+    // the figures behind it: 4 successful of 6 rows (2 warmup), qps over 6 complete 1-s windows
+    expect(agg.request_accounting).toMatchObject({ records_total: 6, records_profiled: 4, records_warmup_dropped: 2 });
+    expect(agg.request_metrics.qps).toMatchObject({ window_seconds: 1, samples: 6, mean: 0.33333 });
+    expect(agg.request_metrics.latency.intvty.std).toBeCloseTo(0.22516, 5);
+    // aiperf 0.13.0 writes no full_response_inter_token_latency and no expected output: InferenceX writes {}
+    expect(agg.request_metrics.latency.full_response_itl).toEqual({});
+    expect(agg.request_metrics.tokens.output_expected).toEqual({});
   });
 
-  it('kvPoolTokens sums engines once each and is null when the gauge is absent', () => {
-    const s = (engine: string, blocks: string) => ({
-      name: 'vllm:cache_config_info',
-      labels: { engine, block_size: '16', num_gpu_blocks: blocks },
-      value: 1,
+  it('records_profiled excludes errors; error counts include warmup errors (InferenceX load_records_with_accounting)', () => {
+    const rs = aiperfRequests();
+    const broken = rs.map((r, i) => (i === 0 || i === 2 ? { ...r, ok: false, error_category: 'ReadTimeout' } : r));
+    const a = toInferencex(realRecord(8, 32, broken), ctx, { requests: broken });
+    // row 0 is a warmup error, row 2 a profiling error: 6 rows, 2 warmup, 2 errors, 3 kept
+    expect(a.request_accounting).toEqual({
+      records_total: 6,
+      records_profiled: 3,
+      records_dropped_total: 3,
+      records_warmup_dropped: 2,
+      records_error_dropped: 2,
+      error_categories: { ReadTimeout: 2 },
     });
-    expect(kvPoolTokens([{ endpoint: 'a', samples: [s('0', '100'), s('1', '200'), s('1', '200')] }], 'vllm:cache_config_info')).toBe(4800);
-    expect(kvPoolTokens([{ endpoint: 'a', samples: [] }], 'vllm:cache_config_info')).toBeNull();
-    expect(kvPoolTokens([{ endpoint: 'a', samples: [s('0', 'x')] }], 'vllm:cache_config_info')).toBeNull();
-    expect(kvPoolTokens([{ endpoint: 'a', samples: [s('0', '1')] }], null)).toBeNull();
+    expect(a.num_requests_successful).toBe(3);
+    expect(a.server_metrics.tokens.requests_completed).toBe(3);
+  });
+
+  it('full_response_itl is its own metric: from full_response_itl_ms, not a copy of itl', () => {
+    const rs = aiperfRequests().map((r) => (r.phase === 'profiling' ? { ...r, full_response_itl_ms: 20 } : r));
+    const a = toInferencex(realRecord(8, 32, rs), ctx, { requests: rs });
+    expect(a.request_metrics.latency.full_response_itl).toEqual({ mean: 0.02, p50: 0.02, p75: 0.02, p90: 0.02, p95: 0.02, std: 0 });
+    expect(a.request_metrics.latency.full_response_intvty.p50).toBe(50);
+    expect(a.request_metrics.latency.itl.p50).toBeCloseTo(0.01039, 5);
+  });
+
+  it("the worker encoding is InferenceX's configs': num-worker = DP, tp = TP, decode num-worker 0 with dp-attn copied", () => {
+    // InferenceX configs/nvidia-master.yaml @ 843c6254f, kimik3-fp4-h200-vllm-agentic: TP8 × DP4 EP32 is
+    // prefill num-worker 4, tp 8, ep 32, dp-attn true; decode num-worker 0 (tp 8, ep 32, dp-attn true).
+    expect(agg).toMatchObject({
+      tp: 8,
+      ep: 32,
+      dp_attention: 'true',
+      prefill_num_workers: 4,
+      prefill_tp: 8,
+      prefill_ep: 32,
+      prefill_dp_attention: 'true',
+      num_prefill_gpu: 32,
+      decode_num_workers: 0,
+      decode_tp: 0,
+      decode_ep: 0,
+      decode_dp_attention: 'true',
+      num_decode_gpu: 0,
+    });
+    // TP16 × DP2 EP32: num-worker 2, tp 16
+    expect(inferencexShape(plan('ix-latency').topology)).toMatchObject({ numWorkers: 2, tp: 16, ep: 32, dpAttention: 'true' });
+    for (const o of ['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced']) {
+      const s = inferencexShape(plan(o).topology);
+      expect(s.numWorkers * s.tp * s.pp, o).toBe(plan(o).topology.gpus);
+    }
+  });
+
+  it('the file name follows RESULT_FILENAME, with the recipe suffix and _conc<N>.json', () => {
+    expect(inferencexFileName(ctx, 16)).toBe(
+      `kimik3_p4x8ep32dpa_d0x8ep32dpa_conc16_fp4_vllm_prefill-tp8-pp1-dcp1-pcp1-ep32-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep32-dptrue-nw0_disagg-false_spec-${ctx.specDecoding}_conc16_h200_recipe-${ctx.recipeFingerprint}_conc16.json`,
+    );
+    expect(inferencexFileName({ ...ctx, cluster: 'a b/c' }, 1)).toMatch(/^[A-Za-z0-9._-]+_conc1\.json$/);
+  });
+
+  it('recipe_fingerprint is stable across key order and changes with the argv, the env, the image and the topology', () => {
+    const base = recipeFingerprint(p);
+    const reordered = { ...p, nodes: p.nodes.map((n) => ({ ...n, env: Object.fromEntries(Object.entries(n.env).reverse()) })) };
+    expect(recipeFingerprint(reordered)).toBe(base);
+    const argv = { ...p, nodes: p.nodes.map((n, i) => (i === 0 ? { ...n, argv: [...n.argv, '--enforce-eager'] } : n)) };
+    expect(recipeFingerprint(argv)).not.toBe(base);
+    const env = { ...p, nodes: p.nodes.map((n, i) => (i === 0 ? { ...n, env: { ...n.env, X: '1' } } : n)) };
+    expect(recipeFingerprint(env)).not.toBe(base);
+    expect(recipeFingerprint({ ...p, image: 'other' })).not.toBe(base);
+    expect(recipeFingerprint({ ...p, topology: { ...p.topology, dp: 2 } })).not.toBe(base);
+  });
+
+  it('kv_cache_pool_tokens comes from the server logs; the /metrics pool stays in the record only', () => {
+    // InferenceX's own cases (test_process_agentic_result.py @ 843c6254f):
+    // one log, DP0 logged twice at 5,000,000 and DP1 at 6,500,000 → 11,500,000
+    const headLog = [
+      'INFO (EngineCore_DP0 pid=100) GPU KV cache size: 5,000,000 tokens',
+      'INFO (EngineCore_DP0 pid=100) GPU KV cache size: 5,000,000 tokens',
+      'INFO (EngineCore_DP1 pid=101) GPU KV cache size: 6,500,000 tokens',
+    ].join('\n');
+    expect(kvPoolTokensFromServerLog(headLog)).toBe(11_500_000);
+    // worker logs of a multinode run are summed: + DP0 at 7,000,000 on the other node → 18,500,000
+    const workerLog = 'INFO (EngineCore_DP0 pid=200) GPU KV cache size: 7,000,000 tokens';
+    expect(kvPoolTokensFromServerLogs([headLog, workerLog])).toBe(18_500_000);
+    expect(kvPoolTokensFromServerLog('INFO GPU KV cache size: 1,024 tokens\nINFO GPU KV cache size: 2,048 tokens')).toBe(3072);
+    expect(kvPoolTokensFromServerLogs(['no such line'])).toBeNull();
+
+    const record = realRecord(8, 32);
+    // the record's cross-check: vllm:cache_config_info, 2 engines × 31836 blocks × 16 tokens
+    expect(record.server_metrics.kv_cache.gpu_total_tokens).toBe(2 * 31836 * 16);
+    const withLogs = toInferencex(record, ctx, { requests: aiperfRequests(), serverLogs: [headLog, workerLog] });
+    expect(withLogs.kv_cache_pool_tokens).toBe(18_500_000);
+    expect(withLogs.server_metrics.kv_cache.gpu_total_tokens).toBe(18_500_000);
+    expect(toInferencex(record, ctx, { requests: aiperfRequests() }).kv_cache_pool_tokens).toBeNull();
+  });
+
+  it('server metrics: usage as a fraction, per-engine sources in the vLLM adapter shape, unmeasured blocks null', () => {
+    expect(agg.server_metrics.kv_cache.gpu_usage_pct).toBeCloseTo(0.4125, 5);
+    expect(agg.server_metrics.sources.map((s) => s.id)).toEqual([
+      'combined|http://h:8000/metrics|engine=0',
+      'combined|http://h:8000/metrics|engine=1',
+    ]);
+    expect(Object.values(agg.server_metrics.kv_offload).every((v) => v === null)).toBe(true);
+    expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
+      gpu_cache_hit: null,
+      cpu_or_external_cache_hit: null,
+      computed: null,
+      raw: {},
+    });
+  });
+
+  it('the schema rejects a key InferenceX does not write, the old extra throughput key, and "" for kv_offload_backend', () => {
+    expect(() => inferencexAggSchema.parse({ ...agg, identity: {} })).toThrow(/identity/);
+    const tp = agg.request_metrics.throughput;
+    expect(() =>
+      inferencexAggSchema.parse({
+        ...agg,
+        request_metrics: { ...agg.request_metrics, throughput: { ...tp, full_response_output_token_throughput_per_user: {} } },
+      }),
+    ).toThrow();
+    expect(() => inferencexAggSchema.parse({ ...agg, kv_offload_backend: '' })).toThrow();
   });
 });

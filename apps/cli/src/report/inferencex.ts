@@ -3,7 +3,7 @@
  * result (libs/agentx `toInferencex`), written as `<name>_conc<N>.json` into one folder or next to
  * each point. The plan (`<resultsDir>/plan.json`) supplies hw, model prefix, precision and topology.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   inferencexContext,
@@ -27,6 +27,22 @@ function readRequests(file: string | null): RequestRecord[] | undefined {
   return file === null || !existsSync(file) ? undefined : readRequestRecords(file);
 }
 
+/**
+ * The server logs teardown copied (`logs/server-<k>/<node>.log`), of the lowest-numbered server that has
+ * any: every server of a sweep runs the same recipe, so each reports the same KV pool.
+ */
+function readServerLogs(logsDir: string): string[] | undefined {
+  if (!existsSync(logsDir)) return undefined;
+  const servers = readdirSync(logsDir)
+    .filter((d) => /^server-\d+$/.test(d))
+    .sort((a, b) => Number(a.slice(7)) - Number(b.slice(7)));
+  for (const d of servers) {
+    const files = readdirSync(join(logsDir, d)).filter((f) => f.endsWith('.log'));
+    if (files.length > 0) return files.sort().map((f) => readFileSync(join(logsDir, d, f), 'utf8'));
+  }
+  return undefined;
+}
+
 /** Write one InferenceX aggregate per point that has a record. `outDir` undefined: next to each point's record. */
 export function writeInferencex(
   sweeps: readonly SweepResults[],
@@ -41,6 +57,7 @@ export function writeInferencex(
       continue;
     }
     const ctx = inferencexContext(sweepPlanSchema.parse(JSON.parse(readFileSync(layout.planFile, 'utf8'))));
+    const serverLogs = readServerLogs(layout.logsDir);
     for (const p of s.points) {
       const record = p.resultPath ?? layout.pointRecord(p.concurrency);
       if (!existsSync(record)) {
@@ -54,7 +71,18 @@ export function writeInferencex(
         );
         continue;
       }
-      const agg = toInferencex(r.data, ctx, readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency)));
+      const requests = readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency));
+      if (requests === undefined) {
+        skipped.push(`${s.sweepId} c=${p.concurrency}: no requests.jsonl (InferenceX's metrics are computed from the requests)`);
+        continue;
+      }
+      let agg;
+      try {
+        agg = toInferencex(r.data, ctx, { requests, serverLogs });
+      } catch (e) {
+        skipped.push(`${s.sweepId} c=${p.concurrency}: ${(e as Error).message}`);
+        continue;
+      }
       const path = join(outDir ?? dirname(record), inferencexFileName(ctx, p.concurrency));
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, `${JSON.stringify(agg, null, 2)}\n`);

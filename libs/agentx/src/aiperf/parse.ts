@@ -79,9 +79,11 @@ export function aiperfToRecords(rows: readonly AiperfRecord[], endpoint: string)
       phase,
       endpoint,
       start_ms: start,
-      end_ms: ok && e2el !== null ? start + e2el : end,
+      // aiperf's request_end_ns when present (InferenceX's qps windows and throughput duration use it)
+      end_ms: r.metadata.request_end_ns === undefined && ok && e2el !== null ? start + e2el : end,
       ttft_ms: ok ? m(r, 'time_to_first_token') : null,
       itl_ms: ok && osl !== null && osl > 1 ? m(r, 'inter_token_latency') : null,
+      full_response_itl_ms: ok ? m(r, 'full_response_inter_token_latency') : null,
       e2el_ms: ok ? e2el : null,
       isl: isl === null ? null : Math.round(isl),
       osl: osl === null ? null : Math.round(osl),

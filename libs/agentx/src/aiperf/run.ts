@@ -12,8 +12,9 @@ import { identitySchema, pointResultSchema, type PointResult } from '../result';
 import { recordHeader, snapshot, type RunPointInput } from '../point';
 import { checkIdleRanks } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
-import { AIPERF_ENV, buildAiperfArgv, shellQuote } from './argv';
-import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl } from './parse';
+import { AIPERF_ENV, buildAiperfArgv } from './argv';
+import { shellJoin } from '@infersweep/core';
+import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl, type AiperfAggregate } from './parse';
 
 export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
   /** Required: the argv, logs and aiperf artifacts live here. */
@@ -67,7 +68,7 @@ export async function runAiperfPoint(
     dataset: input.traceFile ? { kind: 'file', path: input.traceFile, entries } : { kind: 'public', loader, entries },
   });
   const commandPath = join(input.outDir, 'benchmark_command.txt');
-  writeFileAtomic(commandPath, `${shellQuote([settings.aiperf.binary, ...argv])}\n`);
+  writeFileAtomic(commandPath, `${shellJoin([settings.aiperf.binary, ...argv])}\n`);
   const startedAt = new Date();
   const startSnap = await snapshot(input.metricsEndpoints, settings.drain.scrapeTimeoutSeconds);
 
@@ -115,7 +116,7 @@ export async function runAiperfPoint(
   const aggPath = join(artifactDir, 'profile_export_aiperf.json');
   const jsonlPath = join(artifactDir, 'profile_export.jsonl');
   if (!existsSync(aggPath) || !existsSync(jsonlPath))
-    throw new AiperfError(`aiperf exited ${exitCode} without exports (${aggPath})`, exitCode !== 0, { logTail: tail(logTail, 40) });
+    throw new AiperfError(`aiperf exited ${exitCode} without exports (${aggPath})`, exitCode !== 0 ? 'transient' : 'fatal', { logTail: tail(logTail, 40) });
   const agg = aiperfAggregateSchema.parse(JSON.parse(readFileSync(aggPath, 'utf8')));
   const records = aiperfToRecords(parseAiperfJsonl(readFileSync(jsonlPath, 'utf8')), input.endpoints[0]!);
   const acc = accounting(records);
@@ -150,9 +151,12 @@ export async function runAiperfPoint(
   const reqPath = join(input.outDir, POINT_REQUESTS_FILE);
   const result = pointResultSchema.parse({
     ...recordHeader(input, { name: 'aiperf', version: agg.aiperf_version ?? 'unknown' }, identity, settings),
-    dataset: input.traceFile
-      ? { source_type: 'file', loader: 'weka_trace', path: input.traceFile, seed: null, entry_count: entries }
-      : { source_type: 'public', loader, path: null, seed: null, entry_count: entries },
+    dataset: {
+      ...(input.traceFile
+        ? { source_type: 'file', loader: 'weka_trace', path: input.traceFile, seed: null, entry_count: entries }
+        : { source_type: 'public', loader, path: null, seed: null, entry_count: entries }),
+      ...aiperfDatasetMetadata(agg),
+    },
     num_requests_total: acc.records_total,
     num_requests_successful: profiled.filter((r) => r.ok).length,
     request_accounting: acc,
@@ -194,6 +198,12 @@ export async function runAiperfPoint(
   writeJsonlAtomic(reqPath, records);
   writeFileAtomic(recordPath, JSON.stringify(result, null, 2) + '\n');
   return { ...result, aiperf: stats };
+}
+
+/** aiperf's own `metadata.dataset` (what InferenceX copies into its aggregate), when it wrote one. */
+function aiperfDatasetMetadata(agg: AiperfAggregate): { aiperf_metadata?: Record<string, unknown> } {
+  const d = (agg.metadata as Record<string, unknown> | undefined)?.dataset;
+  return d !== null && typeof d === 'object' && !Array.isArray(d) ? { aiperf_metadata: { ...(d as Record<string, unknown>) } } : {};
 }
 
 function countTraces(path: string): number {

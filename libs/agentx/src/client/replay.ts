@@ -181,6 +181,7 @@ export function toRequestRecord(o: ChatOutcome, c: RequestContext): RequestRecor
     end_ms: o.endMs,
     ttft_ms: o.ok ? ttft : null,
     itl_ms: itl,
+    full_response_itl_ms: itl,
     e2el_ms: o.ok ? o.endMs - o.startMs : null,
     isl: o.promptTokens,
     osl,
