@@ -25,6 +25,7 @@ export * from './server/wait-for-drain';
 export * from './server/readiness';
 export * from './client/plan';
 export * from './client/http';
+export { BODY_LIMITS, BodyTooLargeError, readBodyCapped, readBodyPrefix } from './client/body';
 export * from './aiperf/argv';
 export * from './aiperf/parse';
 export * from './aiperf/run';

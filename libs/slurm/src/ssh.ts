@@ -76,6 +76,8 @@ export function remoteShellCommand(line: string, secretCount = 0): string {
 }
 
 class ConnectionDropped extends Error {}
+/** The connection closed before the channel was opened (ssh2's synchronous "Not connected"): the command never started. */
+class NotConnected extends Error {}
 /** The server refused to open a channel (MaxSessions reached): the command never started. */
 class ChannelRefused extends Error {}
 
@@ -228,14 +230,21 @@ export class SshExecutor implements Executor {
     const refusedDeadline = Date.now() + (this.opts.channelRefusedTimeoutMs ?? 60_000);
     let lastErr: unknown;
     for (let attempt = 1, refusals = 0; attempt <= attempts;) {
-      const client = await this.connect();
+      // a channel first, then the connection: a wait for a channel can outlast the connection it began on
       await this.acquire();
       let backoff = 0;
       try {
+        const client = await this.connect();
         const r = await this.execOnce(client, line, opts);
         this.succeeded();
         return r;
       } catch (err) {
+        if (err instanceof NotConnected && Date.now() < refusedDeadline) {
+          // never started (the connection went away under us): reconnect and run it, for any command
+          backoff = Math.min(2_000, 50 * 2 ** refusals++);
+          lastErr = err;
+          continue;
+        }
         if (err instanceof ChannelRefused && Date.now() < refusedDeadline) {
           // never started: safe to retry for any command, and it does not use up an attempt
           this.refused();
@@ -308,7 +317,7 @@ export class SshExecutor implements Executor {
       const secrets = Object.entries(opts.secretEnv ?? {});
       const wrapped = remoteShellCommand(line, secrets.length);
       const stdin = secrets.map(([k, v]) => `${k}=${v}\n`).join('') + (opts.stdin ?? '');
-      client.exec(wrapped, (err, stream) => {
+      const opened = (err: Error | undefined, stream: ClientChannel): void => {
         if (err) {
           // refused by a live connection (MaxSessions): back off and retry; else the connection is going away
           const live = this.client === client && /open failure|open failed|prohibited/i.test(err.message);
@@ -359,7 +368,14 @@ export class SshExecutor implements Executor {
         });
         if (stdin) stream.end(stdin);
         else stream.end();
-      });
+      };
+      try {
+        client.exec(wrapped, opened);
+      } catch (err) {
+        // ssh2 throws "Not connected" synchronously when the connection closed since it was handed out
+        if (this.client === client) this.client = undefined;
+        finish(() => reject(new NotConnected((err as Error).message)));
+      }
     });
   }
 }

@@ -133,4 +133,18 @@ describe('SshExecutor against the loopback sshd', () => {
     await x.close();
     await killer.close();
   });
+
+  it('a command waiting for a channel when the connection drops runs on the next connection (never started: retried, any command)', async () => {
+    const x = new SshExecutor(sshOptions({ maxChannels: 1 }));
+    const parent = await sshSessionPid(x);
+    const holder = x.run(['sleep', '30']).catch((e: unknown) => e); // holds the only channel
+    const waiting = x.run(['echo', 'after the drop']); // not idempotent: waits for the channel
+    const killer = new SshExecutor(sshOptions());
+    await killer.run(['kill', '-KILL', parent]);
+    expect(await holder).toBeInstanceOf(SshConnectionError);
+    expect((await waiting).stdout).toBe('after the drop\n');
+    expect(x.connects).toBe(2);
+    await x.close();
+    await killer.close();
+  });
 });

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { executorForProfile } from '@infersweep/slurm';
+import { executorForProfile, type Executor } from '@infersweep/slurm';
 import { remoteSweepLogDir, ResultsLayout } from '@infersweep/core';
 import type { LoginHost } from '@infersweep/topology';
 import { action, out, err, parsePositiveInt, usageExits, EXIT, ExitWith } from '../ops/cli';
@@ -34,6 +34,20 @@ function planOf(s: SweepResults): { sharedDir?: string; login?: LoginHost } {
   } catch {
     return {};
   }
+}
+
+/**
+ * `tail -F` of `files` until `signal` aborts, each chunk written as it arrives and never kept: a
+ * follow of hours of a chatty server costs no memory (the executor's stdout is not collected).
+ */
+export async function followLogs(
+  exec: Executor,
+  files: readonly string[],
+  lines: number,
+  signal: AbortSignal,
+  write: (chunk: string) => void,
+): Promise<void> {
+  await exec.run(['tail', '-n', String(lines), '-F', ...files], { onStdout: write, collectStdout: false, signal }).catch(() => undefined);
 }
 
 export function register(program: Command): void {
@@ -74,9 +88,7 @@ export function register(program: Command): void {
                   const ac = new AbortController();
                   process.once('SIGINT', () => ac.abort());
                   err(`following ${files.length} log file(s) of ${s.sweepId} on ${exec.describe()} — Ctrl-C stops`);
-                  await exec
-                    .run(['tail', '-n', String(lines), '-F', ...files], { onStdout: (c) => process.stdout.write(c), signal: ac.signal })
-                    .catch(() => undefined);
+                  await followLogs(exec, files, lines, ac.signal, (c) => process.stdout.write(c));
                   return EXIT.ok;
                 }
                 const t = await exec.run(['tail', '-n', String(lines), ...files], { timeoutMs: 30_000, idempotent: true });

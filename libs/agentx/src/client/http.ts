@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { createParser } from 'eventsource-parser';
 import { isPlainContentChunk } from './content-chunk';
+import { BODY_LIMITS } from './body';
 
 /**
  * Streaming /v1/chat/completions over node:http with a sized keep-alive pool (one Agent per endpoint).
@@ -172,8 +173,12 @@ export function streamChat(opts: {
         let done = false;
         let streamError: { kind: string; message: string } | null = null;
         let readMs = 0;
+        // bytes fed since the last complete event: what the parser may be holding (a server that
+        // never ends a line would otherwise grow it without bound)
+        let pending = 0;
         const parser = createParser({
           onEvent: (ev) => {
+            pending = 0;
             const data = ev.data;
             if (isPlainContentChunk(data)) {
               if (out.firstTokenMs === null) out.firstTokenMs = readMs;
@@ -217,7 +222,12 @@ export function streamChat(opts: {
         });
         res.on('data', (d: string) => {
           readMs = performance.now();
+          pending += d.length;
           parser.feed(d);
+          if (pending > BODY_LIMITS.sseEvent) {
+            finish('oversized_event', `an SSE event exceeds ${BODY_LIMITS.sseEvent} bytes without ending; stream cancelled`);
+            req.destroy();
+          }
         });
         res.on('end', () => {
           if (streamError) finish(streamError.kind, streamError.message);

@@ -1,4 +1,5 @@
 import { ReadinessError } from '../errors';
+import { BODY_LIMITS, readBodyCapped } from '../client/body';
 import { checkIdleRanks, type IdleRankCheck } from './idle-ranks';
 import { scrapeText } from './scrape';
 
@@ -25,7 +26,7 @@ export async function probeCompletion(base: string, servedModel: string, timeout
       body: JSON.stringify({ model: servedModel, messages: [{ role: 'user', content: 'readiness probe' }], max_tokens: 2, stream: false }),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.text();
+    const text = await readBodyCapped(res, BODY_LIMITS.small, `probe request${who}`);
     if (res.status !== 200) return `probe request${who} returned ${res.status}: ${text.slice(0, 200)}`;
     const body = JSON.parse(text) as { usage?: { completion_tokens?: number } };
     if (!((body.usage?.completion_tokens ?? 0) >= 1)) return `probe request${who} completed without generated tokens`;
@@ -64,7 +65,7 @@ export async function checkReadiness(
   let health: Response;
   try {
     health = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    await health.arrayBuffer();
+    await readBodyCapped(health, BODY_LIMITS.small, '/health');
   } catch (err) {
     const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     return notReady('not-ready', `/health unreachable (${code})`);
@@ -74,7 +75,7 @@ export async function checkReadiness(
   let models: string[] = [];
   try {
     const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await res.json()) as { data?: Array<{ id?: string }> };
+    const body = JSON.parse(await readBodyCapped(res, BODY_LIMITS.small, '/v1/models')) as { data?: Array<{ id?: string }> };
     models = (body.data ?? []).map((m) => m.id ?? '').filter((m) => m !== '');
   } catch (err) {
     return notReady('not-ready', `/v1/models failed: ${(err as Error).message}`);

@@ -1,4 +1,5 @@
 import { ScrapeError } from '../errors';
+import { BODY_LIMITS, BodyTooLargeError, readBodyCapped, readBodyPrefix } from '../client/body';
 
 /** Normalise a metrics endpoint: a base URL gets `/metrics` appended; a URL with a path is kept. */
 export function metricsUrl(endpoint: string): string {
@@ -20,12 +21,13 @@ export async function scrapeText(endpoint: string, timeoutSeconds: number, signa
     throw new ScrapeError(`scrape ${url} failed: ${cause?.code ?? (err as Error).name}: ${(err as Error).message}`, { endpoint: url }, err);
   }
   if (res.status !== 200) {
-    const body = await res.text().catch(() => '');
-    throw new ScrapeError(`scrape ${url}: HTTP ${res.status}`, { endpoint: url, logTail: body.slice(0, 500) });
+    const body = await readBodyPrefix(res, 500);
+    throw new ScrapeError(`scrape ${url}: HTTP ${res.status}`, { endpoint: url, logTail: body });
   }
   try {
-    return await res.text();
+    return await readBodyCapped(res, BODY_LIMITS.metrics, `scrape ${url}`);
   } catch (err) {
+    if (err instanceof BodyTooLargeError) throw new ScrapeError(err.message, { endpoint: url }, err);
     throw new ScrapeError(`scrape ${url}: body read failed: ${(err as Error).message}`, { endpoint: url }, err);
   }
 }
