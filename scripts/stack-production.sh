@@ -34,7 +34,7 @@ RETENTION=${INFERSWEEP_PRODUCTION_RETENTION:-30d}
 # client certificates made at set-up: the CLI and one worker per cluster profile
 CLIENTS=(cli worker-east worker-west)
 # Search attributes every sweep carries (the same names as scripts/stack.sh)
-SEARCH_ATTRIBUTES=(InfersweepOrientation InfersweepModel InfersweepCluster InfersweepConfig InfersweepStatus)
+SEARCH_ATTRIBUTES=(InfersweepOrientation InfersweepModel InfersweepCluster InfersweepConfig InfersweepStatus InfersweepRegression)
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
 TOOLS=$INFERSWEEP_TOOLS/bin
 

@@ -32,7 +32,7 @@ HOST=$(hostname -s)
 export SLURM_CONF=$STATE/etc/slurm.conf
 
 # Search attributes every sweep carries (libs/sweep/src/contract.ts names the same).
-SEARCH_ATTRIBUTES=(InfersweepOrientation InfersweepModel InfersweepCluster InfersweepConfig InfersweepStatus)
+SEARCH_ATTRIBUTES=(InfersweepOrientation InfersweepModel InfersweepCluster InfersweepConfig InfersweepStatus InfersweepRegression)
 
 log() { echo "[stack $(date +%T)] $*" >&2; }
 die() { echo "[stack] ERROR: $*" >&2; exit 1; }

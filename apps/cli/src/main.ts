@@ -5,6 +5,8 @@
  */
 import { Command } from 'commander';
 import * as cancel from './commands/cancel';
+import * as compare from './commands/compare';
+import * as history from './commands/history';
 import * as janitor from './commands/janitor';
 import * as list from './commands/list';
 import * as logs from './commands/logs';
@@ -21,6 +23,8 @@ import * as watch from './commands/watch';
 
 const COMMANDS: { register(program: Command): void }[] = [
   cancel,
+  compare,
+  history,
   janitor,
   list,
   logs,

@@ -34,10 +34,10 @@ const pad = (rows: string[][]): string => {
     .join('\n');
 };
 
-/** One line per tested metric of each point: this run, the baseline, the change, its confidence, the runs compared. */
-export function verdictText(v: RunVerdict): string {
+/** One line per tested metric of each point: this run, the baseline, the change, its confidence, the runs compared; then what each change is attributed to. */
+export function pointVerdictsText(points: readonly PointVerdict[]): string {
   const rows: string[][] = [['point', 'metric', 'this run', 'baseline', 'change', 'confidence', 'status', 'compared with']];
-  for (const p of v.points)
+  for (const p of points)
     for (const m of p.metrics)
       rows.push([
         `c=${p.concurrency}`,
@@ -49,7 +49,7 @@ export function verdictText(v: RunVerdict): string {
         m.status,
         m.baselineRunIds.length ? `${m.baselineRunIds.length} runs (${m.baselineRunIds[0]} … ${m.baselineRunIds.at(-1)})` : '—',
       ]);
-  const attributions = v.points.flatMap((p) =>
+  const attributions = points.flatMap((p) =>
     p.metrics.flatMap((m) =>
       m.change
         ? [
@@ -62,8 +62,12 @@ export function verdictText(v: RunVerdict): string {
         : [],
     ),
   );
-  const head = `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}`;
-  return [head, pad(rows), ...attributions].join('\n');
+  return [pad(rows), ...attributions].join('\n');
+}
+
+/** A run's verdict: `regressions: none | N`, then its points. */
+export function verdictText(v: RunVerdict): string {
+  return `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n${pointVerdictsText(v.points)}`;
 }
 
 /** A series as a table, oldest run first, with the change points found along it. */

@@ -213,4 +213,6 @@ export const SEARCH_ATTRIBUTES = {
   cluster: 'InfersweepCluster',
   config: 'InfersweepConfig',
   status: 'InfersweepStatus',
+  /** a completed run's verdict against the history of its series: `none` or the number of regressed points (libs/history) */
+  regression: 'InfersweepRegression',
 } as const;

@@ -19,6 +19,7 @@ export const searchAttributeKeys = {
   cluster: defineSearchAttributeKey(SEARCH_ATTRIBUTES.cluster, SearchAttributeType.KEYWORD),
   config: defineSearchAttributeKey(SEARCH_ATTRIBUTES.config, SearchAttributeType.KEYWORD),
   status: defineSearchAttributeKey(SEARCH_ATTRIBUTES.status, SearchAttributeType.KEYWORD),
+  regression: defineSearchAttributeKey(SEARCH_ATTRIBUTES.regression, SearchAttributeType.KEYWORD),
 };
 
 /** The search attributes a sweep starts with (the CLI's start and the parent workflow's children). */

@@ -8,6 +8,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { AllocationRecord } from '@infersweep/sweep';
 import { esc, fmtNum, paretoFrontier, paretoSvg, type ChartSeries } from './chart';
 import type { PointRow, SweepResults } from './records';
+import { historySection } from './history';
 
 export const X_LABEL = 'interactivity (tok/s/user, p50 = 1 / ITL p50)';
 export const Y_LABEL = 'throughput per GPU (input + output tok/s/GPU)';
@@ -172,6 +173,7 @@ th,td{border:1px solid #e3e3e6;padding:4px 7px;vertical-align:top;text-align:lef
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.reasons{max-width:340px;color:#7a271a}td.reasons ul{margin:0;padding-left:16px}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;font-weight:600}.badge.ok{background:#dcfce7;color:#14532d}.badge.bad{background:#fee2e2;color:#7f1d1d}.badge.pending{background:#e5e7eb;color:#374151}
 .bad-engine{color:#b91c1c;font-weight:600}td.engines{white-space:nowrap}
+table.history tr.bad td{background:#fef2f2}table.history tr.good td{background:#f0fdf4}
 .front{color:#b45309}.cards{display:flex;gap:12px;flex-wrap:wrap;margin:14px 0}.card{background:#fff;border:1px solid #e3e3e6;border-radius:6px;padding:8px 14px;min-width:130px}.card b{display:block;font-size:20px}
 .note{font-size:12px;color:#555;max-width:900px}ul.logs{columns:2;font-size:12.5px}
 `;
@@ -210,6 +212,7 @@ ${best ? `<div class="card"><b>${fmtNum(best.totalThroughputPerGpu!)}</b>best to
 <p class="note">Throughput per GPU counts input <em>plus</em> output tokens per second divided by the GPUs of the deployment (InferenceX <code>tput_per_gpu</code>); the table also shows output-only. Interactivity is tokens per second per user at the median, 1 / ITL p50. Only valid points are plotted: a point is invalid when one of its validity gates failed (reasons in the table).</p>
 ${overview}
 ${sweeps.map((s, i) => sweepSection(s, i, input, true)).join('\n')}
+${historySection(sweeps)}
 </main></body></html>
 `;
 }

@@ -9,6 +9,7 @@ import { allocationActivities } from './allocation';
 import { pointActivities } from './point';
 import { resultsActivities } from './results-store';
 import { serverActivities } from './server';
+import { historyActivities } from './history';
 import type { SweepActivities } from './types';
 
 export type { ActivityDeps } from './context';
@@ -17,5 +18,11 @@ export { InsufficientTimeError, ServerLostError } from './errors';
 
 export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepActivities {
   const ctx = new ActivityContext(defaultDeps(overrides));
-  return { ...resultsActivities(ctx), ...allocationActivities(ctx), ...serverActivities(ctx), ...pointActivities(ctx) };
+  return {
+    ...resultsActivities(ctx),
+    ...allocationActivities(ctx),
+    ...serverActivities(ctx),
+    ...pointActivities(ctx),
+    ...historyActivities(ctx),
+  };
 }

@@ -5,6 +5,7 @@
  * a {@link PlanRef} to the stored plan instead of the plan itself.
  */
 import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
+import type { HistoryActivities } from './history';
 
 export interface StepRef {
   jobId: string;
@@ -99,4 +100,4 @@ export interface PointActivities {
   runPoint(input: PointRequest): Promise<PointSummary>;
 }
 
-export type SweepActivities = ResultsActivities & AllocationActivities & ServerActivities & PointActivities;
+export type SweepActivities = ResultsActivities & AllocationActivities & ServerActivities & PointActivities & HistoryActivities;

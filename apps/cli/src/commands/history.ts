@@ -1,0 +1,117 @@
+/**
+ * `infersweep history [SERIES] [--root DIR] [--store URL] [--json]`: the series the history holds
+ * (without SERIES), or each series SERIES names (its id `config:orientation:model:gpu:c<N>`, or a
+ * prefix ending at a `:`), oldest run first, with each run's verdict as of that run and the newest
+ * run's comparison. `infersweep history rebuild` rebuilds the store from the results folders.
+ * The store and the detection settings are the worker's (`INFERSWEEP_HISTORY_SETTINGS`) when that
+ * file is readable here; otherwise the file store under the results root.
+ */
+import type { Command } from 'commander';
+import {
+  evaluatePoint,
+  loadHistorySettings,
+  openStore,
+  rebuildHistory,
+  resultsFolders,
+  seriesId,
+  seriesMatches,
+  seriesText,
+  pointVerdictsText,
+  type HistorySettings,
+  type HistoryStore,
+} from '@infersweep/history';
+import { action, err, out, usageExits, UsageError } from '../ops/cli';
+import { resultsRoot } from '../report/generate';
+
+export interface HistoryOpts {
+  root?: string;
+  store?: string;
+  json?: boolean;
+}
+
+/** The settings and the store the history commands read: flags first, then the worker's settings, then the results root. */
+export async function openHistory(opts: HistoryOpts): Promise<{ settings: HistorySettings; store: HistoryStore; root: string }> {
+  const settings = loadHistorySettings();
+  const root = opts.root ?? resultsRoot();
+  return { settings, store: await openStore(opts.store ?? settings.store ?? root), root };
+}
+
+async function showSeries(query: string, opts: HistoryOpts): Promise<number> {
+  const { settings, store } = await openHistory(opts);
+  try {
+    const keys = (await store.seriesKeys()).filter((k) => seriesMatches(k, query));
+    if (keys.length === 0) throw new UsageError(`no series matches ${query} in ${store.where} (see \`infersweep history\`)`);
+    const shown = [];
+    for (const key of keys.sort((a, b) => seriesId(a).localeCompare(seriesId(b)) || a.concurrency - b.concurrency)) {
+      const points = await store.series(key);
+      const verdicts = points.map((p) => evaluatePoint(p, points, settings.detection));
+      shown.push({ series: seriesId(key), points, verdicts });
+      if (!opts.json) {
+        out(seriesText(points, verdicts, settings.detection.metrics));
+        const newest = points.reduce((a, b) => (b.time > a.time ? b : a));
+        const v = verdicts.find((x) => x.runId === newest.runId);
+        if (v) out(`newest run ${v.runId}:\n${pointVerdictsText([v])}`);
+        out();
+      }
+    }
+    if (opts.json) out(JSON.stringify(shown, null, 2));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function listSeries(opts: HistoryOpts): Promise<number> {
+  const { store } = await openHistory(opts);
+  try {
+    const keys = await store.seriesKeys();
+    if (opts.json)
+      out(
+        JSON.stringify(
+          keys.map((k) => ({ series: seriesId(k), ...k })),
+          null,
+          2,
+        ),
+      );
+    else if (keys.length === 0) out(`no history in ${store.where} (run \`infersweep history rebuild\` to index existing results)`);
+    else for (const k of keys.map(seriesId).sort()) out(k);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function rebuild(opts: HistoryOpts): Promise<number> {
+  const { settings, store, root } = await openHistory(opts);
+  try {
+    const r = await rebuildHistory(store, resultsFolders(root), settings);
+    for (const s of r.skipped) err(`left out: ${s}`);
+    out(
+      `history rebuilt in ${store.where}: ${r.runs} runs, ${r.points} points from ${root}; ${r.regressions} regressed points across all runs`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+export function register(program: Command): void {
+  usageExits(
+    program
+      .command('history')
+      .description('The history of results per series, with change detection (`history rebuild` re-indexes the results folders)')
+      .argument('[series]', 'a series id config:orientation:model:gpu:c<N>, or a prefix of one ending at ":"; or `rebuild`')
+      .option('--root <dir>', 'the results root (default: the data directory results/)')
+      .option(
+        '--store <location>',
+        'a history store: a .jsonl file, a folder, or postgresql://… (default: the worker settings, else the results root)',
+      )
+      .option('--json', 'machine-readable output')
+      .action(
+        action('history', async (series: string | undefined, opts: HistoryOpts) => {
+          if (series === 'rebuild') return rebuild(opts);
+          return series ? showSeries(series, opts) : listSeries(opts);
+        }),
+      ),
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * The history's edges on real files: runs written the way a sweep writes them (a real plan of the
+ * shipped config, point records derived from one the point activity wrote), extracted, stored in
+ * the file store, judged, rebuilt, and a notification command.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ResultsLayout } from '@infersweep/core';
+import {
+  FileHistoryStore,
+  HISTORY_FILE,
+  HISTORY_SETTINGS_ENV,
+  extractRun,
+  historySettingsSchema,
+  loadHistorySettings,
+  readVerdict,
+  rebuildHistory,
+  recordRun,
+  resultsFolders,
+  seriesId,
+  verdictText,
+} from '@infersweep/history';
+import { plan, record, wobble, writeRun } from './runs-fixture';
+
+const settings = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 } });
+
+describe('history on results folders', () => {
+  it('extracts a run: the plan gives the series key and context, the record the fingerprint, validity and metrics', () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const run = extractRun(writeRun(root, 'night-1', 1, { 1: 500, 2: 900 }));
+    expect(run.skipped).toEqual([]);
+    expect(run.runId).toBe('night-1');
+    expect(run.points.map((p) => seriesId(p.key))).toEqual([
+      `${plan.sweep}:latency:${record.identity.model}:${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}:c1`,
+      `${plan.sweep}:latency:${record.identity.model}:${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}:c2`,
+    ]);
+    expect(run.points[0]!.context).toEqual({
+      cluster: 'local',
+      image: plan.image,
+      engineVersion: plan.engine.version,
+      launchFingerprint: record.identity.engineArgsFingerprint,
+      planHash: plan.planHash,
+    });
+    // one time for the run: its first point's start
+    expect(run.points.map((p) => p.time)).toEqual(['2026-01-01T02:01:00.000Z', '2026-01-01T02:01:00.000Z']);
+    expect(run.points[1]!.metrics.throughputPerGpu).toBe(900);
+    expect(run.points[1]!.metrics.ttftP50Ms).toBeCloseTo(record.request_metrics.latency.ttft.p50 * 1000, 9);
+  });
+
+  it('reports a record that does not validate and leaves it in place', () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dir = writeRun(root, 'night-1', 1, { 1: 500, 2: 900 });
+    const bad = new ResultsLayout(dir).pointRecord(2);
+    writeFileSync(bad, '{"conc": 2}');
+    const run = extractRun(dir);
+    expect(run.points.map((p) => p.key.concurrency)).toEqual([1]);
+    expect(run.skipped).toHaveLength(1);
+    expect(run.skipped[0]).toContain(bad);
+    expect(readFileSync(bad, 'utf8')).toBe('{"conc": 2}');
+  });
+
+  it('file store: a run written again replaces the first write; a corrupt line is skipped and counted', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const store = new FileHistoryStore(join(root, HISTORY_FILE));
+    const a = extractRun(writeRun(root, 'n1', 1, { 1: 500 }));
+    await store.putRun('n1', a.points);
+    await store.putRun('n1', a.points);
+    appendFileSync(store.file, '{"runId": "broken"\n');
+    expect(await store.series(a.points[0]!.key)).toHaveLength(1);
+    expect(store.skippedLines).toBe(1);
+    expect((await store.seriesKeys()).map(seriesId)).toEqual([seriesId(a.points[0]!.key)]);
+    await store.clear();
+    expect(await store.run('n1')).toEqual([]);
+  });
+
+  it('records nights one by one: the last two slower nights at c=2 give `regressions: 1` naming the runs compared, c=1 unchanged', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dirs: string[] = [];
+    for (let i = 0; i < 7; i++)
+      dirs.push(writeRun(root, `night-${i}`, i + 1, { 1: 500 * wobble(i), 2: (i >= 5 ? 700 : 900) * wobble(i + 3) }));
+    const recorded = [];
+    for (const d of dirs) recorded.push(await recordRun(d, settings));
+    expect(recorded.map((r) => r.label)).toEqual(['none', 'none', 'none', 'none', 'none', 'none', '1']);
+    const last = recorded.at(-1)!.verdict;
+    expect(last.points.map((p) => [p.concurrency, p.status])).toEqual([
+      [1, 'unchanged'],
+      [2, 'regression'],
+    ]);
+    const tput = last.points[1]!.metrics.find((m) => m.metric === 'throughputPerGpu')!;
+    expect(tput.baselineRunIds).toEqual(['night-0', 'night-1', 'night-2', 'night-3', 'night-4']);
+    expect(tput.windowRunIds).toEqual(['night-5', 'night-6']);
+    expect(tput.change?.attribution).toEqual([]);
+    expect(tput.trend.map((t) => t.runId)).toEqual(dirs.map((_, i) => `night-${i}`));
+    expect(readVerdict(dirs[6]!)).toEqual(last);
+    expect(verdictText(last)).toMatch(/^run night-6: regressions: 1\n/);
+    expect(verdictText(last)).toContain('c=2 tok/s/GPU: regression from night-4 to night-5: nothing in the run context changed');
+  });
+
+  it('keeps an invalid night out of the baseline and says so in its verdict', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    for (let i = 0; i < 6; i++) await recordRun(writeRun(root, `n${i}`, i + 1, { 2: 900 * wobble(i) }), settings);
+    const bad = await recordRun(writeRun(root, 'n6', 7, { 2: 100 }, { valid: false }), settings);
+    expect(bad.verdict.points.map((p) => p.status)).toEqual(['invalid']);
+    const next = await recordRun(writeRun(root, 'n7', 8, { 2: 900 }), settings);
+    expect(next.verdict.points[0]!.metrics[0]!.baselineRunIds).not.toContain('n6');
+    expect(next.label).toBe('none');
+  });
+
+  it('rebuilds the store from the results folders: the same verdicts as recorded night by night', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dirs: string[] = [];
+    for (let i = 0; i < 7; i++) dirs.push(writeRun(root, `night-${i}`, i + 1, { 2: (i >= 5 ? 700 : 900) * wobble(i) }));
+    for (const d of dirs) await recordRun(d, settings);
+    const before = readVerdict(dirs[6]!);
+    const store = new FileHistoryStore(join(root, HISTORY_FILE));
+    const rebuilt = await rebuildHistory(store, resultsFolders(root), settings);
+    expect(rebuilt).toEqual({ runs: 7, points: 7, regressions: 1, skipped: [] });
+    expect(readVerdict(dirs[6]!)).toEqual(before);
+  });
+
+  it("runs the worker's notification command with the verdict on stdin when a run regresses", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const out = join(root, 'notified.json');
+    const settingsFile = join(root, 'history.yaml');
+    writeFileSync(settingsFile, `detection:\n  minBaselineRuns: 5\nnotify:\n  command: [tee, ${out}]\n`);
+    const s = loadHistorySettings({ [HISTORY_SETTINGS_ENV]: settingsFile });
+    const recorded = [];
+    for (let i = 0; i < 7; i++)
+      recorded.push(await recordRun(writeRun(root, `night-${i}`, i + 1, { 2: (i >= 5 ? 700 : 900) * wobble(i) }), s));
+    expect(recorded.map((r) => r.notified)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, 'command tee']);
+    const sent = JSON.parse(readFileSync(out, 'utf8')) as { runId: string; regressions: number; text: string };
+    expect(sent).toMatchObject({ runId: 'night-6', regressions: 1 });
+    expect(sent.text).toContain('regressions: 1');
+  });
+
+  it('refuses a settings file with an unknown key, naming the file', () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const f = join(root, 'history.yaml');
+    writeFileSync(f, 'detection:\n  alpah: 0.1\n');
+    expect(() => loadHistorySettings({ [HISTORY_SETTINGS_ENV]: f })).toThrow(new RegExp(`${HISTORY_SETTINGS_ENV}=${f}: detection`));
+  });
+});

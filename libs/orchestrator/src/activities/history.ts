@@ -1,0 +1,42 @@
+/**
+ * The end of a completed sweep: its points into the history store and the run's verdict
+ * (libs/history recordRun). What the store is, how sensitive the detection is and whom to notify
+ * are the worker's settings (`INFERSWEEP_HISTORY_SETTINGS`, read on every call), never the sweep
+ * input: a webhook token or a database password stays on the worker.
+ */
+import { log } from '@temporalio/activity';
+import { loadHistorySettings, recordRun } from '@infersweep/history';
+import type { ActivityContext } from './context';
+
+export interface RecordHistoryResult {
+  /** points with a new regression (the InfersweepRegression search attribute: `none` or N) */
+  regressions: number;
+  label: string;
+  /** where the history is (no credentials) */
+  store: string;
+  /** what was notified, when anything was */
+  notified?: string;
+  /** records left out of the history and why */
+  skipped: string[];
+}
+
+export interface HistoryActivities {
+  recordHistory(input: { sweepId: string; resultsDir: string }): Promise<RecordHistoryResult>;
+}
+
+export function historyActivities(_ctx: ActivityContext): HistoryActivities {
+  return {
+    async recordHistory({ sweepId, resultsDir }) {
+      const r = await recordRun(resultsDir, loadHistorySettings());
+      if (r.skipped.length) log.warn('history: records left out', { sweepId, skipped: r.skipped });
+      log.info(`history: regressions: ${r.label}`, { sweepId, store: r.store });
+      return {
+        regressions: r.verdict.regressions,
+        label: r.label,
+        store: r.store,
+        skipped: r.skipped,
+        ...(r.notified ? { notified: r.notified } : {}),
+      };
+    },
+  };
+}
