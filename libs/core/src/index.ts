@@ -9,3 +9,4 @@ export * from './hash';
 export * from './layout';
 export * from './allocation';
 export * from './workspace';
+export * from './search-bounds';

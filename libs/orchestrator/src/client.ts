@@ -73,6 +73,7 @@ export function buildSweepInput(plan: SweepPlan, meta: SweepMeta): SweepInput {
     ...(plan.deployment.pointsPerAllocation === undefined ? {} : { pointsPerAllocation: plan.deployment.pointsPerAllocation }),
     operatorTimeout: meta.operatorTimeout,
     deploymentTag: meta.deploymentTag ?? currentDeploymentTag(),
+    ...(plan.search === undefined ? {} : { search: plan.search }),
   };
 }
 

@@ -59,12 +59,6 @@ export interface PointState {
   searchEvidence?: string[];
 }
 
-/** The adaptive search's standing (SweepProgress.search). */
-export interface SearchProgress {
-  /** the search's result once it ended (limit and/or knee with their bracketing points) */
-  result?: SearchResult;
-}
-
 export interface AllocationRecord {
   attempt: number;
   jobName: string;
@@ -115,8 +109,8 @@ export interface SweepProgress extends Pick<
   allocations: AllocationRecord[];
   awaitingOperator?: { reason: string; since: string };
   abortRequested?: string;
-  /** present when the sweep searches (SweepInput.search) */
-  search?: SearchProgress;
+  /** the adaptive search's brackets so far, and why it ended (SweepInput.search; absent until its first decision) */
+  search?: SearchResult;
   startedAt: string;
   updatedAt: string;
   message?: string;

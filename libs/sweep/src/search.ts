@@ -11,7 +11,7 @@
  * reason to stop the sweep. Noise does not break the bound: lo is the highest passing point below
  * the lowest failing one, and every bisection point lies strictly inside (lo, hi).
  *
- * Proven bound (searchPointBound): at most ⌈log2(max/min)⌉ bracket points plus
+ * Proven bound (searchPointBound in libs/core/src/search-bounds.ts): at most ⌈log2(max/min)⌉ bracket points plus
  * ⌈log2((max − min)/step(min))⌉ bisection points, where step(c) is the resolution at c (absolute n,
  * or max(1, ⌊c·relative⌋)). The bracket walks one way only (up while everything passes, down while
  * everything fails) and each point doubles or halves the distance to the end of [min, max]; each
@@ -22,23 +22,16 @@
  * axes normalised to the largest value) turn by the largest angle; the next point halves (in
  * log-concurrency) the wider interval beside the knee, until both are within the resolution.
  */
-import type { SearchGoal, SearchResolution, Slo } from '@infersweep/topology';
+import type { PlanSearch, Slo } from '@infersweep/topology';
+import { resolutionStep, searchCap } from '@infersweep/core';
 import type { PointState, SweepProgress } from './contract';
 import { nextPoint } from './state';
 
-/** What the workflow needs to search (the plan's `search` block). */
-export interface SweepSearch {
-  goal: SearchGoal[];
-  slo?: Slo;
-  minConcurrency: number;
-  maxConcurrency: number;
-  /** points the search may add beyond the configured ones */
-  maxPoints: number;
-  gpuHourBudget?: number;
-  resolution: SearchResolution;
-  /** GPU-hours one point costs at its planned budget (GPUs × point seconds / 3600) */
-  pointGpuHours: number;
-}
+/** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
+export type SweepSearch = Pick<
+  PlanSearch,
+  'goal' | 'slo' | 'minConcurrency' | 'maxConcurrency' | 'maxAddedPoints' | 'gpuHourBudget' | 'resolution' | 'pointGpuHours'
+>;
 
 /** Two measured points around a boundary: `below` met it, `above` did not. */
 export interface Bracket {
@@ -51,41 +44,18 @@ export interface Bracket {
   text: string;
 }
 
+/** The search's standing: the brackets so far and, once it ended, why (SweepProgress.search). */
 export interface SearchResult {
   limit?: Bracket;
   knee?: Bracket;
-  /** why the search ended */
-  stoppedBy: 'resolved' | 'max-points' | 'gpu-hour-budget';
+  /** why the search ended; absent while it is still adding points */
+  stoppedBy?: 'resolved' | 'max-points' | 'gpu-hour-budget';
   pointsAdded: number;
 }
 
 export type SearchDecision =
-  { done: false; concurrency: number; reason: string; evidence: string[] } | { done: true; result: SearchResult };
-
-/** The resolution's step at concurrency c (≥ 1). */
-export function resolutionStep(r: SearchResolution, c: number): number {
-  return 'absolute' in r ? r.absolute : Math.max(1, Math.floor(c * r.relative));
-}
-
-/**
- * The most points the slo-limit search adds (see the file comment for the proof); the plan's worst
- * case is this or maxPoints, whichever is smaller.
- */
-export function searchPointBound(s: Pick<SweepSearch, 'minConcurrency' | 'maxConcurrency' | 'resolution'>): number {
-  const { minConcurrency: lo, maxConcurrency: hi } = s;
-  const bracket = Math.ceil(Math.log2(hi / lo));
-  const span = hi - lo;
-  const step = resolutionStep(s.resolution, lo);
-  const bisect = span > step ? Math.ceil(Math.log2(span / step)) : 0;
-  return bracket + bisect;
-}
-
-/** Points the search may still add: maxPoints, and the GPU-hour budget for the whole sweep. */
-export function searchCap(s: SweepSearch, planned: number): { cap: number; by: 'max-points' | 'gpu-hour-budget' } {
-  if (s.gpuHourBudget === undefined || s.pointGpuHours <= 0) return { cap: s.maxPoints, by: 'max-points' };
-  const byBudget = Math.max(0, Math.floor(s.gpuHourBudget / s.pointGpuHours + 1e-9) - planned);
-  return byBudget < s.maxPoints ? { cap: byBudget, by: 'gpu-hour-budget' } : { cap: s.maxPoints, by: 'max-points' };
-}
+  | { done: false; concurrency: number; reason: string; evidence: string[]; standing: SearchResult }
+  | { done: true; result: SearchResult & { stoppedBy: NonNullable<SearchResult['stoppedBy']> } };
 
 const settled = (p: PointState) => p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
 
@@ -248,7 +218,7 @@ function kneeStep(s: SweepSearch, points: readonly PointState[]): { bracket: Bra
 export function nextSearchPoint(s: SweepSearch, points: readonly PointState[]): SearchDecision {
   const added = points.filter((p) => p.origin === 'search').length;
   const planned = points.length - added;
-  const { cap, by } = searchCap(s, planned);
+  const { cap, by } = searchCap({ ...s, maxPoints: s.maxAddedPoints }, planned);
   const wantsLimit = s.goal.includes('slo-limit');
   const wantsKnee = s.goal.includes('frontier');
   // without an SLO, the frontier's bracket is validity alone: double until a point is invalid
@@ -261,19 +231,15 @@ export function nextSearchPoint(s: SweepSearch, points: readonly PointState[]): 
   const candidates = [limNext, ...(limNext || !knee ? [] : [knee.next])].filter(
     (n): n is { concurrency: number; reason: string } => n !== undefined && !taken.has(n.concurrency),
   );
-  const result = (stoppedBy: SearchResult['stoppedBy']): SearchDecision => ({
-    done: true,
-    result: {
-      ...(wantsLimit ? { limit: lim.bracket } : {}),
-      ...(knee ? { knee: knee.bracket } : {}),
-      stoppedBy,
-      pointsAdded: added,
-    },
-  });
+  const standing: SearchResult = {
+    ...(wantsLimit ? { limit: lim.bracket } : {}),
+    ...(knee ? { knee: knee.bracket } : {}),
+    pointsAdded: added,
+  };
   const next = candidates[0];
-  if (next === undefined) return result('resolved');
-  if (added >= cap) return result(by);
-  return { done: false, concurrency: next.concurrency, reason: next.reason, evidence: e.lines };
+  if (next === undefined) return { done: true, result: { ...standing, stoppedBy: 'resolved' } };
+  if (added >= cap) return { done: true, result: { ...standing, stoppedBy: by } };
+  return { done: false, concurrency: next.concurrency, reason: next.reason, evidence: e.lines, standing };
 }
 
 /**
@@ -284,10 +250,10 @@ export function nextSearchPoint(s: SweepSearch, points: readonly PointState[]): 
  */
 export function nextPointOrSearch(p: SweepProgress, search: SweepSearch | undefined): PointState | undefined {
   const pending = nextPoint(p);
-  if (pending || search === undefined || p.search?.result) return pending;
+  if (pending || search === undefined || p.search?.stoppedBy) return pending;
   const d = nextSearchPoint(search, p.points);
   if (d.done) {
-    p.search = { result: d.result };
+    p.search = d.result;
     return undefined;
   }
   const pt: PointState = {
@@ -299,6 +265,23 @@ export function nextPointOrSearch(p: SweepProgress, search: SweepSearch | undefi
     searchEvidence: d.evidence,
   };
   p.points.push(pt);
-  p.search = {};
+  p.search = d.standing;
   return pt;
+}
+
+/**
+ * The search in words, for `status`, `watch` and the report: the SLO limit and the knee with the
+ * points that bracket them, then each added point and why. Empty for a sweep without a search.
+ */
+export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string[] {
+  const added = p.points.filter((pt) => pt.origin === 'search');
+  if (p.search === undefined && added.length === 0) return [];
+  const s = p.search;
+  const state = s?.stoppedBy ? `ended: ${s.stoppedBy}` : 'searching';
+  const lines = [`${p.points.length - added.length} configured + ${added.length} added point(s), ${state}`];
+  if (s?.limit)
+    lines.push(`SLO limit ${s.limit.text}${s.limit.status === 'found' || s.limit.status === 'unresolved' ? '' : ` [${s.limit.status}]`}`);
+  if (s?.knee) lines.push(`knee ${s.knee.text}`);
+  for (const pt of added) lines.push(`c=${pt.concurrency} added (${pt.searchReason ?? 'search'})`);
+  return lines;
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { resolutionStep, searchPointBound } from '@infersweep/core';
 import {
   finishPoint,
   nextPointOrSearch,
   nextSearchPoint,
-  resolutionStep,
-  searchPointBound,
+  searchLines,
   sloViolations,
   startPoint,
   type PointState,
@@ -22,7 +22,7 @@ const search = (over: Partial<SweepSearch> = {}): SweepSearch => ({
   slo: { ttftMs: { p99: 500 } },
   minConcurrency: 1,
   maxConcurrency: 256,
-  maxPoints: 20,
+  maxAddedPoints: 20,
   resolution: { absolute: 1 },
   pointGpuHours: 16 * (120 / 3600),
   ...over,
@@ -71,7 +71,7 @@ function runSearch(s: SweepSearch, planned: number[], curve: Curve): { p: SweepP
     if (n > 1000) throw new Error('the search did not end');
     measure(pt, curve);
   }
-  return { p, result: p.search!.result!, added: p.points.filter((x) => x.origin === 'search').map((x) => x.concurrency) };
+  return { p, result: p.search!, added: p.points.filter((x) => x.origin === 'search').map((x) => x.concurrency) };
 }
 
 /** TTFT grows linearly with concurrency: the SLO p99 ≤ 500 ms holds up to exactly `limit`. */
@@ -163,7 +163,7 @@ describe('slo-limit on synthetic curves', () => {
   });
 
   it('maxPoints and the GPU-hour budget stop the search with the bracket so far', () => {
-    const byPoints = runSearch(search({ maxPoints: 3 }), [1], linearTtft(100));
+    const byPoints = runSearch(search({ maxAddedPoints: 3 }), [1], linearTtft(100));
     expect(byPoints.added).toEqual([2, 4, 8]);
     expect(byPoints.result).toMatchObject({ stoppedBy: 'max-points', pointsAdded: 3, limit: { status: 'unresolved', below: 8 } });
     // 16 GPUs × 2 min = 0.533 GPU-h per point: a 3 GPU-h budget pays for 5 points, 1 of them configured
@@ -228,7 +228,7 @@ describe('frontier: the knee of throughput per GPU against interactivity', () =>
     expect(k.status).toBe('found');
     expect(k.below! <= kneeAt && kneeAt <= k.above!, `${kneeAt} in [${k.below}, ${k.above}]: ${k.text}`).toBe(true);
     expect(Math.abs(k.concurrency! - kneeAt)).toBeLessThanOrEqual(resolutionStep(s.resolution, kneeAt));
-    expect(added.length).toBeLessThanOrEqual(s.maxPoints);
+    expect(added.length).toBeLessThanOrEqual(s.maxAddedPoints);
   });
 
   it('both goals: the SLO limit first, then the knee', () => {
@@ -236,5 +236,20 @@ describe('frontier: the knee of throughput per GPU against interactivity', () =>
     const { result } = runSearch(s, [8], (c) => ({ ...curve(c), requestsProfiled: 10, requestsFailed: c > 100 ? 1 : 0 }));
     expect(result.limit).toMatchObject({ concurrency: 100, status: 'found' });
     expect(result.knee?.status).toBe('found');
+  });
+});
+
+describe('searchLines: the search in words for status and the report', () => {
+  it('names the limit with its bracketing points and why each point was added', () => {
+    const { p } = runSearch(search({ minConcurrency: 2, maxConcurrency: 16 }), [2], linearTtft(5));
+    expect(searchLines(p)).toEqual([
+      '1 configured + 4 added point(s), ended: resolved',
+      'SLO limit 5 (c=5 meets the SLO, c=6 fails; resolution 1)',
+      'c=4 added (bracket: c=2 meets the SLO, doubling to c=4)',
+      'c=8 added (bracket: c=4 meets the SLO, doubling to c=8)',
+      'c=6 added (bisect: c=4 meets the SLO, c=8 fails; c=6 halves the bracket (resolution 1))',
+      'c=5 added (bisect: c=4 meets the SLO, c=6 fails; c=5 halves the bracket (resolution 1))',
+    ]);
+    expect(searchLines(progress([4]))).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import type { PlanDraft } from './draft';
 import type { EngineSettings } from './engine';
 import type { AllocationPlan } from './plan-allocation';
 import type { EngineOverrideView } from './resolve-override';
-import { sweepPlanSchema, type EngineIds, type PlanNode, type SweepPlan } from './schema';
+import { sweepPlanSchema, type EngineIds, type PlanNode, type PlanSearch, type SweepPlan } from './schema';
 
 /** The parts the plan steps produced. */
 export interface PlanParts {
@@ -26,6 +26,8 @@ export interface PlanParts {
   endpoints: string[];
   engineIds: EngineIds;
   allocation: AllocationPlan;
+  /** the adaptive search's bounds and worst case (plan-search.ts) */
+  search?: PlanSearch;
 }
 
 /** Every placeholder the nodes' argv, launch argv, env and the endpoints use (bindPlan fills them), sorted. */
@@ -120,6 +122,7 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     clientMustBalance: endpoints.length > 1,
     engineIds: p.engineIds,
     points: p.points,
+    ...(p.search === undefined ? {} : { search: p.search }),
     pointBudgets: allocation.pointBudgets,
     budgets: p.budgets,
     readinessTimeoutSeconds: p.budgets.startupSeconds,

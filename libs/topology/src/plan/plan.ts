@@ -9,6 +9,7 @@ import { openDraft, type PlanOptions } from './draft';
 import { planAgentx } from './plan-agentx';
 import { planAllocation } from './plan-allocation';
 import { planEndpoints } from './plan-endpoints';
+import { planSearch } from './plan-search';
 import { planSecrets } from './plan-secrets';
 import { resolveOverride } from './resolve-override';
 import { resolveTopology } from './resolve-topology';
@@ -31,12 +32,15 @@ export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
   const { agentx, budgets } = planAgentx(d);
   const override = resolveOverride(d, topology, agentx);
   const points = selectPoints(d);
+  const search = planSearch(d, { topology, points, budgets, agentx });
   d.issues.throwIfAny();
-  const settings = deriveEngineSettings(d, topology, points, agentx);
-  const capacity = checkCapacity(d, { topology, settings, agentx, points });
+  // the engine settings, the capacity check and the time limit cover the points a search may add
+  const covered = [...points, ...(search?.budgetedPoints ?? [])];
+  const settings = deriveEngineSettings(d, topology, covered, agentx);
+  const capacity = checkCapacity(d, { topology, settings, agentx, points: covered });
   const { commands, nodes } = buildNodes(d, topology, settings, override);
   const { endpoints, engineIds } = planEndpoints(d, topology, commands, override);
-  const allocation = planAllocation(d, points, budgets, agentx, settings, override);
+  const allocation = planAllocation(d, covered, budgets, agentx, settings, override);
   const parts = {
     topology,
     secretEnv,
@@ -51,6 +55,7 @@ export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
     endpoints,
     engineIds,
     allocation,
+    search,
   };
   return assemblePlan(d, parts);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from '../config/agentx';
 import { budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import { resolutionSchema, searchGoalSchema, sloSchema } from '../config/search';
 import { topologySchema } from '../topology/validate';
 
 /**
@@ -139,6 +140,32 @@ export const pointBudgetSchema = z
   })
   .strict();
 
+/** The adaptive search of this orientation (config search block) with its worst case (plan/plan-search.ts). */
+export const planSearchSchema = z
+  .object({
+    goal: z.array(searchGoalSchema),
+    slo: sloSchema.optional(),
+    minConcurrency: z.number().int().positive(),
+    maxConcurrency: z.number().int().positive(),
+    /** as configured */
+    maxPoints: z.number().int().positive(),
+    gpuHourBudget: z.number().positive().optional(),
+    resolution: resolutionSchema,
+    /** GPUs × the point budget, hours */
+    pointGpuHours: z.number().nonnegative(),
+    /** points the search may add: maxPoints, or fewer when the GPU-hour budget (or the range) allows fewer */
+    maxAddedPoints: z.number().int().nonnegative(),
+    /** the slo-limit search's proven bound (libs/core/src/search-bounds.ts) */
+    sloLimitPointBound: z.number().int().nonnegative().optional(),
+    /** concurrencies the time limit and the engine settings cover for the added points (the top of the range) */
+    budgetedPoints: z.array(z.number().int().positive()),
+    /** configured + added, at most */
+    worstCasePoints: z.number().int().positive(),
+    worstCaseSeconds: z.number().nonnegative(),
+    summary: str,
+  })
+  .strict();
+
 export const sweepPlanSchema = z
   .object({
     schemaVersion: z.literal(1),
@@ -178,6 +205,8 @@ export const sweepPlanSchema = z
     clientMustBalance: z.boolean(),
     engineIds: engineIdsSchema,
     points: z.array(z.number().int().positive()),
+    /** Adaptive points after `points` (absent: the configured points only). */
+    search: planSearchSchema.optional(),
     pointBudgets: z.array(pointBudgetSchema),
     budgets: budgetsSchema,
     /** Readiness deadline for the server (startup budget), seconds. */
@@ -211,6 +240,7 @@ export type PointBudget = z.infer<typeof pointBudgetSchema>;
 export type TimeLimit = z.infer<typeof timeLimitSchema>;
 export type PlanCapacity = z.infer<typeof capacitySchema>;
 export type PlanEngineSettings = z.infer<typeof engineSettingsSchema>;
+export type PlanSearch = z.infer<typeof planSearchSchema>;
 
 export const boundNodeSchema = z
   .object({

@@ -1,0 +1,76 @@
+import { resolutionStep, searchCap, searchPointBound } from '@infersweep/core';
+import type { AgentxSettings } from '../config/agentx';
+import type { PathSegment } from '../config/parse';
+import type { Budgets, Orientation } from '../config/schema';
+import type { Topology } from '../topology/validate';
+import type { PlanSearch } from './schema';
+import { pointBudget } from './timelimit';
+
+/** What this step reads from the plan draft (./draft.ts PlanDraft has it). */
+export interface SearchDraft {
+  oName: string;
+  orientation: Orientation;
+  oPath: PathSegment[];
+  issues: { add(path: readonly PathSegment[], value: unknown, message: string): void };
+  warnings: string[];
+  notes: string[];
+}
+
+/**
+ * The adaptive search's bounds and worst case (config/search.ts; the workflow decides each point with
+ * libs/sweep/src/search.ts): how many points it may add (maxPoints, or fewer if the GPU-hour budget
+ * pays for fewer), the slo-limit search's proven bound, and the concurrencies the time limit and the
+ * engine settings must cover beyond the configured points. The configured points are where the
+ * search starts: they must lie inside [minConcurrency, maxConcurrency].
+ */
+export function planSearch(
+  d: SearchDraft,
+  p: { topology: Topology; points: readonly number[]; budgets: Budgets; agentx: AgentxSettings },
+): PlanSearch | undefined {
+  const s = d.orientation.search;
+  if (s === undefined) return undefined;
+  const { points } = p;
+  const gpus = p.topology.tp * p.topology.pp * p.topology.dp;
+  const pointSeconds = pointBudget(0, p.budgets, p.agentx.profileDurationSeconds, p.agentx.drain.deadlineSeconds).totalSeconds;
+  const where = [...d.oPath, 'search'];
+  for (const c of points) {
+    if (c < s.minConcurrency || c > s.maxConcurrency)
+      d.issues.add(
+        [...d.oPath, 'concurrency'],
+        c,
+        `the search starts from the configured points, which must lie in [${s.minConcurrency}, ${s.maxConcurrency}] (search.minConcurrency/maxConcurrency); widen the bounds or drop the point`,
+      );
+  }
+  const pointGpuHours = (gpus * pointSeconds) / 3600;
+  const { cap, by } = searchCap({ ...s, pointGpuHours }, points.length);
+  if (s.gpuHourBudget !== undefined && points.length * pointGpuHours > s.gpuHourBudget + 1e-9)
+    d.issues.add(
+      [...where, 'gpuHourBudget'],
+      s.gpuHourBudget,
+      `the ${points.length} configured point(s) alone cost ${(points.length * pointGpuHours).toFixed(1)} GPU-hours (${gpus} GPUs × ${pointSeconds} s each); raise the budget or configure fewer points`,
+    );
+  const limitBound = s.goal.includes('slo-limit') ? searchPointBound(s) : undefined;
+  if (limitBound !== undefined && limitBound > cap)
+    d.warnings.push(
+      `orientation ${d.oName}: the SLO limit may stay unresolved: bracketing and bisecting [${s.minConcurrency}, ${s.maxConcurrency}] to resolution ${resolutionStep(s.resolution, s.minConcurrency)} takes up to ${limitBound} points, the search may add ${cap} (${by})`,
+    );
+  // the time limit and the engine settings cover the worst case: `cap` more points, at the top of the range
+  const taken = new Set(points);
+  const budgetedPoints: number[] = [];
+  for (let c = s.maxConcurrency; c >= s.minConcurrency && budgetedPoints.length < cap; c--) if (!taken.has(c)) budgetedPoints.push(c);
+  const worstCasePoints = points.length + budgetedPoints.length;
+  const summary =
+    `${s.goal.join(' + ')} in [${s.minConcurrency}, ${s.maxConcurrency}]: up to ${budgetedPoints.length} point(s) added (${by === 'max-points' ? `maxPoints ${s.maxPoints}` : `GPU-hour budget ${s.gpuHourBudget}`}` +
+    `${limitBound === undefined ? '' : `; the SLO limit needs at most ${limitBound}`}); worst case ${worstCasePoints} points × ${pointSeconds} s = ${((worstCasePoints * pointSeconds) / 3600).toFixed(2)} h, ${(worstCasePoints * pointGpuHours).toFixed(1)} GPU-hours`;
+  d.notes.push(`search: ${summary}`);
+  return {
+    ...s,
+    pointGpuHours,
+    maxAddedPoints: budgetedPoints.length,
+    ...(limitBound === undefined ? {} : { sloLimitPointBound: limitBound }),
+    budgetedPoints,
+    worstCasePoints,
+    worstCaseSeconds: worstCasePoints * pointSeconds,
+    summary,
+  };
+}
