@@ -96,16 +96,22 @@ describe('restarts of the Temporal server and of PostgreSQL', () => {
       [2, 'done'],
       [4, 'done'],
     ]);
-    // no point lost or duplicated: each runPoint scheduled once and completed once, and measured
-    // once: a server outage longer than the heartbeat timeout makes Temporal retry the activity,
-    // and the retry must find the first attempt's result on disk (reused) instead of measuring again
+    // no point lost or duplicated: each runPoint scheduled once and completed once
     const counts = await expectEachPointOnce(h, [2, 4]);
-    for (const [c, n] of counts) {
+    for (const [c, n] of counts)
       console.log(
         `c=${c}: runPoint attempts ${n.attempts}, result ${n.reused ? 'reused from attempt 1' : 'measured by the completing attempt'}`,
       );
-      expect(n.attempts === 1 || n.reused === true, `c=${c} measured by attempt 1 only`).toBe(true);
-    }
+    // c=4: PostgreSQL was down for less than the heartbeat timeout, so the point keeps its first
+    // activity attempt, which measured it
+    expect(counts.get(4)).toMatchObject({ attempts: 1 });
+    expect(counts.get(4)?.reused).not.toBe(true);
+    // c=2: the Temporal restart takes about as long as the heartbeat timeout (22-25 s against 20 s
+    // on the reference machine), so whether the server timed attempt 1 out races with the worker's
+    // first heartbeat after the restart. Either way the point is measured once: attempt 1 completed
+    // it (nothing to reuse), or a retry completed it with attempt 1's result from disk.
+    const c2 = counts.get(2)!;
+    expect(c2.reused === true, `c=2 after ${c2.attempts} attempt(s)`).toBe(c2.attempts > 1);
     expect(result.allocations).toHaveLength(1);
 
     // the sweep that finished before both restarts: the same history, and the CLI still reads it

@@ -2,13 +2,14 @@
  * The CLI and workers against the production-shaped Temporal: mutual TLS on the frontend, the
  * `infersweep` namespace with registered search attributes, PostgreSQL persistence.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
+import { TransportError } from '@temporalio/worker';
 import { connectWorker } from '@infersweep/orchestrator';
 import { toolsDir } from '../stack-env';
 import {
@@ -36,6 +37,21 @@ afterAll(async () => {
 });
 
 /** A CA nobody trusts and a client certificate it signed (openssl, like the stack's own CA). */
+/**
+ * The connection is refused by the TLS layer: a TransportError from the worker's native connection
+ * whose text is not that of an unreachable server or a missing file. Returns the message.
+ */
+async function tlsRefusal(connecting: Promise<unknown>): Promise<string> {
+  const err = await connecting.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TransportError);
+  const message = (err as Error).message;
+  expect(message).not.toMatch(/connection refused|no such file|ENOENT|dns error/i);
+  return message;
+}
+
 function foreignCa(): { ca: string; cert: string; key: string } {
   const d = mkdtempSync(join(tmpdir(), 'infersweep-foreign-ca-'));
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: d, stdio: 'ignore' });
@@ -67,10 +83,12 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
   it('the Temporal server persists to PostgreSQL and serves only TLS with client certificates', () => {
     const e = prodEnv();
     expect(e.TEMPORAL_NAMESPACE).toBe('infersweep');
-    // the Temporal CLI without a client certificate is refused by the frontend
-    const noCert = () =>
-      execFileSync(
-        join(toolsDir, 'bin', 'temporal'),
+    // the Temporal CLI without a client certificate is refused by the frontend's TLS handshake…
+    const temporal = join(toolsDir, 'bin', 'temporal');
+    expect(existsSync(temporal), temporal).toBe(true);
+    const health = (clientCert: string[]) =>
+      spawnSync(
+        temporal,
         [
           'operator',
           'cluster',
@@ -81,10 +99,19 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
           e.TEMPORAL_TLS_SERVER_CA_CERT_PATH!,
           '--tls-server-name',
           'localhost',
+          ...clientCert,
         ],
-        { stdio: 'pipe', timeout: 30_000 },
+        { encoding: 'utf8', timeout: 30_000 },
       );
-    expect(noCert).toThrow();
+    const noCert = health([]);
+    expect(noCert.error).toBeUndefined(); // the binary ran
+    expect(noCert.status).not.toBe(0);
+    expect(noCert.stderr).toMatch(/certificate required|bad certificate|tls/i);
+    expect(noCert.stderr).not.toMatch(/connection refused|no such host/i);
+    // …while the same command with the stack's client certificate is answered (same binary, address, CA)
+    const withCert = health(['--tls-cert-path', e.TEMPORAL_TLS_CLIENT_CERT_PATH!, '--tls-key-path', e.TEMPORAL_TLS_CLIENT_KEY_PATH!]);
+    expect(withCert.status, withCert.stderr).toBe(0);
+    expect(withCert.stdout).toMatch(/SERVING/);
     // the namespace's data lives in PostgreSQL (temporal.namespaces), reached with the stack's own role over TLS
     const rows = execFileSync(
       'psql',
@@ -111,15 +138,19 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     const f = foreignCa();
     const e = prodEnv();
     // trusts the wrong CA: the worker refuses the frontend's certificate
-    await expect(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca }))).rejects.toThrow();
+    expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca })))).toMatch(/UnknownIssuer/);
     // presents a certificate of the wrong CA: the frontend refuses the worker
-    await expect(
-      connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key })),
-    ).rejects.toThrow();
+    expect(
+      await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key }))),
+    ).toMatch(/UnknownCA|BadCertificate|bad certificate|unknown certificate authority/i);
     // no client certificate at all
-    await expect(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' }))).rejects.toThrow();
-    // plain text to a TLS frontend
-    await expect(connectWorker({ ...prodTarget(), tls: false, tlsFiles: undefined })).rejects.toThrow();
+    expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })))).toMatch(
+      /CertificateRequired|certificate required|HandshakeFailure/i,
+    );
+    // plain text to a TLS frontend: reached (not refused), but no gRPC conversation
+    expect(await tlsRefusal(connectWorker({ ...prodTarget(), tls: false, tlsFiles: undefined }))).toMatch(
+      /h2 protocol error|connection (closed|reset)|frame|transport error/i,
+    );
     // and the right certificate is accepted
     const ok = await connectWorker(
       prodTarget({

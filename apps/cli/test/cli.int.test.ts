@@ -6,7 +6,7 @@
  * a subprocess. The invalid point is made invalid by the simulator's configuration, not by a fake.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { currentDeploymentTag, startSweep, type StartedSweep } from '@infersweep
 import { readRequestRecords } from '@infersweep/agentx';
 import { launchChromium } from '../src/ops/browser';
 import { activePollers } from '../src/ops/temporal';
-import { cli, testCluster, until } from './cli-harness';
+import { cli, testCluster, until, type CliRun } from './cli-harness';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -49,6 +49,9 @@ afterAll(async () => {
 });
 
 const json = <T>(s: string): T => JSON.parse(s) as T;
+
+/** The eight bytes every PNG file starts with. */
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** A sweep input of `plan` on a cluster name (and so a task queue) of its own. */
 const inputOn = (cluster: string, plan: SweepPlan, tag: string): SweepInput => testInput({ ...plan, cluster }, tag);
@@ -112,13 +115,13 @@ const SIM_CAPACITY = { maxNumSeqs: 4, waiting: 2 };
 
 describe('a sweep followed from the CLI (real worker, real activities)', () => {
   const cluster = testCluster();
-  // c=4 profiles long enough (60 s) for status, list and skip to see it run
+  // c=4 profiles long enough (40 s) for status, list and skip, issued at once, to see it run
   const plan = testPlan(
     'balanced',
     [4, 8, 16],
     (p) => {
       notSaturationGated(p);
-      profileSeconds(60)(p);
+      profileSeconds(40)(p);
     },
     (cfg) => {
       const sim = cfg.clusters.local!.engineOverride;
@@ -131,6 +134,8 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
   let worker: { stop(): Promise<void> } | undefined;
   let started: StartedSweep;
   let reportPath = '';
+  /** list and skip, started together with status while c=4 measures (each test below reads its own). */
+  let views: { list: Promise<CliRun[]>; skip: Promise<CliRun[]> } | undefined;
 
   beforeAll(async () => {
     worker = await runningWorker(taskQueueFor(cluster));
@@ -149,6 +154,21 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
 
   it('status --json prints the progress query: phase, points, the real allocation and live heartbeat details', async () => {
     const s = await pointMeasuring(started.workflowId, 4);
+    // every CLI view of the measuring point at once: the spawns are independent, and c=4 runs for all of them
+    views = {
+      list: Promise.all([
+        cli(['list', '--running', '--cluster', cluster, '--orientation', 'balanced', '--json']),
+        cli(['list', '--cluster', cluster, '--orientation', 'throughput', '--json']),
+        cli(['list', '--limit', 'ten']),
+      ]),
+      skip: Promise.all([
+        cli(['skip', started.workflowId, '--point', '16', '--reason', 'not needed']),
+        cli(['skip', started.workflowId, '--point', '4']),
+        cli(['skip', started.workflowId, '--point', 'x']),
+        cli(['skip', started.workflowId]),
+      ]),
+    };
+    const text = await cli(['status', started.workflowId]);
     expect(s.workflowStatus).toBe('RUNNING');
     expect(s.uiLink).toContain(`/workflows/${started.workflowId}`);
     expect(s.points.map((p) => [p.concurrency, p.status])).toEqual([
@@ -163,33 +183,29 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
     const job = squeueJob(a.jobId);
     expect(job).toEqual({ name: a.jobName, state: 'RUNNING', nodes: a.nodes });
     expect(a.nodes).toHaveLength(plan.slurm.nodes);
-    const text = await cli(['status', started.workflowId]);
     expect(text.stdout).toMatch(/c=4\s+running\s+\S+\s+\d+ requests done/);
     expect(text.stdout).toMatch(new RegExp(`job ${a.jobId}\\s+${a.nodes.join(',')}\\s+holding`));
   });
 
   it('list filters by search attributes', async () => {
-    const hit = await cli(['list', '--running', '--cluster', cluster, '--orientation', 'balanced', '--json']);
+    expect(views, 'started by the status test while c=4 measures').toBeDefined();
+    const [hit, miss, bad] = (await views!.list) as [CliRun, CliRun, CliRun];
     expect(hit.code, hit.stderr).toBe(0);
     expect(json<{ workflowId: string }[]>(hit.stdout).map((r) => r.workflowId)).toEqual([started.workflowId]);
-    const miss = await cli(['list', '--cluster', cluster, '--orientation', 'throughput', '--json']);
     expect(json<unknown[]>(miss.stdout)).toEqual([]);
-    const bad = await cli(['list', '--limit', 'ten']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--limit "ten"');
   });
 
   it('skip: a pending point is skipped; a running one and a bad value are refused', async () => {
-    const ok = await cli(['skip', started.workflowId, '--point', '16', '--reason', 'not needed']);
+    expect(views, 'started by the status test while c=4 measures').toBeDefined();
+    const [ok, running, bad, missing] = (await views!.skip) as [CliRun, CliRun, CliRun, CliRun];
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/c=16\s+skipped/);
-    const running = await cli(['skip', started.workflowId, '--point', '4']);
     expect(running.code).toBe(1);
     expect(running.stderr).toContain('c=4 is running');
-    const bad = await cli(['skip', started.workflowId, '--point', 'x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--point "x"');
-    const missing = await cli(['skip', started.workflowId]);
     expect(missing.code).toBe(2);
   });
 
@@ -243,9 +259,12 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
   });
 
   it('report: one marker per valid point in the browser; PNG export; screenshot artifact', async () => {
-    const r = await cli(['report', started.workflowId, '--png', join(artifacts, 'chart.png')]);
+    const chart = join(artifacts, 'chart.png');
+    const shot = join(artifacts, 'report.png');
+    for (const f of [chart, shot]) rmSync(f, { force: true }); // never a file an earlier run left
+    const r = await cli(['report', started.workflowId, '--png', chart]);
     expect(r.code, r.stderr).toBe(0);
-    expect(existsSync(join(artifacts, 'chart.png'))).toBe(true);
+    expect(readFileSync(chart).subarray(0, 8)).toEqual(PNG_SIGNATURE);
     const { browser, close } = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
@@ -254,11 +273,11 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
       expect(valid).toBe(1);
       expect(await page.locator('#chart-0 .marker').count()).toBe(valid);
       expect(await page.locator('tr.point').count()).toBe(3);
-      await page.screenshot({ path: join(artifacts, 'report.png'), fullPage: true });
+      await page.screenshot({ path: shot, fullPage: true });
     } finally {
       await close();
     }
-    expect(existsSync(join(artifacts, 'report.png'))).toBe(true);
+    expect(readFileSync(shot).subarray(0, 8)).toEqual(PNG_SIGNATURE);
   });
 
   it('the Temporal Web UI lists the sweep by a custom search attribute and shows its progress query', async () => {
@@ -554,7 +573,7 @@ describe('janitor', () => {
 
 describe('help and exit codes', () => {
   it('every command has --help with the exit codes; unknown options are usage errors (2)', async () => {
-    for (const cmd of [
+    const commands = [
       ['sweep'],
       ['status'],
       ['list'],
@@ -569,15 +588,15 @@ describe('help and exit codes', () => {
       ['schedule', 'create'],
       ['janitor'],
       ['stack'],
-    ]) {
-      const r = await cli([...cmd, '--help']);
-      expect(r.code, cmd.join(' ')).toBe(0);
-      expect(r.stdout, cmd.join(' ')).toContain('Exit codes:');
-    }
-    const u = await cli(['status', '--bogus']);
-    expect(u.code).toBe(2);
-    expect(u.stderr).toContain("unknown option '--bogus'");
-  });
+    ];
+    // the spawns are independent: all at once (each is mostly tsx start-up)
+    const [u, ...helps] = await Promise.all([cli(['status', '--bogus']), ...commands.map((cmd) => cli([...cmd, '--help']))]);
+    expect(helps.map((r, i) => [commands[i]!.join(' '), r.code, r.stdout.includes('Exit codes:')])).toEqual(
+      commands.map((cmd) => [cmd.join(' '), 0, true]),
+    );
+    expect(u!.code).toBe(2);
+    expect(u!.stderr).toContain("unknown option '--bogus'");
+  }, 120_000);
 
   it('stack status reports the local stack; a bad verb is a usage error', async () => {
     const r = await cli(['stack', 'status']);
@@ -592,10 +611,5 @@ describe('help and exit codes', () => {
     const r = await cli(['report']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--latest');
-  });
-
-  it('reads the report file it wrote (sanity of artifacts)', () => {
-    const p = join(artifacts, 'report.png');
-    if (existsSync(p)) expect(readFileSync(p).subarray(1, 4).toString()).toBe('PNG');
   });
 });

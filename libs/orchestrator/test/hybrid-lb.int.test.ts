@@ -77,8 +77,10 @@ describe("the seed's hybrid-LB shape on a real vLLM", () => {
       await run(() => acts.captureLogs({ plan, deployment: dep, destDir: join(resultsDir, 'logs', 'server-1'), reason: 'test end' })).catch(
         () => undefined,
       );
-    if (dep) await run(() => acts.stopServer({ plan, deployment: dep })).catch(() => undefined);
-    if (alloc) await run(() => acts.release({ plan, jobId: alloc.jobId, jobName: alloc.jobName })).catch(() => undefined);
+    if (dep) await run(() => acts.stopServer({ plan, deployment: dep }));
+    if (alloc) await run(() => acts.release({ plan, jobId: alloc.jobId, jobName: alloc.jobName }));
+    // nothing of this test is left in squeue: its allocation (and with it the vLLM steps) is gone
+    expect(await slurm.findOrphans(`infersweep-${sweepId}`)).toEqual([]);
   });
 
   it('every node serves, clients go to node 0: the point is invalid and names idle DP rank 1', async () => {

@@ -1,7 +1,8 @@
 /**
  * A sweep's life across deploys and long histories, on the real stack (Temporal dev server, local Slurm over the loopback sshd, the simulator per allocation):
  *  - a worker shutdown (SIGTERM, as on a deploy) is not a failure: the point's activity is retried
- *    on the next worker, twice in one point, with the point's attempts and the allocation unchanged;
+ *    on the next worker, twice in one point, with the point's attempt count and the allocation
+ *    unchanged (each stop does use one Temporal activity attempt of runPoint: 3 after two stops);
  *  - continue-as-new past a (small) history bound carries the allocation and the server over.
  * Liveness by timer across long waits (queue, requests, drain gate) is ./timings.int.test.ts, under
  * the production-like timing profile of ./harness.ts.
@@ -33,12 +34,12 @@ const slurm = localSlurm();
 const suite = realStackSuite(slurm);
 
 describe('sweep lifecycle on the real stack', () => {
-  it('restart the worker twice during one point (SIGTERM, as a deploy does): the point is retried on the next worker, attempts and allocation unchanged', async () => {
-    // a point long enough to be stopped twice while it profiles
+  it('restart the worker twice during one point (SIGTERM, as a deploy does): the point is retried on the next worker, its point attempt and allocation unchanged, one activity attempt used per stop', async () => {
+    // each stop comes as soon as the point is seen profiling (250 ms polls): a 20 s profile is long enough
     const plan = testPlan('latency', [1], (p) => {
       notSaturationGated(p);
-      p.agentx.profileDurationSeconds = 60;
-      p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + 60 }));
+      p.agentx.profileDurationSeconds = 20;
+      p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + 20 }));
       p.slurm.timeLimitMinutes += 10;
     });
     const input = testInput(plan, 'redeploy');
@@ -48,16 +49,14 @@ describe('sweep lifecycle on the real stack', () => {
       const d = await h.describe();
       return d.raw.pendingActivities?.[0]?.attempt ?? 0;
     };
-    const runningAgain = async (attempt: number) => {
+    /** Wait for the point's activity to run (and heartbeat) on `attempt`; how its previous attempt ended. */
+    const runningAgain = async (attempt: number): Promise<string | null | undefined> => {
       const deadline = Date.now() + 240_000;
       for (;;) {
         const a = (await h.describe()).raw.pendingActivities?.[0];
         const started = Number(a?.lastStartedTime?.seconds ?? 0);
-        if (a && a.attempt === attempt && Number(a.state) === 2 && started > 0 && Number(a.lastHeartbeatTime?.seconds ?? 0) >= started) {
-          // the previous attempt ended as a graceful worker shutdown, not a timeout or an abort
-          expect(a.lastFailure?.applicationFailureInfo?.type).toBe('WorkerShutdown');
-          return;
-        }
+        if (a && a.attempt === attempt && Number(a.state) === 2 && started > 0 && Number(a.lastHeartbeatTime?.seconds ?? 0) >= started)
+          return a.lastFailure?.applicationFailureInfo?.type;
         if (Date.now() > deadline) throw new Error(`the point did not run again on attempt ${attempt}: ${JSON.stringify(a)}`);
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -75,7 +74,8 @@ describe('sweep lifecycle on the real stack', () => {
         await exited(w);
         w = spawnWorker(tq);
         // the point resumes: its activity runs again (the next attempt) on the new worker and heartbeats
-        await runningAgain(restart + 1);
+        // …after the previous attempt ended as a graceful worker shutdown, not a timeout or an abort
+        expect(await runningAgain(restart + 1)).toBe('WorkerShutdown');
         resumeSeconds.push((Date.now() - sigterm) / 1000);
         const p = (await h.query('progress')) as { allocation?: { jobId: string }; points: { attempts: number }[]; allocations: unknown[] };
         expect(p.allocation?.jobId).toBe(allocation.allocation?.jobId);
