@@ -1,5 +1,6 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
+import vitest from '@vitest/eslint-plugin';
 
 export default [
   { ignores: ['**/node_modules/**', '.tools/**', '.infersweep/**', 'dist/**', 'test-results/**', '.nx/**'] },
@@ -60,6 +61,19 @@ export default [
     files: ['tools/**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', exports: 'writable', module: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // a test must be able to fail: no focused or disabled tests (a stray .only skips the rest of its
+    // file), every test asserts, and no expect hides behind a branch
+    files: ['**/*.test.ts'],
+    plugins: { vitest },
+    rules: {
+      'vitest/no-focused-tests': 'error',
+      'vitest/no-disabled-tests': 'error',
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*', 'fc.assert'] }],
+      'vitest/no-conditional-expect': 'error',
+      'vitest/valid-expect': ['error', { alwaysAwait: true, maxArgs: 2 }],
+    },
   },
   {
     // tests may share the repo-level test helpers (test/stack-env.ts) and drive other projects' adapters
