@@ -20,7 +20,7 @@ import { checkIdleRanks, type IdleRankCheck } from './server/idle-ranks';
 import { parsePrometheus, type Sample } from './server/prometheus';
 import { scrapeText } from './server/scrape';
 import { engineWindows, serverMetricsWindow, type EndpointSnapshot } from './server/window';
-import { resolveTraces } from './traces';
+import { resolveTracesAsync } from './traces';
 
 export const CLIENT_VERSION = '0.1.0';
 
@@ -145,7 +145,8 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
   const identity = identitySchema.parse(input.identity);
   const family = input.family ?? 'vllm';
   const startedAt = new Date();
-  const { traces, dataset } = resolveTraces(settings.traces);
+  // off the event loop and once per process: the worker's other activities keep heartbeating
+  const { traces, dataset } = await resolveTracesAsync(settings.traces);
   const idleChecks: IdleRankCheck[] = [];
   const scrapeTimeout = settings.drain.scrapeTimeoutSeconds;
 
