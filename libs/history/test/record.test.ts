@@ -23,6 +23,7 @@ import {
   verdictText,
 } from '@infersweep/history';
 import { plan, record, wobble, writeRun } from './runs-fixture';
+import { storeContract } from './store-contract';
 
 const settings = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 } });
 
@@ -61,18 +62,18 @@ describe('history on results folders', () => {
     expect(readFileSync(bad, 'utf8')).toBe('{"conc": 2}');
   });
 
-  it('file store: a run written again replaces the first write; a corrupt line is skipped and counted', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'hist-'));
-    const store = new FileHistoryStore(join(root, HISTORY_FILE));
-    const a = extractRun(writeRun(root, 'n1', 1, { 1: 500 }));
-    await store.putRun('n1', a.points);
-    await store.putRun('n1', a.points);
-    appendFileSync(store.file, '{"runId": "broken"\n');
-    expect(await store.series(a.points[0]!.key)).toHaveLength(1);
-    expect(store.skippedLines).toBe(1);
-    expect((await store.seriesKeys()).map(seriesId)).toEqual([seriesId(a.points[0]!.key)]);
-    await store.clear();
-    expect(await store.run('n1')).toEqual([]);
+  describe('the file store', () => {
+    storeContract(async () => new FileHistoryStore(join(mkdtempSync(join(tmpdir(), 'hist-')), HISTORY_FILE)));
+
+    it('skips and counts a line that does not validate', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      const store = new FileHistoryStore(join(root, HISTORY_FILE));
+      const a = extractRun(writeRun(root, 'n1', 1, { 1: 500 }));
+      await store.putRun('n1', a.points);
+      appendFileSync(store.file, '{"runId": "broken"\n');
+      expect(await store.series(a.points[0]!.key)).toHaveLength(1);
+      expect(store.skippedLines).toBe(1);
+    });
   });
 
   it('records nights one by one: the last two slower nights at c=2 give `regressions: 1` naming the runs compared, c=1 unchanged', async () => {
