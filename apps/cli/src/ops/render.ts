@@ -3,7 +3,7 @@
  * ConcurrencyPoint (live requests done / in flight / ETA for the running one) and one per
  * Allocation. Pure functions over SweepView, so unit tests cover them.
  */
-import type { AllocationRecord, PointState, SweepProgress } from '@infersweep/sweep';
+import { searchLines, type AllocationRecord, type PointState, type SweepProgress } from '@infersweep/sweep';
 import { fmtDuration } from './cli';
 import type { LiveDetail, SweepView } from './temporal';
 
@@ -84,7 +84,9 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
       .map(([k, v]) => `${v} ${k}`)
       .join(', ')}`,
   );
-  for (const pt of p.points) lines.push(`    ${pointLine(pt, liveFor(view, pt.concurrency))}`);
+  for (const pt of p.points)
+    lines.push(`    ${pointLine(pt, liveFor(view, pt.concurrency))}${pt.origin === 'search' ? '  (added by search)' : ''}`);
+  searchLines(p).forEach((l, i) => lines.push(`  ${i === 0 ? 'search       ' : '    '}${l}`));
   lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
   for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
   return lines;
@@ -133,5 +135,6 @@ export function sweepSucceeded(v: SweepView): boolean {
   if (v.kind === 'all') return v.children.length > 0 && v.children.every(sweepSucceeded);
   const p = v.progress;
   if (!p) return true;
-  return p.phase !== 'aborted' && p.points.every((pt) => pt.status === 'done');
+  // a search's points past saturation are its evidence, not a failure of the sweep
+  return p.phase !== 'aborted' && p.points.every((pt) => pt.status === 'done' || (p.search !== undefined && pt.status === 'invalid'));
 }

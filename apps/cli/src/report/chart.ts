@@ -17,6 +17,16 @@ export interface ChartSeries {
   points: ChartPoint[];
 }
 
+/** A labelled ring around one point of a series (the adaptive search's SLO limit or knee). */
+export interface ChartMark {
+  kind: 'slo-limit' | 'knee';
+  /** the point's concurrency (its label is `c=<concurrency>`) */
+  concurrency: number;
+  text: string;
+  /** tooltip: the two points that bracket it */
+  detail: string;
+}
+
 export interface ChartOptions {
   title: string;
   xLabel: string;
@@ -27,6 +37,8 @@ export interface ChartOptions {
   id?: string;
   /** colour/shape of the first series (so one orientation keeps its colour across charts) */
   styleOffset?: number;
+  /** marks on the first series' points (./search-marks.ts) */
+  marks?: readonly ChartMark[];
 }
 
 /** Okabe–Ito: distinguishable for colour-blind readers, readable on white. */
@@ -162,6 +174,15 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
       o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
     }
   });
+  for (const [k, mk] of (opts.marks ?? []).entries()) {
+    const p = series[0]?.points.find((q) => q.label === `c=${mk.concurrency}`);
+    if (!p) continue;
+    const color = mk.kind === 'slo-limit' ? '#B91C1C' : '#6D28D9';
+    o.push(
+      `<g class="mark ${mk.kind}" data-concurrency="${mk.concurrency}"><circle cx="${X(p.x).toFixed(1)}" cy="${Y(p.y).toFixed(1)}" r="11" fill="none" stroke="${color}" stroke-width="2"/>` +
+        `<text x="${(X(p.x) + 14).toFixed(1)}" y="${(Y(p.y) + 16 + 13 * k).toFixed(1)}" font-size="11" font-weight="600" fill="${color}">${esc(mk.text)}</text><title>${esc(`${mk.text}\n${mk.detail}`)}</title></g>`,
+    );
+  }
   // legend
   series.forEach((s, j) => {
     const i = j + off;

@@ -7,6 +7,7 @@
 import { isAbsolute, join, relative } from 'node:path';
 import type { AllocationRecord } from '@infersweep/sweep';
 import { esc, fmtNum, paretoFrontier, paretoSvg, type ChartSeries } from './chart';
+import { addedTag, searchHtml, searchMarks } from './search-marks';
 import type { PointRow, SweepResults } from './records';
 import { historySection } from './history';
 
@@ -86,7 +87,7 @@ function pointTable(s: SweepResults, outDir: string): string {
     const why = [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])];
     const files = [link(outDir, p.resultPath, 'record'), link(outDir, p.requestsJsonl, 'requests')].filter(Boolean).join(' · ');
     return `<tr class="point ${p.valid === true ? 'valid' : ''}" data-concurrency="${p.concurrency}">
-<td class="num">${p.concurrency}${front.has(p.concurrency) ? ' <span title="on the Pareto frontier" class="front">★</span>' : ''}</td>
+<td class="num">${p.concurrency}${front.has(p.concurrency) ? ' <span title="on the Pareto frontier" class="front">★</span>' : ''}${addedTag(s.search ?? null, p.concurrency)}</td>
 <td>${statusBadge(p)}</td>
 <td class="num">${n(p.totalThroughputPerGpu)}</td><td class="num">${n(p.outputThroughputPerGpu)}</td><td class="num">${n(p.interactivityP50)}</td>
 <td class="num">${n(p.ttftP50Ms)}</td><td class="num">${n(p.ttftP99Ms)}</td><td class="num">${n(p.itlP50Ms)}</td><td class="num">${n(p.e2elP50Ms === null ? null : p.e2elP50Ms / 1000)}</td>
@@ -140,7 +141,7 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
   const counts = s.points.reduce<Record<string, number>>((acc, p) => ((acc[p.status] = (acc[p.status] ?? 0) + 1), acc), {});
   const ui = input.uiLinks?.[s.sweepId];
   const chart = showChart
-    ? `<figure>${paretoSvg([seriesOf(s)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_LABEL, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx })}
+    ? `<figure>${paretoSvg([seriesOf(s)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_LABEL, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx, marks: searchMarks(s.search ?? null) })}
 <figcaption>${valid} valid point(s) plotted${s.points.length - valid ? `; ${s.points.length - valid} not plotted (invalid, failed, skipped or not run — see the table)` : ''}. Dashed line: Pareto frontier.</figcaption></figure>`
     : '';
   return `<section class="sweep" id="orientation-${esc(s.orientation)}" data-sweep-id="${esc(s.sweepId)}">
@@ -152,6 +153,7 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
       ', ',
     )} · results <code>${esc(relative(input.outDir, s.resultsDir) || '.')}</code>${s.source !== 'temporal' ? ` · statuses from ${s.source === 'snapshot' ? 'the saved progress snapshot' : 'result files only (workflow not reachable)'}` : ''}</p>
 ${chart}
+${searchHtml(s.search ?? null)}
 <h3>Concurrency points</h3>
 ${pointTable(s, input.outDir)}
 <h3>Allocation history</h3>
@@ -173,6 +175,7 @@ th,td{border:1px solid #e3e3e6;padding:4px 7px;vertical-align:top;text-align:lef
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.reasons{max-width:340px;color:#7a271a}td.reasons ul{margin:0;padding-left:16px}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;font-weight:600}.badge.ok{background:#dcfce7;color:#14532d}.badge.bad{background:#fee2e2;color:#7f1d1d}.badge.pending{background:#e5e7eb;color:#374151}
 .bad-engine{color:#b91c1c;font-weight:600}td.engines{white-space:nowrap}
+.added{display:inline-block;padding:0 5px;border-radius:8px;font-size:10.5px;background:#ede9fe;color:#4c1d95;margin-left:4px}ul.search{margin:4px 0 8px;padding-left:18px}
 table.history tr.bad td{background:#fef2f2}table.history tr.good td{background:#f0fdf4}
 .front{color:#b45309}.cards{display:flex;gap:12px;flex-wrap:wrap;margin:14px 0}.card{background:#fff;border:1px solid #e3e3e6;border-radius:6px;padding:8px 14px;min-width:130px}.card b{display:block;font-size:20px}
 .note{font-size:12px;color:#555;max-width:900px}ul.logs{columns:2;font-size:12.5px}

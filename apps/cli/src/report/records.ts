@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { AllocationRecord, PointState, PointStatus, SweepProgress } from '@infersweep/sweep';
 import { PROGRESS_SNAPSHOT_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, pointSummary, type PointResult } from '@infersweep/agentx';
+import { searchViewOf, type SearchView } from './search-marks';
 
 /** One ConcurrencyPoint as the report shows it. Latencies in ms, throughputs in tokens/s. */
 export interface PointRow {
@@ -65,6 +66,8 @@ export interface SweepResults {
   logs: string[];
   /** where the point statuses and allocation history came from */
   source: 'temporal' | 'snapshot' | 'files';
+  /** the adaptive search (limit, knee, added points), when the sweep searched */
+  search?: SearchView | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -330,5 +333,6 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     phase: prog?.phase ?? null,
     logs: listLogs(resultsDir),
     source,
+    search: searchViewOf(prog),
   };
 }
