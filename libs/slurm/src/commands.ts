@@ -253,12 +253,14 @@ export function killLauncherArgv(pid: number, name: string): string[] {
 /**
  * One liveness observation in one round trip: the job's row, its steps, and whether each
  * launcher pid still runs (same test as PID_ALIVE_SCRIPT). Each section starts with a marker line
- * `@@<section> <rc>` so a failed squeue is told apart from an empty answer.
+ * `@@<section> <rc>` so a failed squeue is told apart from an empty answer; squeue's stderr follows
+ * as `@@err <line>` lines, so a site's warning on stderr never mixes with the rows parsed.
  */
 export const LIVENESS_SCRIPT = [
-  'j=$1 jf=$2 sf=$3; shift 3',
-  'o=$(squeue -j "$j" -t all -h -o "$jf" 2>&1); echo "@@job $?"; [ -z "$o" ] || printf "%s\\n" "$o"',
-  'o=$(squeue -s -j "$j" -h -o "$sf" 2>&1); echo "@@steps $?"; [ -z "$o" ] || printf "%s\\n" "$o"',
+  'j=$1 jf=$2 sf=$3; shift 3; e=$(mktemp 2>/dev/null) || e=/dev/null',
+  'o=$(squeue -j "$j" -t all -h -o "$jf" 2>"$e"); echo "@@job $?"; [ -z "$o" ] || printf "%s\\n" "$o"; sed "s/^/@@err /" "$e" 2>/dev/null',
+  'o=$(squeue -s -j "$j" -h -o "$sf" 2>"$e"); echo "@@steps $?"; [ -z "$o" ] || printf "%s\\n" "$o"; sed "s/^/@@err /" "$e" 2>/dev/null',
+  '[ "$e" = /dev/null ] || rm -f "$e"',
   'while [ "$#" -ge 2 ]; do',
   '  st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -d" " -f1)',
   '  if [ -n "$st" ] && [ "$st" != Z ] && tr "\\0" "\\n" < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--job-name=$2"; then a=alive; else a=dead; fi',

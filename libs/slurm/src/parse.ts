@@ -266,6 +266,12 @@ export function parseLiveness(stdout: string, jobId: string): LivenessObservatio
       sections.set(m[1]!, cur);
       continue;
     }
+    // squeue's stderr: the error of a failed squeue; with rc 0 a warning, never a row
+    const e = /^@@err (.*)$/.exec(line);
+    if (e) {
+      if (cur && cur.rc !== 0 && e[1]!.trim() !== '') cur.lines.push(e[1]!);
+      continue;
+    }
     const p = /^@@pid (\d+) (alive|dead)$/.exec(line);
     if (p) {
       launchers[Number(p[1])] = p[2] === 'alive';

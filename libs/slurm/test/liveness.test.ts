@@ -1,5 +1,8 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LivenessJudge, parseLiveness, type LivenessObservation } from '../src/index';
+import { LivenessJudge, LocalExecutor, livenessArgv, parseLiveness, type LivenessObservation } from '../src/index';
 
 const jobLine = (state: string, reason = 'None') => `7|${state}|${reason}|node[1-2]|1:00:00|2026-12-03T10:00:00|infersweep-x-a1`;
 const out = (job: string | null, steps: string | null, pids: string[] = []) =>
@@ -38,6 +41,39 @@ describe('parseLiveness (LIVENESS_SCRIPT output)', () => {
     expect(gone.steps).toEqual({ ok: true, rows: [] });
     // output cut short: no section at all → failed, never "no steps"
     expect(parseLiveness('', '7')).toMatchObject({ job: { ok: false }, steps: { ok: false } });
+  });
+});
+
+describe('LIVENESS_SCRIPT on a site whose squeue warns on stderr', () => {
+  /** Run the real script with a `squeue` on PATH that prints `stdoutJob`/`stdoutSteps`, a warning on stderr, and exits `rc`. */
+  async function observe(rc: number, stderr: string): Promise<LivenessObservation> {
+    const bin = mkdtempSync(join(tmpdir(), 'fake-squeue-'));
+    writeFileSync(
+      join(bin, 'squeue'),
+      [
+        '#!/bin/sh',
+        `echo ${JSON.stringify(stderr)} >&2`,
+        `[ ${rc} -eq 0 ] || exit ${rc}`,
+        'case " $* " in *" -s "*) echo "7.0|node1|infersweep-server1-r0" ;; *) echo "7|RUNNING|None|node[1-2]|1:00:00|2026-12-03T10:00:00|infersweep-x-a1" ;; esac',
+      ].join('\n'),
+    );
+    chmodSync(join(bin, 'squeue'), 0o755);
+    const r = await new LocalExecutor().run(livenessArgv('7'), { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    return parseLiveness(r.stdout, '7');
+  }
+
+  it('a warning on stderr with rc 0 does not make the poll unknown: the rows are read', async () => {
+    const o = await observe(0, 'squeue: warning: slurm.conf option X is deprecated');
+    expect(o.job).toMatchObject({ ok: true, gone: false, row: { jobId: '7', state: 'RUNNING' } });
+    expect(o.steps).toEqual({ ok: true, rows: [{ stepId: '7.0', node: 'node1', name: 'infersweep-server1-r0' }] });
+  });
+
+  it('a failed squeue still reports its stderr; "Invalid job id" on stderr is still a definite GONE', async () => {
+    expect((await observe(1, 'slurm_load_jobs error: Socket timed out on send/recv operation')).job).toEqual({
+      ok: false,
+      error: 'slurm_load_jobs error: Socket timed out on send/recv operation',
+    });
+    expect((await observe(1, 'slurm_load_jobs error: Invalid job id specified')).job).toEqual({ ok: true, row: null, gone: true });
   });
 });
 
