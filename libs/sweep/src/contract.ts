@@ -179,6 +179,8 @@ export interface SweepResult {
   points: PointState[];
   allocations: AllocationRecord[];
   resultsDir: string;
+  /** points with a new regression against the history of their series (InfersweepRegression); absent: not judged */
+  regressions?: number;
 }
 
 /** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */
