@@ -138,7 +138,7 @@ rm -f "$OUT"/*.rc "$OUT/summary.json" "$OUT/phases.txt"
 # the workflow bundle, once for every lane (test/global-setup.ts reuses the file it names)
 t=$(now)
 INFERSWEEP_WORKFLOW_BUNDLE=$(
-  INFERSWEEP_DATA=$LANE_A_DATA npx tsx -e 'import("./test/global-setup.ts").then(async (m) => console.log(await m.ensureWorkflowBundle()))' | tail -n1
+  INFERSWEEP_DATA=$LANE_A_DATA npx tsx -e 'require("./test/global-setup.ts").ensureWorkflowBundle().then((f) => console.log(f))' | tail -n1
 )
 export INFERSWEEP_WORKFLOW_BUNDLE
 [ -s "$INFERSWEEP_WORKFLOW_BUNDLE" ] || { echo "[test] the workflow bundle was not built" >&2; exit 1; }
