@@ -10,11 +10,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -38,7 +40,8 @@ import {
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
-import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
+import { PATCHES, RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
+import { markersIn } from './patch-markers';
 import { childSweepId } from '@infersweep/core';
 import { temporalBinary } from '../../../test/stack-env';
 
@@ -368,6 +371,38 @@ describe('sweepWorkflow with mocked activities', () => {
     expect(callsOf(input, 'runPoint').map((i) => i.concurrency)).toEqual([1, 1, 1, 2, 4]);
   });
 
+  it('worker shutdowns past an activity maximumAttempts (N = 5 + 1 for runPoint and launchServer) keep the point, the server and the allocation', async () => {
+    const failure = await shutdownFailure();
+    const n = 6; // maximumAttempts of runPoint and launchServer (./src/workflows/activities.ts) + 1
+    const onPoint = sweep({
+      runPoint: (i, call) => {
+        if (call <= n) throw failure;
+        return defaults.runPoint(i);
+      },
+    });
+    const onLaunch = sweep({
+      launchServer: (i, call) => {
+        if (call <= n) throw failure;
+        return defaults.launchServer(i);
+      },
+    });
+    const [p, l] = await Promise.all([(await run(onPoint)).result, (await run(onLaunch)).result]);
+    for (const r of [p, l]) {
+      expect(r.status).toBe('completed');
+      expect(r.points.map((x) => [x.concurrency, x.status, x.attempts])).toEqual([
+        [1, 'done', 1],
+        [2, 'done', 1],
+        [4, 'done', 1],
+      ]);
+      expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
+    }
+    expect(callsOf(onPoint, 'runPoint').map((i) => i.concurrency)).toEqual([1, 1, 1, 1, 1, 1, 1, 2, 4]);
+    expect(callsOf(onPoint, 'launchServer')).toHaveLength(1);
+    expect(callsOf(onLaunch, 'launchServer').map((i) => i.serverIndex)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(callsOf(onLaunch, 'allocate')).toHaveLength(1);
+    expect(await patchMarkers(onPoint.sweepId, 'worker-shutdowns-past-max-attempts')).toContain(PATCHES.outlastWorkerShutdowns);
+  }, 150_000);
+
   it('continues as new past the history bound, carrying points, allocation and server; nothing rerun', async () => {
     const input = sweep({}, { points: [1, 2, 4, 8, 16, 32], historyEventLimit: 30 });
     const { handle, result } = await run(input);
@@ -413,6 +448,17 @@ describe('sweepWorkflow with mocked activities', () => {
  * a worker shutting down does (reason WORKER_SHUTDOWN), and return what the interceptor threw. The
  * activity itself only sees its sleep cancelled; it never throws WorkerShutdown.
  */
+/**
+ * The patch ids a finished sweep's history recorded. With INFERSWEEP_RECORD_HISTORIES=1 the history
+ * is also kept as a replay fixture (replay.test.ts replays every fixture).
+ */
+async function patchMarkers(workflowId: string, fixture: string): Promise<string[]> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const json = historyToJSON(history);
+  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(join(__dirname, 'fixtures', 'histories', `${fixture}.json`), json);
+  return markersIn(JSON.parse(json) as { events: Record<string, unknown>[] });
+}
+
 async function shutdownFailure(): Promise<unknown> {
   const mock = new MockActivityEnvironment(
     { activityType: 'runPoint' },

@@ -2,6 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { InfersweepError, endOnRelease, remoteSweepLogDir } from '@infersweep/core';
 import type { ActivityContext } from './context';
+import { cancelRequestedByWorkflow } from './interceptor';
 import { progress } from './liveness';
 import type { Allocation, AllocationActivities, ReleaseResult } from './types';
 
@@ -10,8 +11,9 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
     async allocate(input) {
       const { plan, slurm } = await ctx.open(input);
       const { jobName } = input;
+      const actx = Context.current();
       // a retried attempt (worker redeployed or lost mid-wait) keeps the queue age its last heartbeat reported
-      const waitedSecondsBefore = waitedBefore(Context.current().info.heartbeatDetails, jobName);
+      const waitedSecondsBefore = waitedBefore(actx.info.heartbeatDetails, jobName);
       progress({ phase: 'allocating', jobName, waitedSeconds: waitedSecondsBefore });
       const a = await slurm.allocate(
         {
@@ -30,7 +32,10 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
         },
         {
           // a cancelled sweep withdraws its queued request; a job granted meanwhile is released by name
-          signal: Context.current().cancellationSignal,
+          signal: actx.cancellationSignal,
+          // a worker going away (deploy, detach, timeout) leaves it queued: the next attempt adopts
+          // the job by name, with its age and its place in the queue
+          keepQueued: () => !cancelRequestedByWorkflow(actx),
           // the pending reason (Resources, Priority, …) and the wait so far, heartbeated for progress
           onProgress: (p) => progress({ phase: 'allocating', ...p }),
           waitedSecondsBefore,

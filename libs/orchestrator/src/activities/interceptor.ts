@@ -19,10 +19,29 @@ import { keepAlive } from './liveness';
 
 export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';
 
-/** True when this activity's context was cancelled by its worker shutting down (not by the workflow). */
+/**
+ * True when this activity's context was cancelled by its worker shutting down (not by the workflow).
+ * The SDK aborts the same signal for both; the cancellation details (and the abort reason, which the
+ * SDK sets to WORKER_SHUTDOWN for a shutdown) tell them apart.
+ */
 export function cancelledByShutdown(ctx: Context): boolean {
+  if (!ctx.cancellationSignal.aborted) return false;
+  if (ctx.cancellationDetails?.workerShutdown) return true;
   const reason: unknown = ctx.cancellationSignal.reason;
-  return ctx.cancellationSignal.aborted && reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
+  return reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
+}
+
+/**
+ * True when the workflow asked for this activity to be cancelled (a cancelled or aborted sweep):
+ * only then is queued or running work given up. A worker shutdown, a timeout, a pause or a reset
+ * is not a request to give up: the next attempt carries on with what this one left.
+ */
+export function cancelRequestedByWorkflow(ctx: Context): boolean {
+  if (!ctx.cancellationSignal.aborted || cancelledByShutdown(ctx)) return false;
+  const d = ctx.cancellationDetails;
+  if (d) return d.cancelRequested;
+  const reason: unknown = ctx.cancellationSignal.reason;
+  return reason instanceof Error && reason.message === 'CANCELLED';
 }
 
 /** Map a thrown error to what Temporal records (ApplicationFailures and non-infersweep errors pass through). */
@@ -55,6 +74,9 @@ class SweepActivityInbound implements ActivityInboundCallsInterceptor {
           nonRetryable: false,
         });
       }
+      // a cancel the workflow requested ends as a cancellation (the SDK reports the activity
+      // cancelled), whatever the activity threw while it withdrew (CommandAbortedError, …)
+      if (cancelRequestedByWorkflow(this.ctx)) throw this.ctx.cancellationSignal.reason;
       throw toFailure(err);
     }
   }

@@ -2,11 +2,13 @@
  * The sweep's activities, one verb each, with explicit timeouts and retries. Retry decisions come
  * from the failures themselves (nonRetryable set by the activity interceptor from the error's
  * kind), so no list of error types is repeated here. A worker shutdown during a long activity spends
- * one attempt of its retry budget (and no point attempt): the long activities allow a few.
+ * one attempt of its retry budget and no point attempt; when shutdowns alone have spent the budget,
+ * the workflow schedules the activity again ({@link outlastingShutdowns}): a deploy never fails a point.
  */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
 import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
+import { PATCHES } from './run';
 
 export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number }) {
   const quick = {
@@ -47,7 +49,42 @@ export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | '
   });
   const { captureLogs, stopServer } = proxyActivities<ServerActivities>(cleanup);
   const { release } = proxyActivities<AllocationActivities>(cleanup);
-  return { prepareSweep, importImage, allocate, launchServer, waitReady, runPoint, captureLogs, stopServer, release };
+  return {
+    prepareSweep,
+    importImage: outlastingShutdowns(importImage),
+    allocate: outlastingShutdowns(allocate),
+    launchServer: outlastingShutdowns(launchServer),
+    waitReady: outlastingShutdowns(waitReady),
+    runPoint: outlastingShutdowns(runPoint),
+    captureLogs,
+    stopServer,
+    release,
+  };
+}
+
+/** The failure type the activity interceptor gives an attempt that its worker's shutdown ended (../activities/interceptor.ts). */
+const WORKER_SHUTDOWN = 'WorkerShutdown';
+
+/** Did the activity's last attempt end because its worker shut down (a deploy, a detach)? */
+export function endedByWorkerShutdown(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKER_SHUTDOWN;
+}
+
+/**
+ * An activity whose retry budget only graceful worker stops spent is scheduled again: N deploys in a
+ * row during one long activity (N past its maximumAttempts) keep the point and the allocation. Any
+ * other last failure reaches the workflow as before.
+ */
+export function outlastingShutdowns<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args: A): Promise<R> => {
+    for (;;) {
+      try {
+        return await call(...args);
+      } catch (err) {
+        if (!endedByWorkerShutdown(err) || !patched(PATCHES.outlastWorkerShutdowns)) throw err;
+      }
+    }
+  };
 }
 
 export type SweepVerbs = ReturnType<typeof activitiesFor>;

@@ -92,6 +92,8 @@ export const PATCHES = {
   planByReference: 'plan-by-reference',
   /** a release that keeps failing waits for the operator instead of failing the sweep (releaseHeld) */
   releaseWaitsForOperator: 'release-waits-for-operator',
+  /** a long activity whose retries only worker shutdowns spent is scheduled again (./activities.ts) */
+  outlastWorkerShutdowns: 'outlast-worker-shutdowns',
 } as const;
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
