@@ -131,5 +131,9 @@ export function summaryLine(p: SweepProgress): string {
   const parts = Object.entries(c)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${n} ${k}`);
-  return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)`;
+  // the Web UI's current details and the memo: which points the search added, and its limit so far
+  const added = p.points.filter((pt) => pt.origin === 'search').length;
+  if (added > 0) parts.push(`${added} added by search`);
+  const limit = p.search?.limit ? `; SLO limit ${p.search.limit.text}` : '';
+  return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)${limit}`;
 }

@@ -5,6 +5,7 @@ import {
   nextPointOrSearch,
   nextSearchPoint,
   searchLines,
+  summaryLine,
   sloViolations,
   startPoint,
   type PointState,
@@ -251,5 +252,9 @@ describe('searchLines: the search in words for status and the report', () => {
       'c=5 added (bisect: c=4 meets the SLO, c=6 fails; c=5 halves the bracket (resolution 1))',
     ]);
     expect(searchLines(progress([4]))).toEqual([]);
+    // the Web UI's current details and the memo say it too
+    expect(summaryLine(p)).toBe(
+      'balanced on local: 5 points (5 done, 4 added by search), 0 allocation(s); SLO limit 5 (c=5 meets the SLO, c=6 fails; resolution 1)',
+    );
   });
 });
