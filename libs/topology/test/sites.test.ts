@@ -46,10 +46,30 @@ describe('secrets are names in the config and the plan, never values', () => {
       e = x as ConfigError;
     }
     expect(e).toBeInstanceOf(ConfigError);
-    expect(e!.message).toContain('engine.env.HF_TOKEN: "(value not shown)" — looks like a credential');
+    // refused as it is read: the placeholder is never expanded (plan time would refuse the name too)
+    expect(e!.message).toContain('engine.env.HF_TOKEN: "${HF_TOKEN}" — ${HF_TOKEN} names a secret');
     expect(e!.message).toContain('engine.secretEnv');
     expect(e!.message).not.toContain('hf_canary_value');
     expect(e!.issues[0]!.line).toBe(lineOf(text, 'HF_TOKEN: ${HF_TOKEN}'));
+  });
+
+  it('a secret placeholder in argv is never expanded: a credential-like name, or any name a secretEnv declares', () => {
+    const env = { ...stackEnv, VLLM_API_KEY: 'vk_canary', WANDB_KEY: 'wb_canary' };
+    const text = edit(
+      '  commonArgs:\n',
+      '  secretEnv: [WANDB_KEY]\n  commonArgs:\n    - --api-key=${VLLM_API_KEY}\n    - --wandb=${WANDB_KEY:-none}\n',
+    );
+    let e: ConfigError | undefined;
+    try {
+      parseSweepConfig(text, { file: SHIPPED, env });
+    } catch (x) {
+      e = x as ConfigError;
+    }
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e!.issues.map((i) => i.path)).toEqual(['engine.commonArgs[0]', 'engine.commonArgs[1]']);
+    expect(e!.message).toContain('${VLLM_API_KEY} names a secret');
+    expect(e!.message).toContain('${WANDB_KEY} names a secret');
+    expect(e!.message).not.toMatch(/vk_canary|wb_canary/);
   });
 
   it('a name that is both plain and secret, a derived name, a malformed name, a value in place of a name', () => {

@@ -13,14 +13,26 @@ export interface ExpandProblem {
   message: string;
 }
 
-/** Expand one string; returns the result or the problems (unset/empty/malformed variables). */
-export function expandEnvString(text: string, env: EnvMap): { value: string; problems: ExpandProblem[] } {
+/**
+ * Expand one string; returns the result or the problems (unset/empty/malformed variables, and any
+ * variable `refuse` names a reason for: that placeholder is left as written, never expanded).
+ */
+export function expandEnvString(
+  text: string,
+  env: EnvMap,
+  refuse: (name: string) => string | undefined = () => undefined,
+): { value: string; problems: ExpandProblem[] } {
   const problems: ExpandProblem[] = [];
   const value = text.replace(PLACEHOLDER, (match, name: string | undefined) => {
     if (match === '$${') return '${';
     const [varName = '', fallback] = splitDefault(name ?? '');
     if (!VAR_NAME.test(varName)) {
       problems.push({ variable: varName, message: `malformed placeholder \${${varName}} (use \${NAME} with letters, digits, _)` });
+      return match;
+    }
+    const refused = refuse(varName);
+    if (refused !== undefined) {
+      problems.push({ variable: varName, message: refused });
       return match;
     }
     const v = env[varName];

@@ -4,6 +4,7 @@ import { ConfigError, showValue, type ConfigIssue } from './errors';
 import { expandEnvString, type EnvMap } from './env';
 import { sweepConfigSchema, type SweepConfig } from './schema';
 import { checkTopology } from '../topology/validate';
+import { SECRET_LIKE } from '../plan/plan-secrets';
 import { aliasIssue, yamlSyntaxIssues } from './yaml-errors';
 
 /** Where a config came from, for error messages: file name and YAML path → line. */
@@ -156,6 +157,30 @@ export function zodIssuesToConfigIssues(
   return out;
 }
 
+/** The secret variable names a raw config declares (engine.secretEnv and every cluster's secretEnv). */
+function declaredSecrets(raw: unknown): Set<string> {
+  const names = new Set<string>();
+  const add = (v: unknown) => {
+    if (Array.isArray(v)) for (const n of v) if (typeof n === 'string') names.add(n);
+  };
+  const r = raw as { engine?: { secretEnv?: unknown }; clusters?: Record<string, { secretEnv?: unknown } | null> } | null;
+  add(r?.engine?.secretEnv);
+  for (const c of Object.values(r?.clusters ?? {})) add(c?.secretEnv);
+  return names;
+}
+
+/**
+ * A `${VAR}` placeholder is expanded into the config, and so into the plan, the workflow history,
+ * plan.json and srun's argv: one naming a secret (declared in a secretEnv, or a credential-like
+ * name) is refused wherever it appears, never expanded.
+ */
+function secretPlaceholder(secrets: ReadonlySet<string>): (name: string) => string | undefined {
+  return (name) =>
+    secrets.has(name) || SECRET_LIKE.test(name)
+      ? `\${${name}} names a secret: a placeholder's value would be stored in the plan, the workflow history and srun's argv. Declare ${name} in engine.secretEnv and let the worker hand it to the server's environment (an argument that needs it: read it from that variable in the server's command)`
+      : undefined;
+}
+
 function expandAll(
   value: unknown,
   path: PathSegment[],
@@ -163,18 +188,19 @@ function expandAll(
   skip: (path: PathSegment[]) => boolean,
   issues: ConfigIssue[],
   source: ConfigSource,
+  refuse: (name: string) => string | undefined,
 ): unknown {
   // A cluster the caller did not select is expanded leniently: placeholders it cannot resolve
   // stay as written (it is validated, never used), so its unset variables are not errors.
-  if (skip(path)) return expandAll(value, path, env, () => false, [], source);
+  if (skip(path)) return expandAll(value, path, env, () => false, [], source, refuse);
   if (typeof value === 'string') {
-    const { value: v, problems } = expandEnvString(value, env);
+    const { value: v, problems } = expandEnvString(value, env, refuse);
     for (const p of problems) issues.push({ path: dotted(path), value: showValue(value), message: p.message, line: lineOf(source, path) });
     return v;
   }
-  if (Array.isArray(value)) return value.map((v, i) => expandAll(v, [...path, i], env, skip, issues, source));
+  if (Array.isArray(value)) return value.map((v, i) => expandAll(v, [...path, i], env, skip, issues, source, refuse));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source, refuse)]));
   }
   return value;
 }
@@ -253,7 +279,7 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
   const issues: ConfigIssue[] = [];
   const selected = opts.clusters;
   const skip = (p: PathSegment[]) => selected !== undefined && p.length === 2 && p[0] === 'clusters' && !selected.includes(String(p[1]));
-  const expanded = expandAll(raw, [], opts.env, skip, issues, source);
+  const expanded = expandAll(raw, [], opts.env, skip, issues, source, secretPlaceholder(declaredSecrets(raw)));
   if (issues.length > 0) throw new ConfigError(opts.file, issues);
   expandHomes(expanded, selected, opts.env, issues, source);
   if (issues.length > 0) throw new ConfigError(opts.file, issues);
