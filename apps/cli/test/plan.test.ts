@@ -63,7 +63,7 @@ describe('infersweep plan (spawned)', () => {
     );
     expect(r.stdout).toMatch(/capacity {3}\[ok\] weights 84\.4 GB\/GPU, .* ~2\.46M tokens per replica .* c=128 11 %/);
     expect(r.stdout).toContain('WARNING: experimental on H200');
-    expect(r.stdout).toContain('VLLM_HOST_IP={{NODE_ADDR}}');
+    expect(r.stdout).toContain("VLLM_HOST_IP='{{NODE_ADDR}}'"); // quoted by the one shell-quoting helper (libs/core/src/quote.ts)
   });
 
   it('a bad config exits non-zero with the specific error on stderr and prints no plan', async () => {

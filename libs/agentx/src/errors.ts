@@ -1,27 +1,27 @@
-import { InfersweepError, type ErrorContext } from '@infersweep/core';
+import { InfersweepError, type ErrorContext, type ErrorKind } from '@infersweep/core';
 
 /**
- * Typed AgentX failures. `retryable` is decided here, where the failure is understood:
- *  - transient conditions of a healthy deployment (a slow drain, a flaky scrape, a busy client) → retryable;
- *  - a wrong deployment or input (idle DP rank, missing metric family, bad trace file, wrong model) → not.
+ * Typed AgentX failures. Each one's `kind` is decided here, where the failure is understood:
+ *  - transient conditions of a healthy deployment (a slow drain, a flaky scrape) → `transient`;
+ *  - a wrong deployment or input (idle DP rank, missing metric family, bad trace file, wrong model) → `fatal`.
  */
 export class DrainTimeout extends InfersweepError {
   constructor(message: string, context: ErrorContext = {}) {
-    super(message, { retryable: true, context: { step: 'drain', ...context } });
+    super(message, { kind: 'transient', context: { step: 'drain', ...context } });
   }
 }
 
 /** A /metrics scrape failed (refused, timeout, non-200). */
 export class ScrapeError extends InfersweepError {
   constructor(message: string, context: ErrorContext = {}, cause?: unknown) {
-    super(message, { retryable: true, context, cause });
+    super(message, { kind: 'transient', context, cause });
   }
 }
 
 /** A metric the engine family must expose is absent: the gate cannot decide, so it fails (never "idle"). */
 export class MetricMissingError extends InfersweepError {
   constructor(message: string, context: ErrorContext = {}) {
-    super(message, { retryable: false, context });
+    super(message, { kind: 'fatal', context });
   }
 }
 
@@ -29,15 +29,8 @@ export class MetricMissingError extends InfersweepError {
 export class IdleRankError extends InfersweepError {
   readonly missing: number[];
   constructor(message: string, missing: number[], context: ErrorContext = {}) {
-    super(message, { retryable: false, context: { ...context, missing } });
+    super(message, { kind: 'fatal', context: { ...context, missing } });
     this.missing = missing;
-  }
-}
-
-/** The client itself was the bottleneck (event-loop delay / CPU over the limits). */
-export class ClientSaturatedError extends InfersweepError {
-  constructor(message: string, context: ErrorContext = {}) {
-    super(message, { retryable: true, context });
   }
 }
 
@@ -45,7 +38,7 @@ export class ClientSaturatedError extends InfersweepError {
 export class ReadinessError extends InfersweepError {
   readonly state: 'not-ready' | 'failed';
   constructor(message: string, state: 'not-ready' | 'failed', context: ErrorContext = {}) {
-    super(message, { retryable: state === 'not-ready', context: { step: 'readiness', ...context } });
+    super(message, { kind: state === 'not-ready' ? 'transient' : 'fatal', context: { step: 'readiness', ...context } });
     this.state = state;
   }
 }
@@ -53,28 +46,21 @@ export class ReadinessError extends InfersweepError {
 /** The run was aborted by its caller (Temporal cancellation): never retried by us. */
 export class PointAbortedError extends InfersweepError {
   constructor(message: string, context: ErrorContext = {}) {
-    super(message, { retryable: false, context });
-  }
-}
-
-/** A root warmup request failed terminally (InferenceX: run_cancelled), or the live error threshold tripped. */
-export class PointFailedError extends InfersweepError {
-  constructor(message: string, retryable: boolean, context: ErrorContext = {}) {
-    super(message, { retryable, context });
+    super(message, { kind: 'fatal', context });
   }
 }
 
 /** A trace file does not match the Weka trace schema. */
 export class TraceFormatError extends InfersweepError {
   constructor(message: string, context: ErrorContext = {}) {
-    super(message, { retryable: false, context });
+    super(message, { kind: 'fatal', context });
   }
 }
 
 /** The aiperf process failed or its exports are missing/unparseable. */
 export class AiperfError extends InfersweepError {
-  constructor(message: string, retryable: boolean, context: ErrorContext = {}) {
-    super(message, { retryable, context });
+  constructor(message: string, kind: ErrorKind, context: ErrorContext = {}) {
+    super(message, { kind, context });
   }
 }
 
@@ -86,7 +72,7 @@ export class RecordInvalidError extends InfersweepError {
   readonly reasons: string[];
   readonly recordPath: string | null;
   constructor(reasons: string[], recordPath: string | null, context: ErrorContext = {}) {
-    super(`point record failed validation: ${reasons.join('; ')}`, { retryable: false, context: { ...context, recordPath } });
+    super(`point record failed validation: ${reasons.join('; ')}`, { kind: 'fatal', context: { ...context, recordPath } });
     this.reasons = reasons;
     this.recordPath = recordPath;
   }

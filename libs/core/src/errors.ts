@@ -1,3 +1,5 @@
+import type { AllocationEnd } from './allocation';
+
 /**
  * The one error shape every infersweep layer throws. Each error has one `kind`, decided where the
  * failure is understood, and the orchestrator maps it to a Temporal ApplicationFailure in one
@@ -22,8 +24,10 @@ export interface ErrorContext {
   [key: string]: unknown;
 }
 
-/** `kind`, or the older boolean form (`retryable: true` = transient, `false` = fatal). */
-export type ErrorKindOption = { kind: ErrorKind; retryable?: never } | { retryable: boolean; kind?: never };
+/** Every error class says its kind in its constructor (and may let its caller choose, e.g. a permanent allocation refusal). */
+export interface ErrorKindOption {
+  kind: ErrorKind;
+}
 
 export class InfersweepError extends Error {
   readonly kind: ErrorKind;
@@ -32,13 +36,8 @@ export class InfersweepError extends Error {
   constructor(message: string, opts: ErrorKindOption & { context?: ErrorContext; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
-    this.kind = opts.kind ?? (opts.retryable ? 'transient' : 'fatal');
+    this.kind = opts.kind;
     this.context = opts.context ?? {};
-  }
-
-  /** True when retrying the same call may succeed (`kind === 'transient'`). */
-  get retryable(): boolean {
-    return this.kind === 'transient';
   }
 
   get jobId(): string | undefined {
@@ -55,8 +54,8 @@ export class InfersweepError extends Error {
   }
 
   /** A plain, JSON-safe view (for activity failure details and logs). */
-  toJSON(): { name: string; message: string; kind: ErrorKind; retryable: boolean; context: ErrorContext } {
-    return { name: this.name, message: this.message, kind: this.kind, retryable: this.retryable, context: this.context };
+  toJSON(): { name: string; message: string; kind: ErrorKind; context: ErrorContext } {
+    return { name: this.name, message: this.message, kind: this.kind, context: this.context };
   }
 }
 
@@ -67,6 +66,8 @@ export class InfersweepError extends Error {
 export interface FailureDetails extends ErrorContext {
   kind: ErrorKind;
   input: boolean;
+  /** For a `loss` that is not a Slurm state: how the allocation ended (the time guard, a lost server). */
+  end?: AllocationEnd;
 }
 
 /**

@@ -10,3 +10,4 @@ export * from './layout';
 export * from './allocation';
 export * from './workspace';
 export * from './search-bounds';
+export * from './quote';

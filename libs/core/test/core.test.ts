@@ -86,14 +86,8 @@ describe('errors', () => {
     const e = new Lost();
     expect(e.name).toBe('Lost');
     expect(e.kind).toBe('loss');
-    expect(e.retryable).toBe(false);
     expect([e.jobId, e.node, e.step, e.logTail]).toEqual(['42', 'node3', 'point:c=8', 'x']);
     expect(e.toJSON()).toMatchObject({ name: 'Lost', kind: 'loss', context: { jobId: '42' } });
-  });
-
-  it('the boolean form maps to transient / fatal', () => {
-    expect(new InfersweepError('a', { retryable: true }).kind).toBe('transient');
-    expect(new InfersweepError('b', { retryable: false }).kind).toBe('fatal');
   });
 
   it('tail keeps the last lines without trailing blanks', () => {

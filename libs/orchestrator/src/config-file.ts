@@ -48,7 +48,12 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function loadSweepConfig(opts: LoadOptions = {}): LoadedConfig {
+/** A parsed config and the file text it was parsed from (what the config hash is taken of). */
+export interface ConfigFile extends LoadedConfig {
+  text: string;
+}
+
+export function loadSweepConfig(opts: LoadOptions = {}): ConfigFile {
   const given = configFileFor(opts.config, opts.clusters);
   const path = resolveConfigPath(given);
   const shown = relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path) || given;
@@ -60,5 +65,8 @@ export function loadSweepConfig(opts: LoadOptions = {}): LoadedConfig {
       { path: '', value: JSON.stringify(given), message: `cannot read the config file: ${(e as Error).message}` },
     ]);
   }
-  return parseSweepConfig(text, { file: shown, env: configEnv(opts.env), ...(opts.clusters ? { clusters: opts.clusters } : {}) });
+  return {
+    ...parseSweepConfig(text, { file: shown, env: configEnv(opts.env), ...(opts.clusters ? { clusters: opts.clusters } : {}) }),
+    text,
+  };
 }

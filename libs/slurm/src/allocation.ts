@@ -184,7 +184,7 @@ class AllocationWait {
     await withdraw(this.q, this.req.jobName, this.launcherPid);
     throw new AllocationError(
       `allocation ${this.req.jobName}: job ${job.jobId} can never start (pending reason ${job.reason}): the request exceeds a limit of partition ${this.req.partition ?? '(default)'}`,
-      { retryable: false, context: { ...this.ctx, jobId: job.jobId, reason: job.reason } },
+      { kind: 'fatal', context: { ...this.ctx, jobId: job.jobId, reason: job.reason } },
     );
   }
 
@@ -214,7 +214,7 @@ class AllocationWait {
     if (setup) throw setup;
     const why = this.seenJob ? `job ${this.seenJob} ended before it was granted` : 'salloc ended without a job';
     throw new AllocationError(`allocation ${req.jobName} not granted: ${why}: ${tail(text, 3)}`, {
-      retryable: !sallocIsPermanent(text),
+      kind: sallocIsPermanent(text) ? 'fatal' : 'transient',
       context: { ...ctx, jobId: this.seenJob ?? parseSalloc(text).jobId ?? undefined, logTail: tail(text) },
     });
   }
@@ -223,7 +223,7 @@ class AllocationWait {
     await withdraw(this.q, this.req.jobName, this.launcherPid);
     throw new AllocationError(
       `allocation ${this.req.jobName} not granted within ${Math.round(this.grantMs / 1000)} s (${job ? `${job.state}, ${job.reason}` : 'not queued'})`,
-      { retryable: true, context: { ...this.ctx, jobId: this.seenJob, reason: job?.reason } },
+      { kind: 'transient', context: { ...this.ctx, jobId: this.seenJob, reason: job?.reason } },
     );
   }
 
@@ -260,7 +260,7 @@ export async function withdraw(q: SlurmQueries, jobName: string, launcherPid?: n
     if (Date.now() >= deadline) {
       throw new AllocationError(
         `allocation ${jobName} not withdrawn within ${q.withdrawTimeout} ms (live: ${live?.map((j) => `${j.jobId} ${j.state}`).join(', ') ?? 'no answer'})`,
-        { retryable: true, context: { step: 'withdraw', jobName, jobId: live?.[0]?.jobId } },
+        { kind: 'transient', context: { step: 'withdraw', jobName, jobId: live?.[0]?.jobId } },
       );
     }
     await sleep(q.poll);

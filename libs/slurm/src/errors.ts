@@ -1,4 +1,4 @@
-import { InfersweepError, InputError, type ErrorContext } from '@infersweep/core';
+import { InfersweepError, InputError, type ErrorContext, type ErrorKind } from '@infersweep/core';
 
 type Opts = { context?: ErrorContext; cause?: unknown };
 
@@ -9,31 +9,31 @@ export class SshHostKeyError extends InputError {
   }
 }
 
-/** Could not connect, or the connection dropped (retryable: reconnecting may work). */
+/** Could not connect, or the connection dropped (transient: reconnecting may work). */
 export class SshConnectionError extends InfersweepError {
   constructor(message: string, opts: Opts = {}) {
-    super(message, { retryable: true, ...opts });
+    super(message, { ...opts, kind: 'transient' });
   }
 }
 
 /** A command ran past its per-command timeout (its process group was killed). */
 export class CommandTimeoutError extends InfersweepError {
-  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
-    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  constructor(message: string, opts: Opts & { kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'transient', context: opts.context, cause: opts.cause });
   }
 }
 
 /** A command exited non-zero where success was required. */
 export class CommandFailedError extends InfersweepError {
-  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
-    super(message, { retryable: opts.retryable ?? false, context: opts.context, cause: opts.cause });
+  constructor(message: string, opts: Opts & { kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'fatal', context: opts.context, cause: opts.cause });
   }
 }
 
-/** The allocation was not granted (timeout, rejected request). Retryable unless the request can never fit. */
+/** The allocation was not granted (timeout, rejected request). Transient unless the request can never fit. */
 export class AllocationError extends InfersweepError {
-  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
-    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  constructor(message: string, opts: Opts & { kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'transient', context: opts.context, cause: opts.cause });
   }
 }
 
@@ -50,22 +50,22 @@ export class AllocationLostError extends InfersweepError {
 
 /** srun could not be started for a step. */
 export class StepLaunchError extends InfersweepError {
-  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
-    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  constructor(message: string, opts: Opts & { kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'transient', context: opts.context, cause: opts.cause });
   }
 }
 
 /** The per-image lock was not acquired within its timeout (another import is still running). */
 export class ImageLockTimeout extends InfersweepError {
   constructor(message: string, opts: Opts = {}) {
-    super(message, { retryable: true, ...opts });
+    super(message, { ...opts, kind: 'transient' });
   }
 }
 
 /** The import command failed or produced an invalid squash file. */
 export class ImageImportError extends InfersweepError {
-  constructor(message: string, opts: Opts & { retryable?: boolean } = {}) {
-    super(message, { retryable: opts.retryable ?? true, context: opts.context, cause: opts.cause });
+  constructor(message: string, opts: Opts & { kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'transient', context: opts.context, cause: opts.cause });
   }
 }
 
@@ -79,7 +79,7 @@ export class ImageMissingError extends InputError {
 /** The caller aborted the command (AbortSignal); its process group was killed. */
 export class CommandAbortedError extends InfersweepError {
   constructor(message: string, opts: Opts = {}) {
-    super(message, { retryable: false, ...opts });
+    super(message, { ...opts, kind: 'fatal' });
   }
 }
 
@@ -91,7 +91,7 @@ export class CommandAbortedError extends InfersweepError {
 export class SetupError extends InfersweepError {
   readonly tool: string;
   constructor(tool: string, message: string, opts: Opts = {}) {
-    super(message, { retryable: false, ...opts, context: { ...opts.context, tool } });
+    super(message, { ...opts, kind: 'fatal', context: { ...opts.context, tool } });
     this.tool = tool;
   }
 }

@@ -66,7 +66,7 @@ export async function copyLogs(
       await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
       if (r.code !== 0) {
         throw new CommandFailedError(`copying ${h.logFile} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
-          retryable: r.code !== 66,
+          kind: r.code !== 66 ? 'transient' : 'fatal',
           context: { jobId: h.jobId, node: h.node, step: 'logs', logTail: tail(r.stderr) },
         });
       }

@@ -119,7 +119,7 @@ export class SlurmQueries {
         lastErr = undefined;
         if (!noAnswer(last)) return last;
       } catch (err) {
-        if (!(err instanceof InfersweepError) || !err.retryable) throw err;
+        if (!(err instanceof InfersweepError) || err.kind !== 'transient') throw err;
         lastErr = err;
       }
     }
@@ -134,7 +134,7 @@ export class SlurmQueries {
       const setup = r.code === 127 ? setupErrorOf(r.code, r.stderr, argv[0]!, `${argv[0]}`, context) : undefined;
       if (setup) throw setup;
       throw new CommandFailedError(`${argv[0]} failed (rc=${r.code}${r.signal ? ` signal=${r.signal}` : ''}): ${tail(r.stderr, 3)}`, {
-        retryable: true,
+        kind: 'transient',
         context: { ...context, logTail: tail(r.stderr || r.stdout), command: shownCommand(argv.join(' ')) },
       });
     }
@@ -177,7 +177,7 @@ export class SlurmQueries {
     }
     if (r.code !== 0) {
       throw new CommandFailedError(`squeue -j ${jobId} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
-        retryable: true,
+        kind: 'transient',
         context: { jobId, step: 'describe', logTail: tail(r.stderr) },
       });
     }
@@ -252,7 +252,7 @@ export class SlurmQueries {
     if (r.code === 127) throw setupErrorOf(r.code, r.stderr, 'scancel', `scancel ${jobId}`, { jobId, step: 'release' })!;
     if (r.code !== 0 && !/Invalid job id/i.test(r.stderr)) {
       throw new CommandFailedError(`scancel ${jobId} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
-        retryable: r.code !== 210,
+        kind: r.code !== 210 ? 'transient' : 'fatal',
         context: { jobId, step: 'release', logTail: tail(r.stderr) },
       });
     }

@@ -1,20 +1,5 @@
-/**
- * The one quoting helper. Every value that reaches a (remote) shell is built as an argv array
- * and joined by `shellJoin`; nothing else in this lib concatenates shell text from values.
- * POSIX single-quoting: inside '…' nothing is special except the closing quote, which is
- * written as '\'' . Works for any byte sequence, including newlines and NUL-free binary.
- */
-export function shellQuote(value: string): string {
-  if (value.includes('\0')) throw new TypeError('shellQuote: NUL byte cannot be passed through a shell');
-  if (value !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Join argv into one shell command line, every element quoted. */
-export function shellJoin(argv: readonly string[]): string {
-  if (argv.length === 0) throw new TypeError('shellJoin: empty argv');
-  return argv.map(shellQuote).join(' ');
-}
+/** The one quoting helper lives in libs/core (quote.ts); this lib builds its command lines with it. */
+export { shellJoin, shellQuote } from '@infersweep/core';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -85,7 +85,7 @@ async function startDetached(
     r = await q.exec.run(argv, { timeoutMs: q.cmdTimeout, ...(secretEnv ? { secretEnv } : {}) });
   } catch (err) {
     throw new StepLaunchError(`${what}: ${(err as Error).message}`, {
-      retryable: err instanceof SshConnectionError,
+      kind: err instanceof SshConnectionError ? 'transient' : 'fatal',
       cause: err,
       context: ctx,
     });
@@ -112,7 +112,7 @@ async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContex
       if (setup) throw setup;
       if (log && /srun: error|slurmstepd[^:]*: error|execve|Unable to|Invalid/i.test(log.tail)) {
         throw new StepLaunchError(`step ${stepName} on ${node} failed to start`, {
-          retryable: false,
+          kind: 'fatal',
           context: { ...ctx, logTail: log.tail },
         });
       }
@@ -132,7 +132,7 @@ export async function findStep(q: SlurmQueries, h: Pick<StepHandle, 'jobId' | 'n
   if (r.code !== 0) {
     if (/Invalid job id/i.test(r.stderr)) return null;
     throw new CommandFailedError(`squeue -s -j ${h.jobId} failed: ${tail(r.stderr, 3)}`, {
-      retryable: true,
+      kind: 'transient',
       context: { jobId: h.jobId, node: h.node, step: h.stepName, logTail: tail(r.stderr) },
     });
   }
@@ -158,7 +158,7 @@ export async function stopStep(q: SlurmQueries, h: StepRef, timeoutMs = 30_000):
     if (s) await q.exec.run(scancelArgv(s.stepId), { timeoutMs: q.cmdTimeout, idempotent: true });
     if (Date.now() >= deadline) {
       throw new CommandFailedError(`step ${h.stepName} of job ${h.jobId} still present after ${timeoutMs} ms`, {
-        retryable: true,
+        kind: 'transient',
         context: { jobId: h.jobId, node: h.node, step: h.stepName },
       });
     }

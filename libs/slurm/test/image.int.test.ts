@@ -84,7 +84,7 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
         .importImage({ image, squashDir: dir, lockTimeoutSeconds: 2, importCommand: standIn(counter) })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ImageLockTimeout);
-      expect((err as ImageLockTimeout).retryable).toBe(true);
+      expect((err as ImageLockTimeout).kind).toBe('transient');
       expect((err as ImageLockTimeout).context.logTail).toMatch(/lock not acquired within 2s/);
       expect(Date.now() - t0).toBeGreaterThanOrEqual(1_900);
       expect(Number(await lines(counter))).toBe(0);

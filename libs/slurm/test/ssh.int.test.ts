@@ -27,7 +27,7 @@ describe('SshExecutor against the loopback sshd', () => {
     const other = new SshExecutor(sshOptions({ hostKey: utils.generateKeyPairSync('ed25519').public }));
     const err = await other.run(['true']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SshHostKeyError);
-    expect((err as SshHostKeyError).retryable).toBe(false);
+    expect((err as SshHostKeyError).kind).toBe('fatal');
     expect((err as SshHostKeyError).context.why).toBe('changed');
   });
 
@@ -120,7 +120,7 @@ describe('SshExecutor against the loopback sshd', () => {
     await killer.run(['kill', '-KILL', myShellParent]);
     const err = await inflight;
     expect(err).toBeInstanceOf(SshConnectionError);
-    expect((err as SshConnectionError).retryable).toBe(true);
+    expect((err as SshConnectionError).kind).toBe('transient');
     expect((await x.run(['echo', 'back'])).stdout).toBe('back\n');
     expect(x.connects).toBe(2);
 

@@ -13,7 +13,7 @@ function configError(
     if (plan) planSweep(config, { ...plan, source });
   } catch (e) {
     expect(e).toBeInstanceOf(ConfigError);
-    expect((e as ConfigError).retryable).toBe(false);
+    expect((e as ConfigError).kind).toBe('fatal');
     return e as ConfigError;
   }
   throw new Error('expected a ConfigError');

@@ -5,62 +5,11 @@
  * A bad config exits 2 with the error on stderr and prints no plan.
  */
 import type { Command } from 'commander';
-import { checkSiteFiles, formatIssue, planSweep, siteFileIssues, type SweepPlan } from '@infersweep/topology';
-import { InfersweepError } from '@infersweep/core';
-import { localFileProbe } from '@infersweep/slurm';
-import { DEFAULT_CLUSTER, DEFAULT_CONFIG, loadSweepConfig } from '@infersweep/orchestrator';
-
-export interface PlanCliOptions {
-  orientation: string;
-  config?: string;
-  cluster?: string;
-  points?: string;
-  json?: boolean;
-  /** Plan even when the capacity check refuses. */
-  force?: boolean;
-}
-
-function parsePoints(text: string | undefined): number[] | undefined {
-  if (text === undefined) return undefined;
-  const parts = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const nums = parts.map(Number);
-  if (parts.length === 0 || nums.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new InfersweepError(`--points ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. 4,8`, {
-      retryable: false,
-    });
-  }
-  return nums;
-}
-
-export function makePlans(opts: PlanCliOptions): SweepPlan[] {
-  const cluster = opts.cluster ?? DEFAULT_CLUSTER;
-  const { config, source } = loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [cluster] });
-  const names = opts.orientation === 'all' ? Object.keys(config.orientations) : [opts.orientation];
-  const points = parsePoints(opts.points);
-  return names.map((orientation) =>
-    planSweep(config, { orientation, cluster, source, ...(points ? { points } : {}), ...(opts.force ? { force: true } : {}) }),
-  );
-}
-
-/**
- * The worker-side files the cluster profile names (SSH key, known_hosts, secrets file): exist,
- * readable, private keys not group/world-accessible. `throwing`: a ConfigError (sweep, schedule:
- * exit 2, nothing started); otherwise the problems as lines (plan prints them as warnings, so a
- * plan can be read on a machine that is not the worker).
- */
-export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: true): void;
-export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: false): string[];
-export function checkSite(opts: Pick<PlanCliOptions, 'config' | 'cluster'>, throwing: boolean): string[] | void {
-  const cluster = opts.cluster ?? DEFAULT_CLUSTER;
-  const { config, source } = loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [cluster] });
-  if (throwing) return checkSiteFiles(config, cluster, localFileProbe, source);
-  return siteFileIssues(config, cluster, localFileProbe, source).map((i) => formatIssue(source.file, i));
-}
-
-const q = (a: string) => (/^[A-Za-z0-9_./:=,@%+{}-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+import type { SweepPlan } from '@infersweep/topology';
+import { shellJoin, shellQuote } from '@infersweep/core';
+import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
+import { action, err, out } from '../ops/cli';
+import { makePlans, readConfig, siteWarnings, type PlanCliOptions } from '../ops/plans';
 
 export function renderPlan(p: SweepPlan): string {
   const t = p.topology;
@@ -100,11 +49,11 @@ export function renderPlan(p: SweepPlan): string {
   for (const n of p.nodes) {
     out.push('');
     out.push(`node ${n.rank}${n.serves ? ' (serves HTTP)' : ' (headless)'}`);
-    out.push(`  argv    ${n.argv.map(q).join(' ')}`);
-    if (JSON.stringify(n.launchArgv) !== JSON.stringify(n.argv)) out.push(`  launch  ${n.launchArgv.map(q).join(' ')}`);
+    out.push(`  argv    ${shellJoin(n.argv)}`);
+    if (JSON.stringify(n.launchArgv) !== JSON.stringify(n.argv)) out.push(`  launch  ${shellJoin(n.launchArgv)}`);
     out.push(
       `  env     ${Object.entries(n.env)
-        .map(([k, v]) => `${k}=${q(v)}`)
+        .map(([k, v]) => `${k}=${shellQuote(v)}`)
         .join(' ')}`,
     );
   }
@@ -130,23 +79,12 @@ export function register(program: Command): void {
     .option('--points <list>', 'only these concurrency points, e.g. 4,8')
     .option('--json', 'print JSON (one plan object; an array of plans for --orientation all)')
     .option('--force', 'plan even when the capacity check refuses (weights or one served-context request do not fit)')
-    .action((opts: PlanCliOptions) => {
-      let plans: SweepPlan[];
-      try {
-        plans = makePlans(opts);
-      } catch (e) {
-        if (e instanceof InfersweepError) {
-          process.stderr.write(`infersweep plan: ${e.message.includes('\n') ? `\n${e.message}` : e.message}\n`);
-          process.exit(2);
-        }
-        throw e;
-      }
-      for (const w of checkSite(opts, false))
-        process.stderr.write(`WARNING: ${w} (infersweep sweep refuses to start until this is fixed)\n`);
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify(opts.orientation === 'all' ? plans : plans[0], null, 2)}\n`);
-      } else {
-        process.stdout.write(`${plans.map(renderPlan).join('\n\n')}\n`);
-      }
-    });
+    .action(
+      action('plan', async (opts: PlanCliOptions) => {
+        const file = readConfig(opts);
+        const plans = makePlans(file, opts);
+        for (const w of siteWarnings(file, opts)) err(`WARNING: ${w} (infersweep sweep refuses to start until this is fixed)`);
+        out(opts.json ? JSON.stringify(opts.orientation === 'all' ? plans : plans[0], null, 2) : plans.map(renderPlan).join('\n\n'));
+      }),
+    );
 }

@@ -13,7 +13,7 @@ import { buildSweepInput, dataDir } from '@infersweep/orchestrator';
 import { searchAttributeKeys, type SweepAllInput } from '@infersweep/sweep';
 import { SWEEP_ALL_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
 import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
-import { plansOrUsageError } from '../ops/plans';
+import { plansToStart } from '../ops/plans';
 import { action, out, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
 import { withSession } from '../ops/temporal';
 
@@ -62,7 +62,7 @@ export function scheduledInput(plans: SweepPlan[], name: string, configHash: str
 async function create(client: Client, name: string, opts: CreateOpts): Promise<void> {
   const scheduleId = scheduleIdOf(name);
   const cron = checkCron(opts.cron);
-  const { plans, configHash } = plansOrUsageError(opts);
+  const { plans, configHash } = plansToStart(opts);
   const input = scheduledInput(plans, name, configHash);
   const first = input.sweeps[0]!;
   try {

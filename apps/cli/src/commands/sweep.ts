@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/orchestrator';
 import { taskQueueFor } from '@infersweep/core';
 import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
-import { plansOrUsageError } from '../ops/plans';
+import { plansToStart } from '../ops/plans';
 import { action, out, err, usageExits, EXIT, ExitWith, UsageError } from '../ops/cli';
 import { openSessionOrStartStack } from '../ops/embedded';
 import { follow } from '../ops/follow';
@@ -55,7 +55,7 @@ Examples:
               `--label ${JSON.stringify(opts.label)}: use letters, digits, '.', '_' and '-' only (it becomes part of the workflow id), e.g. --label nightly-1`,
             );
           }
-          const { plans, configHash } = plansOrUsageError(opts);
+          const { plans, configHash } = plansToStart(opts);
           const label = opts.label ?? defaultLabel();
           const inputs = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash, label }));
           const say = opts.json ? (l: string) => err(l) : (l: string) => out(l);

@@ -3,7 +3,7 @@
  * fix, an action wrapper that maps errors to exit codes, and plain-vs-TTY output.
  */
 import type { Command, CommanderError } from 'commander';
-import { InfersweepError } from '@infersweep/core';
+import { InputError } from '@infersweep/core';
 
 /** Documented in README (CLI section) and in every command's --help. */
 export const EXIT = {
@@ -69,8 +69,8 @@ export function usageExits(cmd: Command): Command {
 export function exitCodeFor(e: unknown): number {
   if (e instanceof ExitWith) return e.code;
   if (e instanceof UsageError) return EXIT.usage;
-  // config errors from libs/topology (ConfigError, PlanError, …) are usage errors: nothing started
-  if (e instanceof InfersweepError && !e.retryable && /Config|Plan|Topology/.test(e.name)) return EXIT.usage;
+  // the sweep's input is wrong (ConfigError, BindError, InvalidPlanError, a pinned host key, a missing image): nothing started
+  if (e instanceof InputError) return EXIT.usage;
   return EXIT.failure;
 }
 

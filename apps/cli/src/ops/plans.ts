@@ -1,18 +1,54 @@
 /**
- * Planning for commands that start sweeps (`sweep`, `schedule create`): the plans `plan` would
- * print and the config's content hash; a bad config is a usage error (exit 2) with the same
- * message `plan` prints, and nothing is started.
+ * Planning for the commands that plan (`plan`) or start sweeps (`sweep`, `schedule create`): the
+ * config is read once per command, and the plans, the site check and the config hash all come from
+ * that one read. A bad config is an InputError (exit 2 through action()) and nothing is started.
  */
-import { readFileSync } from 'node:fs';
-import { type SweepPlan } from '@infersweep/topology';
-import { fnv1a64, InfersweepError } from '@infersweep/core';
-import { configFileFor, DEFAULT_CLUSTER, resolveConfigPath } from '@infersweep/orchestrator';
 import { isAbsolute } from 'node:path';
-import { checkSite, makePlans, type PlanCliOptions } from '../commands/plan';
-import { EXIT, ExitWith } from './cli';
+import { checkSiteFiles, formatIssue, planSweep, siteFileIssues, type SweepPlan } from '@infersweep/topology';
+import { fnv1a64 } from '@infersweep/core';
+import { localFileProbe } from '@infersweep/slurm';
+import { DEFAULT_CLUSTER, loadSweepConfig, type ConfigFile } from '@infersweep/orchestrator';
+import { EXIT, ExitWith, parsePointList } from './cli';
 
-export function plansOrUsageError(opts: PlanCliOptions & { config: string }): { plans: SweepPlan[]; configHash: string } {
-  let plans: SweepPlan[];
+export interface PlanCliOptions {
+  orientation: string;
+  config?: string;
+  cluster?: string;
+  points?: string;
+  json?: boolean;
+  /** Plan even when the capacity check refuses. */
+  force?: boolean;
+}
+
+/** Read and parse the config the options name (placeholders expanded for the chosen cluster only). */
+export function readConfig(opts: Pick<PlanCliOptions, 'config' | 'cluster'>): ConfigFile {
+  return loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [opts.cluster ?? DEFAULT_CLUSTER] });
+}
+
+/** The plans of the chosen orientation (or all, in config order) on the chosen cluster. */
+export function makePlans(file: ConfigFile, opts: PlanCliOptions): SweepPlan[] {
+  const cluster = opts.cluster ?? DEFAULT_CLUSTER;
+  const { config, source } = file;
+  const names = opts.orientation === 'all' ? Object.keys(config.orientations) : [opts.orientation];
+  const points = opts.points === undefined ? undefined : parsePointList(opts.points);
+  return names.map((orientation) =>
+    planSweep(config, { orientation, cluster, source, ...(points ? { points } : {}), ...(opts.force ? { force: true } : {}) }),
+  );
+}
+
+/**
+ * The worker-side files the cluster profile names (SSH key, known_hosts, secrets file): exist,
+ * readable, private keys not group/world-accessible. As lines (plan prints them as warnings, so a
+ * plan can be read on a machine that is not the worker).
+ */
+export function siteWarnings(file: ConfigFile, opts: Pick<PlanCliOptions, 'cluster'>): string[] {
+  return siteFileIssues(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source).map((i) =>
+    formatIssue(file.source.file, i),
+  );
+}
+
+/** For `sweep` and `schedule create`: the plans and the config hash, or a ConfigError (exit 2) when the config or the site files are wrong. */
+export function plansToStart(opts: PlanCliOptions & { config: string }): { plans: SweepPlan[]; configHash: string } {
   const data = process.env.INFERSWEEP_DATA;
   if (data !== undefined && !isAbsolute(data)) {
     throw new ExitWith(
@@ -20,15 +56,8 @@ export function plansOrUsageError(opts: PlanCliOptions & { config: string }): { 
       `INFERSWEEP_DATA=${JSON.stringify(data)}: the results root must be an absolute path (the worker resolves it from its own working directory otherwise)`,
     );
   }
-  try {
-    plans = makePlans(opts);
-    checkSite(opts, true);
-  } catch (e) {
-    if (e instanceof InfersweepError) throw new ExitWith(EXIT.usage, e.message.includes('\n') ? `\n${e.message}` : e.message);
-    throw e;
-  }
-  return {
-    plans,
-    configHash: fnv1a64(readFileSync(resolveConfigPath(configFileFor(opts.config, [opts.cluster ?? DEFAULT_CLUSTER])), 'utf8')),
-  };
+  const file = readConfig(opts);
+  const plans = makePlans(file, opts);
+  checkSiteFiles(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source);
+  return { plans, configHash: fnv1a64(file.text) };
 }

@@ -68,8 +68,3 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   if (pypi) a.push('--ui-type', 'none');
   return a;
 }
-
-/** POSIX shell quoting for benchmark_command.txt (persisted verbatim before the run). */
-export function shellQuote(argv: readonly string[]): string {
-  return argv.map((x) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' ');
-}

@@ -21,13 +21,13 @@ export class PlanUnreadableError extends InfersweepError {
 /** The server step exited or stopped answering while the allocation is still alive. */
 export class ServerLostError extends InfersweepError {
   constructor(message: string, context: ErrorContext) {
-    super(message, { kind: 'loss', context });
+    super(message, { kind: 'loss', context: { ...context, end: 'server-lost' } });
   }
 }
 
 /** The time guard: the next point cannot finish before the allocation ends. */
 export class InsufficientTimeError extends InfersweepError {
   constructor(message: string, context: ErrorContext) {
-    super(message, { kind: 'loss', context });
+    super(message, { kind: 'loss', context: { ...context, end: 'insufficient-time' } });
   }
 }

@@ -19,13 +19,15 @@ export type FailureClass =
 export interface ClassifiedFailure {
   class: FailureClass;
   type?: string;
+  /** The activity that failed (e.g. `allocate`), when an activity failed. */
+  activity?: string;
   message: string;
   details?: Partial<FailureDetails>;
 }
 
 /**
  * Histories recorded before failures carried their kind (the replay fixtures in
- * libs/orchestrator/test/fixtures/histories) are classified by type name.
+ * libs/orchestrator/test/fixtures/histories) are classified by type name (docs/compatibility.md).
  */
 const LEGACY_LOSS_TYPES = ['AllocationLostError', 'ServerLostError', 'InsufficientTimeError'];
 const LEGACY_INPUT_TYPES = ['ConfigError', 'InvalidPlanError', 'ImageMissingError', 'SshHostKeyError'];
@@ -37,13 +39,11 @@ export function classify(err: unknown): ClassifiedFailure {
   const type = app?.type ?? undefined;
   const details = app?.details?.[0] as Partial<FailureDetails> | undefined;
   const message = messageOf(err);
-  if (details?.kind !== undefined) {
-    const cls: FailureClass = details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed';
-    return { class: cls, type, message, details };
-  }
-  if (type && LEGACY_LOSS_TYPES.includes(type)) return { class: 'loss', type, message, details };
-  if (type && LEGACY_INPUT_TYPES.includes(type)) return { class: 'input', type, message, details };
-  return { class: 'failed', type, message, details };
+  const base = { type, message, details, ...(err instanceof ActivityFailure ? { activity: err.activityType } : {}) };
+  if (details?.kind !== undefined) return { ...base, class: details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed' };
+  if (type && LEGACY_LOSS_TYPES.includes(type)) return { ...base, class: 'loss' };
+  if (type && LEGACY_INPUT_TYPES.includes(type)) return { ...base, class: 'input' };
+  return { ...base, class: 'failed' };
 }
 
 export function messageOf(err: unknown): string {
@@ -51,9 +51,14 @@ export function messageOf(err: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
-/** How a lost allocation ended: the time guard, a lost server, or the Slurm state the loss carried. */
+/** How legacy failures (no `end` in their details) ended, by type (docs/compatibility.md). */
+const LEGACY_LOSS_ENDS: Readonly<Record<string, AllocationEnd>> = {
+  InsufficientTimeError: 'insufficient-time',
+  ServerLostError: 'server-lost',
+};
+
+/** How a lost allocation ended: the end the failure carries (time guard, lost server), else the Slurm state it carried. */
 export function lossEnd(f: ClassifiedFailure): AllocationEnd {
-  if (f.type === 'InsufficientTimeError') return 'insufficient-time';
-  if (f.type === 'ServerLostError') return 'server-lost';
-  return allocationEndOf(typeof f.details?.state === 'string' ? f.details.state : undefined);
+  const end = f.details?.end ?? LEGACY_LOSS_ENDS[f.type ?? ''];
+  return end ?? allocationEndOf(typeof f.details?.state === 'string' ? f.details.state : undefined);
 }

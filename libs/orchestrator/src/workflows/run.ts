@@ -94,6 +94,8 @@ export const PATCHES = {
   releaseWaitsForOperator: 'release-waits-for-operator',
   /** a long activity whose retries only worker shutdowns spent is scheduled again (./activities.ts) */
   outlastWorkerShutdowns: 'outlast-worker-shutdowns',
+  /** a cancelled allocate releases whatever it queued or was granted under its name */
+  releaseOnCancelledAllocate: 'release-on-cancelled-allocate',
 } as const;
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
@@ -235,7 +237,7 @@ export class SweepRun {
     try {
       this.lease.granted(await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt }));
     } catch (err) {
-      const releaseOnCancel = patched('release-on-cancelled-allocate');
+      const releaseOnCancel = patched(PATCHES.releaseOnCancelledAllocate);
       if (isCancellation(err) && !releaseOnCancel) throw err;
       // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
       recordAllocationEnd(this.state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', messageOf(err), now());
@@ -318,7 +320,7 @@ export class SweepRun {
     } else {
       // allocation/launch/readiness failed after retries: count the attempt, start over
       this.touch('recovering', f.message);
-      await this.teardown(f.type === 'AllocationError' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed', f.message);
+      await this.teardown(f.activity === 'allocate' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed', f.message);
     }
     return 'next';
   }
