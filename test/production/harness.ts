@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -31,6 +32,22 @@ function readEnvFile(file: string): Record<string, string> {
 /** What scripts/stack-production.sh wrote: the local stack's values plus TEMPORAL_* for the production server. */
 export function prodEnv(): Record<string, string> {
   return readEnvFile(join(dataDir, 'production', 'env'));
+}
+
+/**
+ * GET `path` of the Web UI server's HTTP API through its unix socket (TEMPORAL_UI_SOCKET: the UI
+ * listens on no TCP port of the host; scripts/stack-production.sh ui_start).
+ */
+export function uiGet(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath: prodEnv().TEMPORAL_UI_SOCKET, path, headers: { host: 'localhost' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 export function prodTarget(extra: Record<string, string> = {}): TemporalTarget {

@@ -21,6 +21,7 @@ import {
   expectEachPointOnce,
   spawnWorker,
   startSweep,
+  uiGet,
   until,
   type WorkerProcess,
 } from './harness';
@@ -186,9 +187,9 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     expect(list.code).toBe(0);
     expect((JSON.parse(list.stdout) as { workflowId: string }[]).map((x) => x.workflowId)).toContain(s.sweepId);
     // the Web UI server reads it through its own mutual TLS connection
-    const ui = await fetch(`${prodEnv().TEMPORAL_UI_URL}/api/v1/namespaces/infersweep/workflows/${encodeURIComponent(s.sweepId)}`);
+    const ui = await uiGet(`/api/v1/namespaces/infersweep/workflows/${encodeURIComponent(s.sweepId)}`);
     expect(ui.status).toBe(200);
-    expect(JSON.stringify(await ui.json())).toContain('WORKFLOW_EXECUTION_STATUS_COMPLETED');
+    expect(ui.body).toContain('WORKFLOW_EXECUTION_STATUS_COMPLETED');
     // the same id is unknown in the default namespace
     const other = await cli(['status', s.sweepId], { TEMPORAL_NAMESPACE: 'default' });
     expect(other.code).toBe(1);
