@@ -1,0 +1,97 @@
+/**
+ * A scheduled sweep runs to completion, on the real stack: `infersweep schedule create` (the plan
+ * frozen at creation), a worker polling the schedule's task queue (the production worker of the
+ * `local` cluster, in this process), `schedule trigger`, and the scheduled run followed to its end;
+ * its point record is written under the run's own results folder and `infersweep report` renders
+ * it. (Schedule creation, policies, pause and resume are ./cli.int.test.ts "schedule".)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { ChildSweepOutcome } from '@infersweep/sweep';
+import { childSweepId } from '@infersweep/core';
+import { cli, testCluster, until } from './cli-harness';
+import {
+  cleanupStarted,
+  client as temporalClient,
+  liveJobsOf,
+  localSlurm,
+  readPoint,
+  runningWorker,
+  track,
+} from '../../../libs/orchestrator/test/harness';
+
+const slurm = localSlurm();
+
+describe('a scheduled sweep', () => {
+  const name = `clitest-${randomUUID().slice(0, 8)}`;
+  const queue = `infersweep-${testCluster()}`;
+  let client: Client;
+  let worker: { stop(): Promise<void> } | undefined;
+
+  beforeAll(async () => {
+    client = await temporalClient();
+    worker = await runningWorker(queue);
+  });
+  afterAll(async () => {
+    await cli(['schedule', 'delete', name]);
+    await cleanupStarted(slurm);
+    await worker?.stop();
+    await client?.connection.close();
+  });
+
+  it('triggered, runs to completion on the worker polling its queue: the point is measured, recorded and reported', async () => {
+    const t0 = Date.now();
+    const c = await cli([
+      'schedule',
+      'create',
+      name,
+      '--cron',
+      '0 2 * * *',
+      '--orientation',
+      'latency',
+      '--cluster',
+      'local',
+      '--points',
+      '1',
+      '--task-queue',
+      queue,
+    ]);
+    expect(c.code, c.stderr).toBe(0);
+    expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
+    const run = await until(
+      'the triggered run',
+      async () => {
+        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` })) return w;
+        return undefined;
+      },
+      60_000,
+    );
+    const h = client.workflow.getHandle(run.workflowId);
+    const outcomes = (await h.result()) as ChildSweepOutcome[];
+    const child = outcomes[0]!;
+    track(client.workflow.getHandle(child.sweepId), child.sweepId);
+    expect((await h.describe()).status.name).toBe('COMPLETED');
+    expect(outcomes.map((o) => [o.orientation, o.status])).toEqual([['latency', 'completed']]);
+    expect(child.result?.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([[1, 'done', 1]]);
+    expect(child.result?.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(await liveJobsOf(slurm, child.result?.allocations.map((a) => a.jobName) ?? [])).toEqual([]);
+    // the run's own results folder (named after the run, so the next night's run does not overwrite it)
+    expect(child.sweepId).toBe(childSweepId(run.workflowId, 'latency'));
+    expect(basename(child.resultsDir)).toBe(child.sweepId);
+    const record = readPoint(child.resultsDir, 1);
+    expect(record.conc).toBe(1);
+    expect(record.identity.sweepId).toBe(child.sweepId);
+
+    const report = join(child.resultsDir, 'report.html');
+    expect(existsSync(report)).toBe(false);
+    const r = await cli(['report', child.sweepId]);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain(child.sweepId);
+    expect((html.match(/<tr class="point/g) ?? []).length).toBe(1);
+    console.log(`[measure] scheduled run: create → trigger → completed → report in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }, 420_000);
+});
