@@ -1,8 +1,9 @@
 /**
- * `sweep` checks every worker-side path and credential before anything starts (issue 13): the
- * shipped h200 profile on a machine without its SSH key exits 2 naming the field, the value and the
- * YAML line, and never reaches Temporal (TEMPORAL_ADDRESS points at a closed port: reaching it would
- * be exit 1). `plan` still prints the plan and warns.
+ * `sweep` checks every worker-side path and credential before anything starts when the worker is
+ * this host (the embedded dev server): the shipped h200 profile on a machine without its SSH key
+ * exits 2 naming the field, the value and the YAML line, before any server starts. With a deployed
+ * Temporal (TEMPORAL_ADDRESS, here a closed port) the files are the deployed worker's, checked on its
+ * host at prepareSweep: the CLI only warns and goes on (exit 1: the closed port). `plan` warns.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,14 +26,15 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
     TEMPORAL_ADDRESS: '127.0.0.1:1',
     INFERSWEEP_DATA: join(home, 'data'),
   };
+  const { TEMPORAL_ADDRESS: _deployed, ...embedded } = env;
   const keyLine = shipped.split('\n').findIndex((l) => l.includes('keyPath: ~/.ssh/infersweep_ed25519')) + 1;
 
-  it('a missing SSH key: sweep exits 2 with field, expanded value and line; plan warns and exits 0', async () => {
-    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
+  it('a missing SSH key: sweep with the embedded worker exits 2 with field, expanded value and line; plan warns and exits 0', async () => {
+    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], embedded);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`clusters.h200.loginHost.keyPath: "${home}/.ssh/infersweep_ed25519" — the SSH private key does not exist`);
     expect(r.stderr).toContain(`(line ${keyLine})`);
-    expect(r.stderr).not.toMatch(/127\.0\.0\.1:1|connect/i);
+    expect(r.stderr).not.toMatch(/temporal server|dev server|connect/i);
     const p = await cli(['plan', '--orientation', 'latency', '--cluster', 'h200'], env);
     expect(p.code, p.stderr).toBe(0);
     expect(p.stderr).toMatch(/WARNING: .*keyPath.*refuses to start/);
@@ -43,7 +45,7 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
     writeFileSync(join(home, '.ssh/infersweep_ed25519'), 'k\n');
     writeFileSync(join(home, '.ssh/known_hosts'), 'x ssh-ed25519 AAAA\n');
     chmodSync(join(home, '.ssh/infersweep_ed25519'), 0o644);
-    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
+    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], embedded);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(
       /keyPath: .* accessible by group or others \(mode 0644\); refused as OpenSSH refuses an unprotected private key: chmod 600/,
@@ -51,6 +53,12 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
     const rel = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], { ...env, INFERSWEEP_DATA: 'data' });
     expect(rel.code).toBe(2);
     expect(rel.stderr).toMatch(/INFERSWEEP_DATA="data": the results root must be an absolute path/);
+  });
+
+  it('with a deployed worker the files on the CLI host are only a warning: the worker checks its own', async () => {
+    const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], env);
+    expect(r.stderr).toMatch(/WARNING \(this host; the worker checks its own before allocating\): .*keyPath/);
+    expect(r.code, r.stderr).toBe(1); // it went on, to the (closed) Temporal port
   });
 
   it('a relative sharedDir is refused by plan and sweep alike', async () => {

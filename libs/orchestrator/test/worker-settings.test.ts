@@ -6,7 +6,7 @@ import { InputError } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { loadSweepConfig } from '../src/config-file';
 import { WorkerSettingsError, loadWorkerSettings, type WorkerSettings } from '../src/worker-settings';
-import { RefusedInputError, assertAllowed, isUnder, refusals } from '../src/activities/input-checks';
+import { RefusedInputError, assertAllowed, assertHostReady, isUnder, refusals } from '../src/activities/input-checks';
 
 const plan = () => {
   const loaded = loadSweepConfig({
@@ -113,5 +113,21 @@ describe('a sweep input asks only what the worker allows', () => {
     expect(isUnder(join(root, 'link', 'sweep'), root)).toBe(false);
     expect(isUnder(`${root}-sibling/x`, root)).toBe(false);
     expect(isUnder('relative/x', root)).toBe(false);
+  });
+});
+
+describe("prepareSweep checks the login files and the secrets on the worker's own host", () => {
+  it('a key missing on this host, a secret missing here: an input error naming each, before any allocation', () => {
+    const p = plan();
+    const home = mkdtempSync(join(tmpdir(), 'worker-home-'));
+    p.login = { host: 'login.example', port: 22, user: 'u', keyPath: join(home, 'id_ed25519'), knownHostsPath: join(home, 'known_hosts') };
+    writeFileSync(join(home, 'known_hosts'), 'login.example ssh-ed25519 AAAA\n');
+    expect(() => assertHostReady(p)).toThrow(/on this worker's host: plan\.login\.loginHost\.keyPath = .*id_ed25519.*does not exist/);
+    writeFileSync(join(home, 'id_ed25519'), 'k\n', { mode: 0o600 });
+    p.secretEnv = ['INFERSWEEP_TEST_SECRET_NOT_HERE'];
+    expect(() => assertHostReady(p)).toThrow(InputError);
+    expect(() => assertHostReady(p)).toThrow(/INFERSWEEP_TEST_SECRET_NOT_HERE not found on the worker/);
+    p.secretEnv = [];
+    expect(() => assertHostReady(p)).not.toThrow();
   });
 });

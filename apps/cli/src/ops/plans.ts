@@ -7,8 +7,8 @@ import { isAbsolute } from 'node:path';
 import { checkSiteFiles, formatIssue, planSweep, siteFileIssues, type SweepPlan } from '@infersweep/topology';
 import { fnv1a64 } from '@infersweep/core';
 import { localFileProbe } from '@infersweep/slurm';
-import { DEFAULT_CLUSTER, loadSweepConfig, type ConfigFile } from '@infersweep/orchestrator';
-import { EXIT, ExitWith, parsePointList } from './cli';
+import { DEFAULT_CLUSTER, loadSweepConfig, temporalTarget, type ConfigFile } from '@infersweep/orchestrator';
+import { EXIT, ExitWith, err, parsePointList } from './cli';
 
 export interface PlanCliOptions {
   orientation: string;
@@ -47,7 +47,10 @@ export function siteWarnings(file: ConfigFile, opts: Pick<PlanCliOptions, 'clust
   );
 }
 
-/** For `sweep` and `schedule create`: the plans and the config hash, or a ConfigError (exit 2) when the config or the site files are wrong. */
+/**
+ * For `sweep` and `schedule create`: the plans and the config hash, or a ConfigError (exit 2) when
+ * the config is wrong, or the site files are wrong on this host while it runs the worker.
+ */
 export function plansToStart(opts: PlanCliOptions & { config: string }): { plans: SweepPlan[]; configHash: string } {
   const data = process.env.INFERSWEEP_DATA;
   if (data !== undefined && !isAbsolute(data)) {
@@ -58,6 +61,9 @@ export function plansToStart(opts: PlanCliOptions & { config: string }): { plans
   }
   const file = readConfig(opts);
   const plans = makePlans(file, opts);
-  checkSiteFiles(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source);
+  // the files are the worker's: checked here only when the worker is this process (the embedded
+  // dev server); a deployed worker checks them on its own host at prepareSweep, before allocating
+  if (temporalTarget().embedded) checkSiteFiles(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source);
+  else for (const w of siteWarnings(file, opts)) err(`WARNING (this host; the worker checks its own before allocating): ${w}`);
   return { plans, configHash: fnv1a64(file.text) };
 }
