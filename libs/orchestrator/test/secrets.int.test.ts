@@ -11,6 +11,7 @@ import { closeSync, openSync, readdirSync, readFileSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { planSweep } from '@infersweep/topology';
 import { loadSweepConfig } from '@infersweep/orchestrator';
@@ -21,6 +22,23 @@ import { localSlurm, pointRunning, realStackSuite, signalGroup, start, testInput
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
 const NAME = 'INFERSWEEP_CANARY_SECRET';
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/** Each activity the history scheduled: its type, the attempt it ended on, and its failure message if it failed. */
+function activityAttempts(events: readonly HistoryEvent[]): { activity: string; attempt: number; failure?: string }[] {
+  const out = new Map<string, { activity: string; attempt: number; failure?: string }>();
+  for (const e of events) {
+    const id = String(e.eventId);
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) out.set(id, { activity: scheduled.activityType?.name ?? '?', attempt: 0 });
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) out.get(String(started.scheduledEventId))!.attempt = started.attempt ?? 0;
+    const failed = e.activityTaskFailedEventAttributes;
+    if (failed) out.get(String(failed.scheduledEventId))!.failure = failed.failure?.message ?? '';
+  }
+  return [...out.values()];
+}
 
 /** Every file below `dir`, recursively. */
 function filesUnder(dir: string): string[] {
@@ -130,9 +148,15 @@ describe('a secret the server needs', () => {
         () => undefined,
         (e: unknown) => e as Error,
       );
-      const text = JSON.stringify(historyToJSON(await h.fetchHistory()));
-      expect(err).toBeInstanceOf(Error);
-      expect(text).toContain('INFERSWEEP_SECRET_NOBODY_SET not found on the worker');
+      const history = await h.fetchHistory();
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((await h.describe()).status.name).toBe('FAILED');
+      // the activity that resolves the secrets failed once, naming the variable, and was not retried;
+      // nothing was allocated or launched
+      const attempts = activityAttempts(history.events ?? []);
+      expect(attempts).toEqual([
+        { activity: 'prepareSweep', attempt: 1, failure: expect.stringContaining('INFERSWEEP_SECRET_NOBODY_SET not found on the worker') },
+      ]);
     } finally {
       signalGroup(worker, 'SIGTERM');
     }
