@@ -279,6 +279,12 @@ describe('InferenceX export (build_agg, field for field)', () => {
     }
   });
 
+  it('spec_decoding is "mtp" (InferenceX\'s label for every speculative method) when the recipe runs DSpark', () => {
+    expect(inferencexContext(plan('ix-latency')).specDecoding).toBe('mtp');
+    expect(agg.spec_decoding).toBe('mtp');
+    expect(inferencexContext(plan('latency')).specDecoding).toBe('none');
+  });
+
   it('the file name follows RESULT_FILENAME, with the recipe suffix and _conc<N>.json', () => {
     expect(inferencexFileName(ctx, 16)).toBe(
       `kimik3_p4x8ep32dpa_d0x8ep32dpa_conc16_fp4_vllm_prefill-tp8-pp1-dcp1-pcp1-ep32-dptrue-nw4_decode-tp8-pp1-dcp1-pcp1-ep32-dptrue-nw0_disagg-false_spec-${ctx.specDecoding}_conc16_h200_recipe-${ctx.recipeFingerprint}_conc16.json`,

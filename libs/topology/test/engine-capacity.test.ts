@@ -6,12 +6,14 @@ import {
   judgeCapacity,
   kvBytesPerTokenPerLayer,
   modelArchitectureSchema,
+  OVERCOMMIT,
+  THRASH_CONTEXTS,
   parseSweepConfig,
   planSweep,
   resolveEngineSettings,
   type CapacityInput,
 } from '../src/index';
-import { edit, loadShipped, SHIPPED, stackEnv } from './helpers';
+import { edit, loadShipped, SHIPPED, shippedText, stackEnv } from './helpers';
 
 const flag = (argv: readonly string[], f: string) => (argv.includes(f) ? argv[argv.indexOf(f) + 1] : undefined);
 const planText = (text: string, orientation: string, extra: { force?: boolean; points?: number[] } = {}) => {
@@ -173,7 +175,7 @@ describe('engine settings (plan/engine.ts)', () => {
     expect(all.deployment.allocations).toBe(1);
     expect(all.slurm.timeLimitMinutes).toBeGreaterThan(two.slurm.timeLimitMinutes);
     const ix = planText(edit('  maxAllocationAttempts: 3', '  maxAllocationAttempts: 3\n  pointsPerAllocation: 2'), 'ix-balanced');
-    expect(ix.deployment).toMatchObject({ policy: 'allocation-per-point', pointsPerAllocation: 1, allocations: 5 });
+    expect(ix.deployment).toMatchObject({ policy: 'allocation-per-point', pointsPerAllocation: 1, allocations: 12 });
   });
 
   it('aiperf dataset follows the InferenceX model-prefix rule unless set', () => {
@@ -222,12 +224,28 @@ describe('capacity check (plan/capacity.ts)', () => {
     expect(e.kvBytesPerTokenPerGpu).toBe(80 * 2 * 2 * 128 * 2);
     expect(e.kvTokensPerReplica).toBe(Math.floor(37e9 / 81920));
     expect(e.fullContextRequestsPerReplica).toBeCloseTo(451660 / 131072, 4);
+    // running sessions are capped at max-num-seqs (8): c=16 runs 8 at full context, 0.58× the pool
     expect(e.points.map((p) => [p.sessionsPerReplica, p.tokensNeededPerReplica, p.fits])).toEqual([
       [1, 32768, true],
       [8, 262144, true],
-      [16, 524288, false],
+      [16, 262144, true],
     ]);
-    expect(judgeCapacity(e, 'o').verdict).toBe('warn');
+    expect(judgeCapacity(e, 'o').verdict).toBe('ok');
+    // overcommitted: 16 running × 32k = 1.16× the pool is absorbed by sessions at different context
+    // lengths (≤ OVERCOMMIT); 32 running = 2.3× is flagged
+    const wide = estimateCapacity(base({ maxNumSeqs: 64, points: [16, 32] }));
+    expect(wide.points.map((p) => [p.tokensNeededPerReplica, p.fits])).toEqual([
+      [524288, true],
+      [1048576, false],
+    ]);
+    const j = judgeCapacity(wide, 'o');
+    expect(j.verdict).toBe('warn');
+    expect(j.warnings[0]).toContain('c=32 runs 32 sessions × 32.8k = 1.05M KV tokens per replica (2.3× the ~451.7k it holds)');
+    expect(j.warnings[0]).toContain(`more than ${OVERCOMMIT}× the pool`);
+    // thrash: 2 running sessions on a replica holding < THRASH_CONTEXTS full trace contexts
+    const tight = estimateCapacity(base({ traceContextTokens: 400_000, servedContextTokens: 400_000, points: [1, 2] }));
+    expect(tight.points.map((p) => p.fits)).toEqual([true, false]);
+    expect(judgeCapacity(tight, 'o').warnings[0]).toContain(`holds 1.13 full trace contexts (< ${THRASH_CONTEXTS})`);
   });
 
   it('GQA heads replicate once TP exceeds the KV heads; MLA latents replicate on every TP rank', () => {
@@ -303,7 +321,7 @@ describe('capacity check (plan/capacity.ts)', () => {
   });
 
   it('refuses in the plan (model.architecture named), --force plans it with the refusal as a warning', () => {
-    const tooBig = edit('weightBytes: 1.5e12', 'weightBytes: 4.5e12');
+    const tooBig = edit('weightBytes: 1.534e12', 'weightBytes: 4.5e12');
     const e = planError(tooBig, 'latency');
     expect(e.message).toMatch(
       /model\.architecture: "\(capacity check\)" — orientation latency: weights .* exceed the 143\.2 GB budget .*; or plan with --force/,
@@ -314,30 +332,78 @@ describe('capacity check (plan/capacity.ts)', () => {
   });
 
   /**
-   * InferenceX on Kimi K3 / H200 (issue 14, from InferenceX's H200 history): the seed's throughput
-   * orientation (TP1/PP2/DP16/EP16) held ~1.2 full-context requests of KV per replica, OOMed at c128 and
-   * c64/c128 failed to drain; the seed's balanced orientation passed c32. The estimate from the shipped
-   * architecture numbers is within 2× of the reported capacity and predicts the same failures under the
-   * 1M-context corpus (every session at its full trace context).
+   * Calibration against InferenceX's Kimi K3 / H200 history (docs/inferencex.md, "Capacity check against
+   * InferenceX"), under the trace corpus InferenceX replays (aiperf `public`, the 1M-context loader):
+   * - TP1/PP2/DP16/EP16 at 0.85 reported 1.16 full-context requests of KV per replica (InferenceX commit
+   *   572b85b43) and 1.48M tokens at 0.875 (8abfa19cb); c16 ran, c32 missed the drain deadline
+   *   (caa2e206e), c64 and c128 failed to drain (572b85b43);
+   * - InferenceX runs TP16×DP2/EP32 at c1…c12 and TP8×DP4/EP32 at c1…c16 (configs/nvidia-master.yaml at 843c6254f).
    */
-  it('Kimi K3 on H200 against what InferenceX reported', () => {
-    const million = edit(
-      'traces: { kind: synthetic, seed: 42, traces: 64, maxContextTokens: 32768 }',
-      'traces: { kind: file, path: /lustre/infersweep/traces/weka_062126 }',
-    );
-    const tp = planText(million, 'throughput');
+  const aiperfPublic = (orientation: string, points?: number[]) => {
+    const { config, source } = parseSweepConfig(edit('agentx:\n', 'agentx:\n  client: aiperf\n'), { file: SHIPPED, env: stackEnv });
+    return planSweep(config, { orientation, cluster: 'h200', source, ...(points ? { points } : {}) });
+  };
+
+  it("Kimi K3 on H200: the estimate reproduces InferenceX's measured KV pools of the throughput arm", () => {
+    const shippedUtil = 'engine: { gpuMemoryUtilization: 0.85, maxNumBatchedTokens: 1024 }';
+    const at = (util: number) => {
+      const text = util === 0.85 ? shippedText : edit(shippedUtil, shippedUtil.replace('0.85', String(util)));
+      const p = planText(text, 'throughput');
+      if (!p.capacity.checked) throw new Error('capacity not checked');
+      return p.capacity;
+    };
+    // 1.16 full-context (1,048,576-token) requests per replica at 0.85, within 2 %
+    expect(at(0.85).fullContextRequestsPerReplica).toBeGreaterThan(1.16 * 0.98);
+    expect(at(0.85).fullContextRequestsPerReplica).toBeLessThan(1.16 * 1.02);
+    // 1.48M tokens at 0.875, within 2 %
+    expect(at(0.875).kvTokensPerReplica).toBeGreaterThan(1.48e6 * 0.98);
+    expect(at(0.875).kvTokensPerReplica).toBeLessThan(1.48e6 * 1.02);
+    // the fixed per-GPU memory: weights (44.4 GB experts + 57.2 GB the rest) + the 8 GiB runtime reserve
+    expect(at(0.85).reserveBytesPerGpu).toBe(8 * 2 ** 30);
+    expect(at(0.85).weightBytesPerGpu / 1e9).toBeCloseTo(1.42e3 / 32 + 114 / 2, 0);
+  });
+
+  it('Kimi K3 on H200 under the 1M corpus: flags c32, c64, c128 of the throughput arm and none of the points InferenceX ran', () => {
+    const tp = aiperfPublic('throughput');
     if (!tp.capacity.checked) throw new Error('capacity not checked');
-    expect(tp.capacity.fullContextRequestsPerReplica).toBeGreaterThan(1.2 / 2);
-    expect(tp.capacity.fullContextRequestsPerReplica).toBeLessThan(1.2 * 2);
     expect(tp.capacity.traceContextTokens).toBe(1_048_576);
-    expect(tp.capacity.points.filter((p) => !p.fits).map((p) => p.concurrency)).toEqual([64, 128]);
+    expect(tp.capacity.points.filter((p) => !p.fits).map((p) => p.concurrency)).toEqual([32, 64, 128]);
     expect(tp.capacity.verdict).toBe('warn');
-    expect(tp.warnings.some((w) => w.startsWith('capacity: c=64 needs 4 × 1.05M = 4.19M KV tokens per replica'))).toBe(true);
-    // balanced passed c32 in the seed: one 1M request fits a replica, so vLLM starts
-    const bal = planText(million, 'balanced');
-    if (!bal.capacity.checked) throw new Error('capacity not checked');
-    expect(bal.capacity.fullContextRequestsPerReplica).toBeGreaterThan(1);
-    // the plan JSON stores the numbers
-    expect(Object.keys(tp.capacity)).toEqual(expect.arrayContaining(['weightBytesPerGpu', 'kvTokensPerReplica', 'points', 'summary']));
+    expect(
+      tp.warnings.some(
+        (w) => w.includes('c=32 runs 2 sessions × 1.05M = 2.10M KV tokens per replica') && w.includes('full trace contexts (< 1.5)'),
+      ),
+    ).toBe(true);
+    for (const [o, top] of [
+      ['ix-latency', 12],
+      ['ix-balanced', 16],
+    ] as const) {
+      const p = aiperfPublic(o, o === 'ix-latency' ? [1, 2, 3, 4, 5, 6, 7, 8, 10, 12] : [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]);
+      if (!p.capacity.checked) throw new Error('capacity not checked');
+      expect(p.capacity.traceContextTokens, o).toBe(1_048_576);
+      expect(
+        p.capacity.points.filter((x) => !x.fits),
+        o,
+      ).toEqual([]);
+      expect(p.capacity.verdict, o).toBe('ok');
+      expect(Math.max(...p.capacity.points.map((x) => x.concurrency))).toBe(top);
+    }
+    // the same arm with the own client's synthetic traces (32k cap) is judged at 32k: nothing to flag
+    const synthetic = planText(shippedText, 'throughput');
+    if (!synthetic.capacity.checked) throw new Error('capacity not checked');
+    expect(synthetic.capacity.traceContextTokens).toBe(32768);
+    expect(synthetic.capacity.verdict).toBe('ok');
+    // trace files are judged at the served context; the _256k corpus at 256 000 tokens
+    const file = planText(
+      edit('traces: { kind: synthetic, seed: 42, traces: 64, maxContextTokens: 32768 }', 'traces: { kind: file, path: /lustre/t }'),
+      'throughput',
+    );
+    expect(file.capacity.checked && file.capacity.traceContextTokens).toBe(1_048_576);
+    const k256 = parseSweepConfig(edit('agentx:\n', 'agentx:\n  client: aiperf\n').replace('prefix: kimik3', 'prefix: llama4'), {
+      file: SHIPPED,
+      env: stackEnv,
+    });
+    const p256 = planSweep(k256.config, { orientation: 'throughput', cluster: 'h200', source: k256.source });
+    expect(p256.capacity.checked && p256.capacity.traceContextTokens).toBe(256_000);
   });
 });

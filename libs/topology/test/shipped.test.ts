@@ -142,8 +142,8 @@ describe(`${SHIPPED}: rule 22`, () => {
       expect(p.warnings.some((x) => x.includes('not a validated kimi-k3 profile'))).toBe(false);
     }
     expect(flag(lat.nodes[0]!.argv, '--gpu-memory-utilization')).toBe('0.975');
-    expect(lat.engine.settings.maxNumSeqs).toBe(6); // ⌈12 / DP 2⌉
-    expect(bal.engine.settings.maxNumSeqs).toBe(4); // ⌈16 / DP 4⌉
+    expect(lat.engine.settings.maxNumSeqs).toBe(5); // pinned by InferenceX's recipe (docs/inferencex.md)
+    expect(bal.engine.settings.maxNumSeqs).toBe(8); // pinned by InferenceX's recipe
   });
 
   it('plans are schema-valid, JSON round-trip, and hashed stably', () => {

@@ -46,11 +46,46 @@ export interface CapacityPoint {
   concurrency: number;
   /** ⌈c / DP⌉: sessions one replica holds. */
   sessionsPerReplica: number;
-  /** sessionsPerReplica × traceContextTokens. */
+  /** min(sessionsPerReplica, max-num-seqs) × traceContextTokens: the running sessions at their full trace context. */
   tokensNeededPerReplica: number;
-  /** tokensNeeded / kvTokensPerReplica (> 1: the point preempts, recomputes and queues). */
+  /** tokensNeeded / kvTokensPerReplica (> 1: on paper the sessions' contexts do not all fit at once). */
   kvDemandRatio: number;
+  /** Not flagged: neither thrashing nor overcommitted beyond what varying session contexts absorb (see judgement below). */
   fits: boolean;
+}
+
+/**
+ * The judgement of a point, calibrated on InferenceX's Kimi K3 H200 history (docs/inferencex.md,
+ * "Capacity check against InferenceX"):
+ * - thrash: ≥ 2 running sessions on a replica that holds fewer than THRASH_CONTEXTS full trace contexts —
+ *   two long sessions cannot be in flight together, a preempted long request is recomputed from scratch,
+ *   and the point misses its drain deadline (InferenceX's TP1/PP2/DP16 arm: 1.16 contexts per replica,
+ *   c32 = 2 sessions flaky, c64/c128 failed; c16 = 1 session ran);
+ * - overcommitted: the running sessions at full trace context need more than OVERCOMMIT × the pool.
+ *   Sessions replay traces from different positions, so their contexts differ and some overcommitment
+ *   runs: InferenceX ran TP16×DP2 at c12 (5 running of 6, 1.7× on paper) and TP8×DP4 at c16 (1.5×).
+ */
+export const THRASH_CONTEXTS = 1.5;
+export const OVERCOMMIT = 2;
+
+/**
+ * The longest context one session reaches in the traces the client replays: aiperf's public corpus reaches
+ * the native context (InferenceX's 1M-context `…_062126` loader) or 256 000 tokens (`…_256k`); synthetic
+ * traces their cap; trace files are judged at the served context. Never more than the served context.
+ */
+export function replayedTraceContext(
+  agentx: {
+    client: 'infersweep' | 'aiperf';
+    aiperf: { traces: 'public' | 'configured'; publicDataset?: string | undefined };
+    traces: { kind: 'synthetic'; maxContextTokens: number } | { kind: 'file' };
+  },
+  servedContextTokens: number,
+): number {
+  if (agentx.client === 'aiperf' && agentx.aiperf.traces === 'public') {
+    const corpus = agentx.aiperf.publicDataset?.endsWith('_256k') ? 256_000 : 1_048_576;
+    return Math.min(corpus, servedContextTokens);
+  }
+  return agentx.traces.kind === 'synthetic' ? Math.min(agentx.traces.maxContextTokens, servedContextTokens) : servedContextTokens;
 }
 
 export interface CapacityEstimate {
@@ -97,11 +132,16 @@ export function estimateCapacity(i: CapacityInput): CapacityEstimate {
   const kvBytesPerTokenPerGpu = Math.ceil(a.fullAttention.layers / i.pp) * kvBytesPerTokenPerLayer(a, i.tp);
   // every GPU of a replica holds the same tokens (its own layers/heads of them): the pool of one GPU bounds the replica
   const kvTokensPerReplica = Math.floor(kvPoolBytesPerGpu / kvBytesPerTokenPerGpu);
+  const contextsPerReplica = kvTokensPerReplica / i.traceContextTokens;
   const points = i.points.map((c) => {
     const sessionsPerReplica = perRank(c, i.dp);
-    const tokensNeededPerReplica = sessionsPerReplica * i.traceContextTokens;
+    // vLLM runs at most max-num-seqs sequences per DP rank; the others wait without holding KV blocks
+    const running = Math.min(sessionsPerReplica, i.maxNumSeqs);
+    const tokensNeededPerReplica = running * i.traceContextTokens;
     const kvDemandRatio = kvTokensPerReplica > 0 ? tokensNeededPerReplica / kvTokensPerReplica : Infinity;
-    return { concurrency: c, sessionsPerReplica, tokensNeededPerReplica, kvDemandRatio, fits: kvDemandRatio <= 1 };
+    const thrash = running >= 2 && contextsPerReplica < THRASH_CONTEXTS;
+    const fits = running <= 1 ? kvDemandRatio <= 1 : !thrash && kvDemandRatio <= OVERCOMMIT;
+    return { concurrency: c, sessionsPerReplica, tokensNeededPerReplica, kvDemandRatio, fits };
   });
   return {
     gpuMemoryBytes: i.gpuMemoryBytes,
@@ -148,9 +188,13 @@ export function judgeCapacity(
   }
   const over = e.points.filter((p) => !p.fits);
   if (problems.length === 0 && over.length > 0) {
+    const contexts = e.kvTokensPerReplica / e.traceContextTokens;
     warnings.push(
-      `capacity: ${over.map((p) => `c=${p.concurrency} needs ${p.sessionsPerReplica} × ${tok(e.traceContextTokens)} = ${tok(p.tokensNeededPerReplica)} KV tokens per replica (${p.kvDemandRatio.toFixed(1)}× the ~${tok(e.kvTokensPerReplica)} it holds)`).join('; ')} — ` +
-        `at full trace context those points preempt and recompute, measuring queueing (orientation ${orientation})`,
+      `capacity: ${over.map((p) => `c=${p.concurrency} runs ${tok(p.tokensNeededPerReplica / e.traceContextTokens)} sessions × ${tok(e.traceContextTokens)} = ${tok(p.tokensNeededPerReplica)} KV tokens per replica (${p.kvDemandRatio.toFixed(1)}× the ~${tok(e.kvTokensPerReplica)} it holds)`).join('; ')} — ` +
+        (contexts < THRASH_CONTEXTS
+          ? `a replica holds ${contexts.toFixed(2)} full trace contexts (< ${THRASH_CONTEXTS}): two long sessions preempt each other and the point is likely to miss its drain deadline`
+          : `more than ${OVERCOMMIT}× the pool at full trace context: those points preempt and recompute, measuring queueing`) +
+        ` (orientation ${orientation})`,
     );
   }
   return { verdict: problems.length > 0 ? 'refuse' : warnings.length > 0 ? 'warn' : 'ok', problems, warnings };
@@ -161,7 +205,7 @@ export function describeCapacity(e: CapacityEstimate): string {
   return (
     `weights ${gb(e.weightBytesPerGpu)}/GPU, budget ${gb(e.budgetBytesPerGpu)}/GPU, reserve ${gb(e.reserveBytesPerGpu)}, linear state ${gb(e.linearStateBytesPerGpu)} → ` +
     `KV pool ${gb(e.kvPoolBytesPerGpu)}/GPU = ~${tok(e.kvTokensPerReplica)} tokens per replica (${e.fullContextRequestsPerReplica.toFixed(2)} × the ${tok(e.servedContextTokens)} served context); ` +
-    `per point (sessions/replica × ${tok(e.traceContextTokens)} trace context): ` +
+    `per point (running sessions/replica × ${tok(e.traceContextTokens)} trace context): ` +
     e.points.map((p) => `c=${p.concurrency} ${(p.kvDemandRatio * 100).toFixed(0)} %${p.fits ? '' : ' OVER'}`).join(', ')
   );
 }

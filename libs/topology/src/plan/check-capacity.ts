@@ -1,6 +1,6 @@
 import type { AgentxSettings } from '../config/agentx';
 import type { Topology } from '../topology/validate';
-import { describeCapacity, estimateCapacity, gpuMemoryBytes, judgeCapacity } from './capacity';
+import { describeCapacity, estimateCapacity, gpuMemoryBytes, judgeCapacity, replayedTraceContext } from './capacity';
 import type { PlanDraft } from './draft';
 import type { EngineSettings } from './engine';
 import type { SweepPlan } from './schema';
@@ -38,7 +38,7 @@ export function checkCapacity(d: PlanDraft, i: CapacityInput): SweepPlan['capaci
     gpuMemoryUtilization: es.gpuMemoryUtilization,
     maxNumSeqs: es.maxNumSeqs,
     servedContextTokens: engineContext,
-    traceContextTokens: agentx.traces.kind === 'synthetic' ? Math.min(agentx.traces.maxContextTokens, engineContext) : engineContext,
+    traceContextTokens: replayedTraceContext(agentx, engineContext),
     points: i.points,
   });
   const judged = judgeCapacity(est, d.oName);

@@ -32,7 +32,7 @@ describe('checkCapacity', () => {
   });
 
   it('a refusal is a ConfigError at model.architecture; --force keeps it as warnings', () => {
-    const heavy = edit('weightBytes: 1.5e12', 'weightBytes: 1.5e13');
+    const heavy = edit('weightBytes: 1.534e12', 'weightBytes: 1.5e13');
     const e = configErrorOf(capacityOf('balanced', 'h200', heavy).run);
     expect(e.issues[0]!.path).toBe('model.architecture');
     expect(e.issues[0]!.message).toContain('or plan with --force');

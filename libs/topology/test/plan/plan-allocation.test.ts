@@ -28,7 +28,7 @@ describe('planAllocation', () => {
 
   it('allocation-per-point: one allocation per point, each limited to one point', () => {
     const a = allocationOf('ix-balanced', 'h200').run();
-    expect(a.deployment).toMatchObject({ policy: 'allocation-per-point', pointsPerAllocation: 1, allocations: 5 });
+    expect(a.deployment).toMatchObject({ policy: 'allocation-per-point', pointsPerAllocation: 1, allocations: 12 });
     expect(a.timeLimit.derivation).toMatch(/^per allocation \(one point each\)/);
   });
 
