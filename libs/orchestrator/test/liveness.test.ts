@@ -12,6 +12,10 @@ import { toFailure } from '../src/activities/interceptor';
 
 const bounds = (phase: string) => (phase === 'allocating' ? 150 : 10_000);
 const forever = new Promise<never>(() => undefined);
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+/** `fn` run as an activity under the watchdog (20 ms heartbeat timer, the short bounds above). */
+const watched = <T>(fn: () => Promise<T>): Promise<T> =>
+  new MockActivityEnvironment().run(() => keepAlive(Context.current(), 20, fn, { stallBoundMs: bounds }));
 
 describe('progress watchdog', () => {
   it('a phase whose progress stays the same past its bound fails with a retryable ProgressStalledError naming the phase', async () => {
@@ -42,38 +46,22 @@ describe('progress watchdog', () => {
   });
 
   it('progress that keeps changing (a poll counter) is never stalled, however long', async () => {
-    const env = new MockActivityEnvironment();
-    const r = await env.run(() =>
-      keepAlive(
-        Context.current(),
-        20,
-        async () => {
-          for (let polls = 0; polls < 20; polls++) {
-            progress({ phase: 'allocating', polls });
-            await new Promise((res) => setTimeout(res, 30));
-          }
-          return 'granted';
-        },
-        { stallBoundMs: bounds },
-      ),
-    );
+    const r = await watched(async () => {
+      for (let polls = 0; polls < 20; polls++) {
+        progress({ phase: 'allocating', polls });
+        await sleep(30);
+      }
+      return 'granted';
+    });
     expect(r).toBe('granted');
   });
 
   it('an activity can give its own bound for a phase that reports nothing for long', async () => {
-    const env = new MockActivityEnvironment();
-    const r = await env.run(() =>
-      keepAlive(
-        Context.current(),
-        20,
-        async () => {
-          progress({ phase: 'allocating' }, { stallSeconds: 60 });
-          await new Promise((res) => setTimeout(res, 400));
-          return 'imported';
-        },
-        { stallBoundMs: bounds },
-      ),
-    );
+    const r = await watched(async () => {
+      progress({ phase: 'allocating' }, { stallSeconds: 60 });
+      await sleep(400);
+      return 'imported';
+    });
     expect(r).toBe('imported');
   });
 });
