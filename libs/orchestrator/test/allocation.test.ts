@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { waitedBefore } from '../src/activities/allocation';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { SlurmCluster } from '@infersweep/slurm';
+import { completingPast, waitedBefore } from '../src/activities/allocation';
+import { FakeSlurm } from '../../slurm/test/fake-slurm';
 
 describe('allocate: queue age across a retried attempt', () => {
   const jobName = 'infersweep-kimik3-latency-h200-abc-a1';
@@ -16,5 +19,31 @@ describe('allocate: queue age across a retried attempt', () => {
     expect(waitedBefore({ jobName, waitedSeconds: '5400' }, jobName)).toBe(0);
     expect(waitedBefore({ jobName, waitedSeconds: Number.NaN }, jobName)).toBe(0);
     expect(waitedBefore({ jobName, waitedSeconds: -3 }, jobName)).toBe(0);
+  });
+});
+
+describe('release: a job that stays COMPLETING after scancel', () => {
+  const inActivity = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment({ activityType: 'release' }).run(fn);
+
+  it('past its patience: reported with the job and its nodes, for the record, instead of failing the release', async () => {
+    const slurm = new FakeSlurm();
+    const job = slurm.submit('infersweep-unit-stuck', 'COMPLETING', 'None');
+    job.nodeList = 'node1,node2';
+    const stuck = await inActivity(() => completingPast(new SlurmCluster(slurm, { pollIntervalMs: 1 }), job.jobId, 50));
+    expect(stuck).toMatch(new RegExp(`^job ${job.jobId} still COMPLETING .* on node1,node2`));
+  });
+
+  it('a job that leaves COMPLETING within the patience is simply released', async () => {
+    const slurm = new FakeSlurm();
+    const job = slurm.submit('infersweep-unit-done', 'COMPLETING', 'None');
+    let polls = 0;
+    const cluster = new SlurmCluster(slurm, { pollIntervalMs: 1 });
+    const describe = cluster.describe.bind(cluster);
+    cluster.describe = async (id: string) => {
+      if (++polls === 2) job.state = 'COMPLETED';
+      return describe(id);
+    };
+    expect(await inActivity(() => completingPast(cluster, job.jobId, 60_000, 1))).toBeUndefined();
+    expect(polls).toBe(2);
   });
 });

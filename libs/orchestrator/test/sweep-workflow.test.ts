@@ -23,7 +23,7 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { AllocationError, AllocationLostError, CommandFailedError, StepLaunchError } from '@infersweep/slurm';
+import { AllocationError, AllocationLostError, CommandAbortedError, CommandFailedError, StepLaunchError } from '@infersweep/slurm';
 import { BindError } from '@infersweep/topology';
 import { IdleRankError } from '@infersweep/agentx';
 import {
@@ -717,5 +717,78 @@ describe('req 9: sweepAllWorkflow, one child sweep per orientation', () => {
     for (const s of sweeps.slice(1)) {
       await expect(env.client.workflow.getHandle(s.sweepId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     }
+  });
+});
+
+describe('abort and cancel in any phase, recorded as what they are', () => {
+  /** allocate as the real one behaves while queued: it waits, and a cancel ends it with CommandAbortedError after withdrawing */
+  const queued: Script['allocate'] = async () => {
+    await Context.current().cancelled.catch(() => undefined);
+    throw new CommandAbortedError('allocation withdrawn: aborted while waiting for the grant', { context: { step: 'allocate' } });
+  };
+
+  it('abort while the allocation is queued acts now: the request withdrawn and released by name, the sweep aborted, nothing launched', async () => {
+    const input = sweep({ allocate: queued });
+    const { handle, result } = await run(input);
+    await progressUntil(handle, (p) => p.phase === 'allocating');
+    await handle.executeUpdate(abortUpdate, { args: [{ reason: 'operator' }] });
+    const r = await result;
+    expect(r.status).toBe('aborted');
+    expect(r.allocations.map((a) => [a.ended, a.reason])).toEqual([['released', 'aborted: operator']]);
+    expect(callsOf(input, 'release').map((i) => [i.jobId, i.jobName])).toEqual([[undefined, r.allocations[0]!.jobName]]);
+    expect(callsOf(input, 'launchServer')).toHaveLength(0);
+    expect(r.points.every((p) => p.status === 'pending' && p.attempts === 0)).toBe(true);
+    expect(await patchMarkers(input.sweepId, 'abort-while-queued')).toContain(PATCHES.abortInAnyPhase);
+  });
+
+  it('a cancel of the workflow while allocating is a cancel: one allocation record, released, no failed attempt and no second attempt', async () => {
+    const input = sweep({ allocate: queued });
+    const { handle, result } = await run(input);
+    await progressUntil(handle, (p) => p.phase === 'allocating');
+    await handle.cancel();
+    await expect(result).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    const p = await handle.query(progressQuery);
+    expect(p.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+  });
+
+  it('a failed release by name after a failed allocate waits for the operator like any release; retryNow releases it and the sweep goes on', async () => {
+    const input = sweep({
+      allocate: (i, n) => {
+        if (n === 1)
+          throw new AllocationError('allocation not granted: salloc ended without a job', { kind: 'fatal', context: { step: 'allocate' } });
+        return defaults.allocate(i);
+      },
+      release: (i, n) => {
+        if (n === 1) throw scancelFails(i.jobId);
+        return { ended: 'released', state: 'RUNNING' };
+      },
+    });
+    const { handle, result } = await run(input);
+    const waiting = await progressUntil(handle, (p) => p.phase === 'awaiting-operator');
+    const jobName = waiting.allocations[0]!.jobName;
+    expect(waiting.awaitingOperator!.reason).toContain(`the jobs named ${jobName}`);
+    expect(waiting.awaitingOperator!.reason).toContain(`scancel --me --name=${jobName}`);
+    await handle.executeUpdate(retryNowUpdate, { args: [{}] });
+    const r = await result;
+    expect(r.status).toBe('completed');
+    expect(r.allocations.map((a) => a.ended)).toEqual(['allocation-failed', 'released']);
+    expect(callsOf(input, 'release').map((i) => i.jobName)).toEqual([jobName, jobName, r.allocations[1]!.jobName]);
+    expect(await patchMarkers(input.sweepId, 'release-by-name-waits-for-operator')).toContain(PATCHES.releaseByNameHeld);
+  });
+
+  it('a job stuck COMPLETING past its patience is released as far as the sweep goes, its nodes named on the record', async () => {
+    const stuck = 'job 100 still COMPLETING 10 min after scancel on node1,node2: check those nodes';
+    const input = sweep(
+      { release: () => ({ ended: 'released', state: 'COMPLETING', reason: stuck }) },
+      { points: [1, 2], pointsPerAllocation: 1 },
+    );
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.allocations.map((a) => [a.ended, a.warnings])).toEqual([
+      ['released', [stuck]],
+      ['released', [expect.stringContaining('COMPLETING')]],
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 /** Slurm allocations: `salloc --no-shell` under a unique job name per sweep and attempt; release. */
 import { Context } from '@temporalio/activity';
 import { InfersweepError, endOnRelease, remoteSweepLogDir } from '@infersweep/core';
+import type { SlurmCluster } from '@infersweep/slurm';
 import type { ActivityContext } from './context';
 import { cancelRequestedByWorkflow } from './interceptor';
 import { progress } from './liveness';
@@ -62,7 +63,14 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       for (const id of ids) {
         const before = await slurm.describe(id);
         const after = await slurm.release(id);
-        if (!after.settled)
+        if (!after.settled && after.state === 'COMPLETING') {
+          const stuck = await completingPast(slurm, id, COMPLETING_PATIENCE_MS);
+          // cancelled, its user processes not yet gone: it can run nothing of ours any more
+          if (stuck) {
+            result = { ended: 'released', state: 'COMPLETING', reason: stuck };
+            continue;
+          }
+        } else if (!after.settled)
           throw new InfersweepError(`job ${id} still ${after.state} after scancel`, {
             kind: 'transient',
             context: { jobId: id, step: 'release' },
@@ -73,6 +81,27 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       return result;
     },
   };
+}
+
+/** How long a cancelled job may stay COMPLETING before release reports it stuck and moves on. */
+export const COMPLETING_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * Wait (bounded) for a cancelled job to leave COMPLETING. Undefined once it has; else what to record:
+ * the job and its nodes (a process they could not kill, a hung GPU: Slurm drains such nodes), so the
+ * sweep moves on with a new allocation and the operator knows which nodes to look at.
+ */
+export async function completingPast(slurm: SlurmCluster, jobId: string, patienceMs: number, pollMs = 10_000): Promise<string | undefined> {
+  const deadline = Date.now() + patienceMs;
+  let info = await slurm.describe(jobId);
+  while (info.state === 'COMPLETING' && Date.now() < deadline) {
+    progress({ phase: 'releasing', jobId, state: 'COMPLETING', waitedSeconds: Math.round((patienceMs - (deadline - Date.now())) / 1000) });
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
+    info = await slurm.describe(jobId);
+  }
+  if (info.state !== 'COMPLETING') return undefined;
+  const nodes = info.nodes.join(',') || '(unknown nodes)';
+  return `job ${jobId} still COMPLETING ${Math.round(patienceMs / 60_000)} min after scancel on ${nodes}: released as far as the sweep goes; check those nodes (scontrol show node ${nodes}), Slurm drains a node it cannot clean`;
 }
 
 /** The queue time an earlier attempt's last heartbeat reported for this job name (0 when none). */

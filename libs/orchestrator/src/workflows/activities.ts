@@ -48,7 +48,13 @@ export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | '
     retry: { maximumAttempts: 5, initialInterval: '2 seconds', maximumInterval: '1 minute' },
   });
   const { captureLogs, stopServer } = proxyActivities<ServerActivities>(cleanup);
-  const { release } = proxyActivities<AllocationActivities>(cleanup);
+  // no schedule-to-close: a worker outage during teardown only delays the release (it waits in the
+  // task queue); the window covers a job's COMPLETING patience (../activities/allocation.ts)
+  const { release } = proxyActivities<AllocationActivities>({
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: cleanup.retry,
+  });
   return {
     prepareSweep,
     importImage: outlastingShutdowns(importImage),

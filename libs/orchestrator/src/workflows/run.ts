@@ -43,7 +43,7 @@ import {
   type SweepResult,
 } from '@infersweep/sweep';
 import { allocationJobName, ResultsLayout } from '@infersweep/core';
-import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
+import type { Deployment, PlanInput, ReleaseResult } from '../activities/types';
 import { Lease, type LeaseSnapshot } from './lease';
 import type { SweepVerbs } from './activities';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
@@ -94,6 +94,10 @@ export const PATCHES = {
   releaseWaitsForOperator: 'release-waits-for-operator',
   /** a long activity whose retries only worker shutdowns spent is scheduled again (./activities.ts) */
   outlastWorkerShutdowns: 'outlast-worker-shutdowns',
+  /** abort cancels the allocation, launch and readiness too, not only a running point */
+  abortInAnyPhase: 'abort-in-any-phase',
+  /** the release by name after a failed or cancelled allocate waits for the operator like any release (releaseHeld) */
+  releaseByNameHeld: 'release-by-name-held',
   /** a cancelled allocate releases whatever it queued or was granted under its name */
   releaseOnCancelledAllocate: 'release-on-cancelled-allocate',
 } as const;
@@ -113,6 +117,8 @@ export class SweepRun {
   private allocationBudgetBase = 0;
   private operatorRetry = false;
   private pointScope?: CancellationScope;
+  /** allocation, image import, launch and readiness: cancelled by abort too (PATCHES.abortInAnyPhase) */
+  private setupScope?: CancellationScope;
   /** the workflow's own scope: a cancelled sweep does not wait for an operator (releaseHeld) */
   private readonly root = CancellationScope.current();
 
@@ -166,6 +172,7 @@ export class SweepRun {
     setHandler(abortUpdate, (arg) => {
       this.state.abortRequested = arg?.reason ?? 'aborted by operator';
       this.pointScope?.cancel();
+      if (this.setupScope && patched(PATCHES.abortInAnyPhase)) this.setupScope.cancel();
       this.touch(undefined, `abort requested: ${this.state.abortRequested}`);
       return this.state;
     });
@@ -203,8 +210,17 @@ export class SweepRun {
     return failedAllocationAttempts(this.state, this.allocationBudgetBase) >= this.input.maxAllocationAttempts;
   }
 
-  /** An allocation (a new attempt if there is none) and a ready server on it. */
+  /** An allocation (a new attempt if there is none) and a ready server on it (cancellable by the abort update). */
   async ensureServer(): Promise<void> {
+    this.setupScope = new CancellationScope();
+    try {
+      await this.setupScope.run(() => this.setUp());
+    } finally {
+      this.setupScope = undefined;
+    }
+  }
+
+  private async setUp(): Promise<void> {
     if (!this.lease.allocation) await this.allocate();
     const alloc = this.lease.allocation!;
     if (this.lease.deployment) return;
@@ -240,10 +256,15 @@ export class SweepRun {
       const releaseOnCancel = patched(PATCHES.releaseOnCancelledAllocate);
       if (isCancellation(err) && !releaseOnCancel) throw err;
       // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
-      recordAllocationEnd(this.state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', messageOf(err), now());
+      const why = isCancellation(err) && this.aborted ? `aborted: ${this.state.abortRequested}` : messageOf(err);
+      recordAllocationEnd(this.state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', why, now());
       // never leak, cancelled or not: whatever was queued or granted under this name is released (the
-      // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED)
-      await CancellationScope.nonCancellable(() => this.act.release({ ...this.plan, jobName }));
+      // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED);
+      // a release that keeps failing waits for the operator like any other (releaseHeld)
+      await CancellationScope.nonCancellable(async () => {
+        if (patched(PATCHES.releaseByNameHeld)) await this.releaseHeld({ jobName });
+        else await this.act.release({ ...this.plan, jobName });
+      });
       throw err;
     }
     const a = this.lease.allocation!;
@@ -342,11 +363,15 @@ export class SweepRun {
     try {
       await this.act.captureLogs({ ...this.plan, deployment: dep, destDir: this.layout.serverLogsDir(dep.serverIndex), reason });
     } catch (err) {
-      const warning = `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`;
-      const rec = this.state.allocations.find((a) => a.jobId === dep.jobId);
-      if (rec) rec.warnings = [...(rec.warnings ?? []), warning];
-      this.touch(undefined, warning);
+      this.warn(dep.jobId, `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`);
     }
+  }
+
+  /** A warning on an allocation's record and in the progress message. */
+  private warn(jobId: string, warning: string): void {
+    const rec = this.state.allocations.find((a) => a.jobId === jobId);
+    if (rec) rec.warnings = [...(rec.warnings ?? []), warning];
+    this.touch(undefined, warning);
   }
 
   /** Release the allocation (and stop/capture the server first); idempotent, never cancelled. */
@@ -363,6 +388,7 @@ export class SweepRun {
         // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
         // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
         recordAllocationEnd(this.state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
+        if (r.state === 'COMPLETING' && r.reason) this.warn(a.jobId, r.reason);
         // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
         this.lease.allocation = undefined;
         this.state.allocation = undefined;
@@ -377,16 +403,18 @@ export class SweepRun {
    * one last try; if that fails too, the allocation ends `release-failed` with the job id in its
    * reason and the sweep fails with that message (RELEASE_FAILED), never silently.
    */
-  private async releaseHeld(a: Allocation): Promise<ReleaseResult> {
+  private async releaseHeld(a: { jobId?: string; jobName: string }): Promise<ReleaseResult> {
     const release = () => this.act.release({ ...this.plan, jobId: a.jobId, jobName: a.jobName });
-    const clear = `scancel ${a.jobId}`;
+    // a request whose job id was never seen (a failed allocate) is released by name
+    const clear = a.jobId ? `scancel ${a.jobId}` : `scancel --me --name=${a.jobName}`;
+    const job = a.jobId ? `job ${a.jobId} (${a.jobName})` : `the jobs named ${a.jobName}`;
     for (;;) {
       let failed: string;
       try {
         return await release();
       } catch (err) {
         if (!patched(PATCHES.releaseWaitsForOperator)) throw err;
-        failed = `release of job ${a.jobId} (${a.jobName}) failed: ${messageOf(err)}`;
+        failed = `release of ${job} failed: ${messageOf(err)}`;
       }
       const retry = await this.waitForOperator(
         `${failed}; clear it by hand: ${clear}, then infersweep resume ${this.input.sweepId}`,
@@ -396,7 +424,7 @@ export class SweepRun {
       try {
         return await release();
       } catch (err) {
-        const reason = `${failed}; the last try failed too: ${messageOf(err)}. Job ${a.jobId} (${a.jobName}) may still hold its nodes: ${clear}`;
+        const reason = `${failed}; the last try failed too: ${messageOf(err)}. ${job.charAt(0).toUpperCase()}${job.slice(1)} may still hold its nodes: ${clear}`;
         recordAllocationEnd(this.state, a.jobName, 'release-failed', reason, now());
         // state.allocation keeps showing the job; this run stops trying (close() has nothing left to release)
         this.lease.allocation = undefined;
