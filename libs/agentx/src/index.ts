@@ -23,6 +23,7 @@ export * from './server/window';
 export * from './server/scrape';
 export * from './server/wait-for-drain';
 export * from './server/readiness';
+export * from './server/readiness-all';
 export * from './client/plan';
 export * from './client/http';
 export { BODY_LIMITS, BodyTooLargeError, readBodyCapped, readBodyPrefix } from './client/body';

@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { InfersweepError, remoteRankLogFile, remoteServerLogDir, serverStepName } from '@infersweep/core';
 import { bindPlan, type SweepPlan } from '@infersweep/topology';
 import { imageFileName, resolveSecrets } from '@infersweep/slurm';
-import { checkReadiness } from '@infersweep/agentx';
+import { checkEveryEndpoint, readinessTargets } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import { ServerLostError } from './errors';
 import { progress } from './liveness';
@@ -98,7 +98,9 @@ export function serverActivities(ctx: ActivityContext): ServerActivities {
       try {
         for (let polls = 0; ; polls++) {
           if (lost) throw lost;
-          const r = await checkReadiness(deployment.endpoints[0]!, plan.model.servedName, deployment.expectedEngines);
+          // every endpoint with its own engines (hybrid/external LB: one per serving node), not endpoint 0 alone
+          const targets = readinessTargets(deployment.endpoints, deployment.metricsEndpoints, plan.engineIds);
+          const r = await checkEveryEndpoint(targets, plan.model.servedName);
           if (r.ready) return { seconds: (Date.now() - started) / 1000 };
           last = r.detail;
           progress({ phase: 'waiting-ready', polls, detail: last, elapsedSeconds: Math.round((Date.now() - started) / 1000) });
