@@ -112,7 +112,7 @@ export const agentxSettingsSchema = z
      * plan turns prefix caching on (engine.prefixCaching).
      */
     requireCachedTokens: z.boolean().optional(),
-    /** Which client runs the point: infersweep's own, or the pinned aiperf (bit-for-bit InferenceX). */
+    /** Which client runs the point: infersweep's own, or the pinned aiperf (InferenceX's client and flags; docs/inferencex.md). */
     client: z.enum(['infersweep', 'aiperf']).default('infersweep'),
     aiperf: aiperfSettingsSchema.default({
       binary: 'aiperf',
