@@ -140,6 +140,7 @@ export function recordHeader(
  * pressure → post-warmup idle-rank check → profiling → drain of in-flight → metrics, server metrics,
  * validity → result record (+ per-request JSONL, written atomically when outDir is given).
  */
+// eslint-disable-next-line max-lines-per-function -- 169 lines, over the 80-line budget until it is split (docs/conventions.md)
 export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}): Promise<PointResult> {
   const settings = agentxSettingsSchema.parse(input.settings);
   const identity = identitySchema.parse(input.identity);

@@ -279,9 +279,11 @@ export class SshExecutor implements Executor {
     });
   }
 
+  // eslint-disable-next-line max-lines-per-function -- 96 lines, over the 80-line budget until it is split (docs/conventions.md)
   private execOnce(client: Client, line: string, opts: RunOptions): Promise<RunResult> {
     const started = Date.now();
     const shown = shownCommand(line);
+    // eslint-disable-next-line max-lines-per-function -- 92 lines, over the 80-line budget until it is split (docs/conventions.md)
     return new Promise<RunResult>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${shown}`));
       let stdout = '';

@@ -185,6 +185,57 @@ const notFound = (name: string) => (e: unknown) => {
   throw e;
 };
 
+async function listSchedules(client: Client, json?: boolean): Promise<void> {
+  const rows: { scheduleId: string; paused: boolean; next?: string; workflowType?: string; recent?: string }[] = [];
+  for await (const sc of client.schedule.list()) {
+    rows.push({
+      scheduleId: sc.scheduleId,
+      paused: sc.state.paused,
+      next: sc.info.nextActionTimes[0]?.toISOString(),
+      workflowType: sc.action?.workflowType,
+      recent: sc.info.recentActions.at(-1)?.action.workflow.workflowId,
+    });
+  }
+  if (json) return out(JSON.stringify(rows, null, 2));
+  if (rows.length === 0) return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
+  for (const r of rows) out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
+}
+
+type SimpleVerb = 'pause' | 'unpause' | 'trigger' | 'delete';
+
+const SIMPLE_DONE: Record<SimpleVerb, (id: string) => string> = {
+  pause: (id) => `schedule ${id} paused`,
+  unpause: (id) => `schedule ${id} active again`,
+  trigger: (id) => `schedule ${id} triggered: a run starts now (skipped if one is still running); see \`infersweep list --running\``,
+  delete: (id) => `schedule ${id} deleted (sweeps it started are not affected)`,
+};
+
+/** `schedule pause|unpause|trigger|delete <name>`: one call on the schedule's handle. */
+function registerSimple(schedule: Command, verb: SimpleVerb, desc: string): void {
+  usageExits(
+    schedule
+      .command(verb)
+      .description(desc)
+      .argument('<name>', 'schedule name')
+      .option('--note <text>', 'note (pause/unpause)')
+      .action(
+        action(`schedule ${verb}`, async (name: string, opts: { note?: string }) =>
+          withSession(async (s) => {
+            const h = s.client.schedule.getHandle(scheduleIdOf(name));
+            const run = async () => {
+              if (verb === 'pause') await h.pause(opts.note ?? 'paused from the infersweep CLI');
+              else if (verb === 'unpause') await h.unpause(opts.note ?? 'unpaused from the infersweep CLI');
+              else if (verb === 'trigger') await h.trigger();
+              else await h.delete();
+            };
+            await run().catch(notFound(name));
+            out(SIMPLE_DONE[verb](h.scheduleId));
+          }),
+        ),
+      ),
+  );
+}
+
 export function register(program: Command): void {
   const schedule = usageExits(
     program
@@ -222,27 +273,7 @@ Example:
       .command('list')
       .description('List schedules')
       .option('--json', 'print a JSON array')
-      .action(
-        action('schedule list', async (opts: { json?: boolean }) =>
-          withSession(async (s) => {
-            const rows: { scheduleId: string; paused: boolean; next?: string; workflowType?: string; recent?: string }[] = [];
-            for await (const sc of s.client.schedule.list()) {
-              rows.push({
-                scheduleId: sc.scheduleId,
-                paused: sc.state.paused,
-                next: sc.info.nextActionTimes[0]?.toISOString(),
-                workflowType: sc.action?.workflowType,
-                recent: sc.info.recentActions.at(-1)?.action.workflow.workflowId,
-              });
-            }
-            if (opts.json) return out(JSON.stringify(rows, null, 2));
-            if (rows.length === 0)
-              return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
-            for (const r of rows)
-              out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
-          }),
-        ),
-      ),
+      .action(action('schedule list', async (opts: { json?: boolean }) => withSession((s) => listSchedules(s.client, opts.json)))),
   );
   usageExits(
     schedule
@@ -256,36 +287,7 @@ Example:
         ),
       ),
   );
-  const simple = (verb: 'pause' | 'unpause' | 'trigger' | 'delete', desc: string) =>
-    usageExits(
-      schedule
-        .command(verb)
-        .description(desc)
-        .argument('<name>', 'schedule name')
-        .option('--note <text>', 'note (pause/unpause)')
-        .action(
-          action(`schedule ${verb}`, async (name: string, opts: { note?: string }) =>
-            withSession(async (s) => {
-              const h = s.client.schedule.getHandle(scheduleIdOf(name));
-              const run = async () => {
-                if (verb === 'pause') await h.pause(opts.note ?? 'paused from the infersweep CLI');
-                else if (verb === 'unpause') await h.unpause(opts.note ?? 'unpaused from the infersweep CLI');
-                else if (verb === 'trigger') await h.trigger();
-                else await h.delete();
-              };
-              await run().catch(notFound(name));
-              out(
-                {
-                  pause: `schedule ${h.scheduleId} paused`,
-                  unpause: `schedule ${h.scheduleId} active again`,
-                  trigger: `schedule ${h.scheduleId} triggered: a run starts now (skipped if one is still running); see \`infersweep list --running\``,
-                  delete: `schedule ${h.scheduleId} deleted (sweeps it started are not affected)`,
-                }[verb],
-              );
-            }),
-          ),
-        ),
-    );
+  const simple = (verb: SimpleVerb, desc: string) => registerSimple(schedule, verb, desc);
   simple('pause', 'Pause a schedule');
   simple('unpause', 'Unpause a schedule');
   simple('trigger', 'Start one run now (overlap policy applies)');

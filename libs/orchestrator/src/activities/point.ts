@@ -20,8 +20,10 @@ const fingerprint = (plan: SweepPlan) =>
 /** Seconds the time guard keeps free after a point's budget. */
 const TIME_GUARD_MARGIN_SECONDS = 30;
 
+// eslint-disable-next-line max-lines-per-function -- 93 lines, over the 80-line budget until it is split (docs/conventions.md)
 export function pointActivities(ctx: ActivityContext): PointActivities {
   return {
+    // eslint-disable-next-line max-lines-per-function -- 89 lines, over the 80-line budget until it is split (docs/conventions.md)
     async runPoint(req) {
       const reuse = await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
       if (reuse) return reuse;

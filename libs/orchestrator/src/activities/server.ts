@@ -12,6 +12,7 @@ import type { Deployment, ServerActivities, StepRef } from './types';
 
 const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.sharedDir, 'squash');
 
+// eslint-disable-next-line max-lines-per-function -- 118 lines, over the 80-line budget until it is split (docs/conventions.md)
 export function serverActivities(ctx: ActivityContext): ServerActivities {
   return {
     async importImage(input) {

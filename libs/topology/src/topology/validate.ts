@@ -60,6 +60,7 @@ export type TopologyResult = { ok: true; topology: Topology } | { ok: false; vio
 
 const isPosInt = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
 
+// eslint-disable-next-line max-lines-per-function -- 167 lines, over the 80-line budget until it is split (docs/conventions.md)
 export function checkTopology(input: TopologyInput): TopologyResult {
   const v: TopologyViolation[] = [];
   const { tp, pp, dp, nodes: M, gpusPerNode: G } = input;
