@@ -35,11 +35,13 @@ const suite = realStackSuite(slurm);
 
 describe('sweep lifecycle on the real stack', () => {
   it('restart the worker twice during one point (SIGTERM, as a deploy does): the point is retried on the next worker, its point attempt and allocation unchanged, one activity attempt used per stop', async () => {
-    // each stop comes as soon as the point is seen profiling (250 ms polls): a 20 s profile is long enough
+    // each stop comes as soon as the point is seen profiling (250 ms polls); the worker's graceful stop
+    // lets a running activity finish for 30 s (shutdownGraceTime, ../src/worker.ts) before it cancels
+    // it, so the profile must outlast that grace: 45 s
     const plan = testPlan('latency', [1], (p) => {
       notSaturationGated(p);
-      p.agentx.profileDurationSeconds = 20;
-      p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + 20 }));
+      p.agentx.profileDurationSeconds = 45;
+      p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + 45 }));
       p.slurm.timeLimitMinutes += 10;
     });
     const input = testInput(plan, 'redeploy');
