@@ -23,10 +23,10 @@ mkdir -p "$OUT"
 # The floors: tests and files that must have run per project (measured counts minus a small margin;
 # raise them when tests are added, lower them only with the commit that removes tests).
 FLOORS='{
-  "unit":        { "tests": 330, "files": 60 },
-  "integration": { "tests": 120, "files": 22 },
-  "production":  { "tests": 12,  "files": 3 },
-  "nightly":     { "tests": 4,   "files": 3 }
+  "unit":        { "tests": 520, "files": 76 },
+  "integration": { "tests": 95,  "files": 25 },
+  "production":  { "tests": 8,   "files": 5 },
+  "nightly":     { "tests": 6,   "files": 3 }
 }'
 
 # Lane A, in this order (the saturation-gated files first, while lane B mostly waits on queues)
