@@ -111,7 +111,9 @@ export async function recordRun(resultsDir: string, settings: HistorySettings = 
   writeAtomic(join(resultsDir, VERDICT_FILE), JSON.stringify(verdict, null, 2));
   const out: RecordedRun = { verdict, label: regressionLabel(verdict), store: store.where, skipped: run.skipped };
   const n = settings.notify;
-  if (n && (n.on === 'always' || verdict.regressions > 0)) out.notified = await notify(n, verdict);
+  // a notification that fails is reported, never a reason to record the run again
+  if (n && (n.on === 'always' || verdict.regressions > 0))
+    out.notified = await notify(n, verdict).catch((e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`);
   return out;
 }
 

@@ -136,6 +136,14 @@ describe('history on results folders', () => {
     expect(sent.text).toContain('regressions: 1');
   });
 
+  it('reports a failing notification command in the result and still records the run', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const s = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 }, notify: { command: ['false'], on: 'always' } });
+    const r = await recordRun(writeRun(root, 'night-0', 1, { 2: 900 }), s);
+    expect(r.notified).toMatch(/^failed: notification command false: /);
+    expect(readVerdict(join(root, 'night-0'))?.runId).toBe('night-0');
+  });
+
   it('refuses a settings file with an unknown key, naming the file', () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
     const f = join(root, 'history.yaml');

@@ -29,6 +29,7 @@ export function historyActivities(_ctx: ActivityContext): HistoryActivities {
     async recordHistory({ sweepId, resultsDir }) {
       const r = await recordRun(resultsDir, loadHistorySettings());
       if (r.skipped.length) log.warn('history: records left out', { sweepId, skipped: r.skipped });
+      if (r.notified?.startsWith('failed')) log.warn(`history: notification ${r.notified}`, { sweepId });
       log.info(`history: regressions: ${r.label}`, { sweepId, store: r.store });
       return {
         regressions: r.verdict.regressions,
