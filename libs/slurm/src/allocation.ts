@@ -16,7 +16,8 @@ import { isLive, parseNodeStates, parseSalloc, pendingReasonIsPermanent, sallocI
 import { fetchLogs } from './logs';
 import { setupErrorOf, sleep, type SlurmQueries } from './queries';
 
-export interface Allocation {
+/** The Slurm job allocate was granted (or adopted): id, name, nodes (the sweep's record of it is the orchestrator's Allocation). */
+export interface GrantedJob {
   jobId: string;
   jobName: string;
   nodes: string[];
@@ -76,7 +77,7 @@ const UNAVAILABLE_NODE = /^(down|drain|drng|drained|fail|failg|maint|boot|npc|po
  *    granted meanwhile released) before CommandAbortedError is thrown, unless `keepQueued()` says
  *    the caller is only going away (then it is left queued for the next attempt to adopt).
  */
-export function allocate(q: SlurmQueries, req: AllocateRequest, hooks: AllocateHooks = {}): Promise<Allocation> {
+export function allocate(q: SlurmQueries, req: AllocateRequest, hooks: AllocateHooks = {}): Promise<GrantedJob> {
   return new AllocationWait(q, req, hooks).run();
 }
 
@@ -103,7 +104,7 @@ class AllocationWait {
     return !!this.hooks.signal?.aborted;
   }
 
-  async run(): Promise<Allocation> {
+  async run(): Promise<GrantedJob> {
     if (this.aborted) return this.abort('aborted before start');
     const first = await adoptOrClean(this.q, this.req.jobName, this.ctx, true);
     if (first.allocation) return first.allocation;
@@ -154,7 +155,7 @@ class AllocationWait {
     }
   }
 
-  private async adoptGranted(): Promise<Allocation | undefined> {
+  private async adoptGranted(): Promise<GrantedJob | undefined> {
     const again = await adoptOrClean(this.q, this.req.jobName, this.ctx, false);
     if (!again.allocation) return undefined;
     // an abort that raced the grant: the job is ours, so it is ours to release (or keep, see keepQueued)
@@ -278,7 +279,7 @@ async function adoptOrClean(
   name: string,
   ctx: ErrorContext,
   keepPending: boolean,
-): Promise<{ allocation: Allocation | null; pending: number }> {
+): Promise<{ allocation: GrantedJob | null; pending: number }> {
   const live = (await q.jobsNamed(name)).filter((j) => isLive(j.state));
   const running = live.filter((j) => j.state === 'RUNNING').sort((a, b) => Number(a.jobId) - Number(b.jobId));
   const keep = running[0];

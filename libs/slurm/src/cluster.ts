@@ -5,7 +5,7 @@
  * (./steps.ts), logs (./logs.ts), liveness watching (./liveness-watch.ts) and images (./image.ts).
  */
 import type { AllocateRequest } from './commands';
-import { allocate, withdraw, type AllocateHooks, type Allocation } from './allocation';
+import { allocate, withdraw, type AllocateHooks, type GrantedJob } from './allocation';
 import { importImage, type ImportImageRequest, type ImportImageResult } from './image';
 import { observe, watchLiveness, type LivenessWatch } from './liveness-watch';
 import type { LivenessJudgeOptions, LivenessVerdict, WatchedStep } from './liveness';
@@ -21,7 +21,7 @@ type LogRef = Pick<StepHandle, 'node' | 'logFile' | 'jobId'>;
 
 export class SlurmCluster extends SlurmQueries {
   /** A running allocation for the request, however long the queue (./allocation.ts). */
-  allocate(req: AllocateRequest, hooks: AllocateHooks = {}): Promise<Allocation> {
+  allocate(req: AllocateRequest, hooks: AllocateHooks = {}): Promise<GrantedJob> {
     return allocate(this, req, hooks);
   }
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { isEnvName, withEnv } from './quote';
 
 export interface AllocateRequest {
-  /** Unique per sweep attempt (see allocationJobName); used to find the job if salloc's output is lost. */
+  /** Unique per sweep attempt (libs/core allocationJobName); used to find the job if salloc's output is lost. */
   jobName: string;
   nodes: number;
   gpusPerNode?: number;
@@ -36,12 +36,6 @@ const JOB_NAME_OK = /^[^,\x00-\x1f\x7f]{1,200}$/;
 export function assertJobName(name: string): void {
   if (!JOB_NAME_OK.test(name))
     throw new TypeError(`job name must be 1-200 chars without commas or control characters: ${JSON.stringify(name)}`);
-}
-
-/** `<prefix>-<sweepId>-a<attempt>`, with anything outside [A-Za-z0-9._-] mapped to '_'. */
-export function allocationJobName(prefix: string, sweepId: string, attempt: number): string {
-  const safe = (s: string): string => s.replace(/[^A-Za-z0-9._-]/g, '_');
-  return `${safe(prefix)}-${safe(sweepId)}-a${attempt}`.slice(0, 200);
 }
 
 /** 12 hours: a job keeps its place in the queue that long before the attempt counts as failed. */

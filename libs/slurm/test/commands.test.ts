@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  allocationJobName,
   cappedCatArgv,
   detachedArgv,
   ENROOT_IMPORT,
@@ -74,10 +73,6 @@ describe('command builders', () => {
     expect(() => sallocArgv({ ...base, jobName: 'a,b' })).toThrow(/comma/);
     expect(() => sallocArgv({ ...base, jobName: 'a\nb' })).toThrow(TypeError);
     expect(() => sallocArgv({ ...base, jobName: '' })).toThrow(TypeError);
-  });
-
-  it('job names from sweep id and attempt are safe', () => {
-    expect(allocationJobName('infersweep', 'kimi k3/$(x)', 2)).toBe('infersweep-kimi_k3___x_-a2');
   });
 
   it('squeue / scancel / scontrol argv validate ids', () => {

@@ -3,6 +3,7 @@
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
 import type { AllocationEnd } from '@infersweep/core';
+import type { SweepPlan } from '@infersweep/topology';
 import type { SearchResult, SweepSearch } from './search';
 
 export type { AllocationEnd };
@@ -10,7 +11,8 @@ export type { AllocationEnd };
 /** How a concurrency point stands. `invalid` = it ran but a validity gate failed (reasons kept). */
 export type PointStatus = 'pending' | 'running' | 'done' | 'invalid' | 'failed' | 'skipped';
 
-export type DeploymentPolicy = 'shared-server' | 'server-per-point' | 'allocation-per-point';
+/** How points share servers and allocations: the union the config schema defines (libs/topology). */
+export type DeploymentPolicy = SweepPlan['deployment']['policy'];
 
 /** A compact summary of one point's result (the full record lives in `resultPath`); built by libs/agentx `pointSummary`. */
 export interface PointSummary {
@@ -128,8 +130,8 @@ export interface SweepInput {
   cluster: string;
   model: string;
   image: string;
-  /** the validated plan (libs/topology SweepPlan), opaque to the workflow, passed to activities */
-  plan: unknown;
+  /** the validated plan, passed to activities (by reference: PATCHES.planByReference) */
+  plan: SweepPlan;
   points: number[];
   policy: DeploymentPolicy;
   /** seconds one point needs (warmup + profile + drain), for the time guard */

@@ -14,7 +14,7 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
     input,
     activitiesFor({
       ...input,
-      grantWaitMinutes: (input.plan as { slurm?: { grantWaitMinutes?: number } } | undefined)?.slurm?.grantWaitMinutes,
+      grantWaitMinutes: input.plan.slurm.grantWaitMinutes,
     }),
   );
   run.listen();

@@ -4,7 +4,7 @@ import type { PlanDraft } from './draft';
 import type { EngineSettings } from './engine';
 import type { EngineOverrideView } from './resolve-override';
 import type { PointBudget, SweepPlan, TimeLimit } from './schema';
-import { computeTimeLimit, pointBudget, type DeploymentPolicy } from './timelimit';
+import { computeTimeLimit, pointBudget } from './timelimit';
 
 export interface AllocationPlan {
   pointBudgets: PointBudget[];
@@ -28,7 +28,7 @@ export function planAllocation(
 ): AllocationPlan {
   const { config, orientation, cluster } = d;
   const pointBudgets = points.map((c) => pointBudget(c, budgets, agentx.profileDurationSeconds, agentx.drain.deadlineSeconds));
-  const policy: DeploymentPolicy = orientation.deployment?.policy ?? config.deployment.policy;
+  const policy = orientation.deployment?.policy ?? config.deployment.policy;
   const perAllocation =
     policy === 'allocation-per-point' ? 1 : (orientation.deployment?.pointsPerAllocation ?? config.deployment.pointsPerAllocation);
   // the allocation holds at most `perAllocation` points: its time limit covers the longest that many

@@ -1,7 +1,8 @@
 import type { Budgets } from '../config/schema';
-import type { PointBudget, TimeLimit } from './schema';
+import type { PointBudget, SweepPlan, TimeLimit } from './schema';
 
-export type DeploymentPolicy = 'shared-server' | 'server-per-point' | 'allocation-per-point';
+/** The deployment policy (its one definition is the config schema's; libs/sweep's DeploymentPolicy is the same union). */
+type DeploymentPolicy = SweepPlan['deployment']['policy'];
 
 /** Per-point budget: warmup + profile + worst-case drain. */
 export function pointBudget(concurrency: number, budgets: Budgets, profileSeconds: number, drainSeconds: number): PointBudget {
