@@ -358,10 +358,12 @@ namespace_up() {
 # socket and its gRPC to the frontend (through $SOCKS/frontend.sock, same folder).
 SOCKS=$STATE/ui/sock
 UI_SOCKET=$SOCKS/ui.sock
-ui_answers() { curl -sf -o /dev/null --max-time 2 --unix-socket "$UI_SOCKET" "http://localhost/api/v1/settings"; }
+# answers through both bridges: the UI server reads the namespace from the frontend
+ui_answers() { curl -sf -o /dev/null --max-time 5 --unix-socket "$UI_SOCKET" "http://localhost/api/v1/namespaces/$NAMESPACE"; }
 
 ui_start() {
-  ours "$STATE/pids/ui-server.pid" temporal-ui-server && return 0
+  ours "$STATE/pids/ui-server.pid" temporal-ui-server && ours "$STATE/pids/ui-bridge.pid" node && return 0
+  stop_pid "$STATE/pids/ui-server.pid" temporal-ui-server # its bridges go with it
   unshare -Urn true 2>/dev/null \
     || die "the Web UI needs a private network namespace (unshare -Urn): unprivileged user namespaces are disabled here"
   mkdir -p "$SOCKS" && chmod 700 "$STATE/ui" "$SOCKS"

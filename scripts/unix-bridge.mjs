@@ -3,8 +3,8 @@
 // (scripts/stack-production.sh ui_start): the UI server runs in a network namespace of its own, so
 // no TCP port of the host reaches it; it is reached through a unix socket in a 0700 folder (only
 // the stack's user can connect), and it reaches the Temporal frontend through another one.
-// Usage: node scripts/unix-bridge.mjs LISTEN CONNECT, each `unix:/path` or `tcp:host:port`.
-// Exits when its parent does (the UI server it was started beside), so nothing outlives the stack.
+// Usage: node scripts/unix-bridge.mjs LISTEN CONNECT [--with-parent], each `unix:/path` or
+// `tcp:host:port`. --with-parent: exit when the parent does (the UI server it was started beside).
 import net from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 
@@ -17,7 +17,7 @@ function endpoint(spec) {
   return m[1] ? { path: m[2] } : { host: m[4], port: Number(m[5]) };
 }
 
-const [listenSpec, connectSpec] = process.argv.slice(2);
+const [listenSpec, connectSpec, flag] = process.argv.slice(2);
 const listen = endpoint(listenSpec);
 const connect = endpoint(connectSpec);
 
@@ -43,8 +43,9 @@ server.listen(listen, () => {
   console.error(`unix-bridge: ${listenSpec} -> ${connectSpec}`);
 });
 
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) process.exit(0);
-}, 1000).unref();
-// keep running while the server listens
+if (flag === '--with-parent') {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000).unref();
+}

@@ -57,6 +57,6 @@ describe('the production Web UI is reachable by its user only', () => {
   it('the owner reads the namespace through the socket (the UI server talks mutual TLS to the frontend)', async () => {
     const r = await uiGet('/api/v1/namespaces/infersweep');
     expect(r.status).toBe(200);
-    expect(r.body).toContain('"name":"infersweep"');
+    expect((JSON.parse(r.body) as { namespaceInfo?: { name?: string } }).namespaceInfo?.name).toBe('infersweep');
   });
 });
