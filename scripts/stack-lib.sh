@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Process and port helpers shared by scripts/stack.sh and scripts/stack-production.sh (sourced, not
 # run). They expect STATE (the stack's state folder) and `log`; SLURM_CONF where Slurm is involved.
 alive() { # pidfile -> live, non-zombie process

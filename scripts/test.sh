@@ -122,6 +122,7 @@ if [ "${1:-}" = "--nightly" ]; then
   rc=0
   rm -f "$OUT/summary.json"
   vitest_json nightly --project nightly "$@" || rc=$?
+  # shellcheck disable=SC2097,SC2098  # OUT is the same value in the function's environment and in its argument
   OUT=$OUT GATE_PROJECTS=nightly gate "$OUT/nightly.json=$rc"
   exit
 fi
