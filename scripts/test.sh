@@ -80,7 +80,7 @@ for (const arg of process.argv.slice(2)) {
     p.files += 1;
     files.push({ name, s: (t.endTime - t.startTime) / 1000, status: t.status, tests: t.assertionResults.length });
     for (const a of t.assertionResults)
-      if (a.status === 'skipped' || a.status === 'pending' || a.status === 'todo') problems.push(`skipped: ${name} > ${a.fullName}`);
+      if (['skipped', 'pending', 'todo', 'disabled'].includes(a.status)) problems.push(`skipped: ${name} > ${a.fullName}`);
   }
 }
 for (const [project, got] of Object.entries(per)) {
