@@ -228,6 +228,32 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(agg.request_metrics.tokens.output_expected).toEqual({});
   });
 
+  it("a real multi-turn aiperf run on the simulator: request metrics equal InferenceX's processor on its artifacts", () => {
+    // data/aiperf-sim-c2-profile-export.jsonl: PyPI aiperf 0.13.0's profile_export.jsonl of a local sweep
+    // (latency orientation, c=2, synthetic traces, the simulator with prefix caching; inter_chunk_latency
+    // arrays dropped, which InferenceX does not read). data/inferencex-processor-aiperf-sim-c2.json:
+    // InferenceX's processor at 843c6254f on that file plus the run's profile_export_aiperf.json, with
+    // PREFILL_NUM_WORKERS=1 PREFILL_TP=8 PREFILL_PP_SIZE=2 DECODE_NUM_WORKERS=0 CONC=2, verbatim.
+    const ix = JSON.parse(data('inferencex-processor-aiperf-sim-c2.json')) as InferencexAgg;
+    const rs = aiperfToRecords(parseAiperfJsonl(data('aiperf-sim-c2-profile-export.jsonl')), 'http://h:8000');
+    const record = realRecord(2, 16, rs);
+    // the aiperf adapter's rate: theoretical_prefix_cache_hit avg 63.387978…% of the run's aggregate (run.ts)
+    record.request_metrics.cache.theoretical_cache_hit_rate = 0.6338797814207651;
+    const a = toInferencex(record, inferencexContext(plan('latency')), { requests: rs });
+    for (const k of [
+      'request_accounting',
+      'request_metrics',
+      'num_requests_total',
+      'num_requests_successful',
+      'tp',
+      'ep',
+      'dp_attention',
+    ] as const)
+      expectSameNumbers(a[k], ix[k], k);
+    expect(a.request_accounting).toMatchObject({ records_total: 25, records_profiled: 23, records_warmup_dropped: 2 });
+    expect(a).toMatchObject({ prefill_num_workers: 1, prefill_tp: 8, prefill_pp: 2, num_prefill_gpu: 16 });
+  });
+
   it('records_profiled excludes errors; error counts include warmup errors (InferenceX load_records_with_accounting)', () => {
     const rs = aiperfRequests();
     const broken = rs.map((r, i) => (i === 0 || i === 2 ? { ...r, ok: false, error_category: 'ReadTimeout' } : r));
