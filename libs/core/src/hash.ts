@@ -1,5 +1,5 @@
 /**
- * Pure, dependency-free content hashing for plans: a canonical JSON form (object keys sorted,
+ * The one hashing module. Pure, dependency-free content hashing for plans, configs and launch fingerprints: a canonical JSON form (object keys sorted,
  * undefined dropped like JSON.stringify does) and FNV-1a 64. Not cryptographic; it identifies
  * content (resume keys, "is this the same plan"), it does not defend against forgery.
  */
@@ -34,6 +34,19 @@ export function fnv1a64(text: string): string {
     h = (h * FNV_PRIME) & MASK64;
   }
   return h.toString(16).padStart(16, '0');
+}
+
+/**
+ * FNV-1a 32 over the UTF-16 code units of `text`, as 8 hex digits: short stable tags in Slurm job
+ * names (libs/core names.ts). Names must stay what they were, so this is not rewritten over bytes.
+ */
+export function fnv1a32(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
 }
 
 /** Stable content hash of any JSON-able value. */

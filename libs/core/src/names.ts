@@ -2,6 +2,7 @@
  * Names infersweep gives things on Temporal and Slurm: workflow types and ids, task queues, Slurm
  * job names. One place, so the CLI, the workflows, the activities and the janitor agree.
  */
+import { fnv1a32 } from './hash';
 
 export const SWEEP_WORKFLOW_TYPE = 'sweepWorkflow';
 export const SWEEP_ALL_WORKFLOW_TYPE = 'sweepAllWorkflow';
@@ -29,16 +30,6 @@ export function childSweepId(parentWorkflowId: string, orientation: string): str
   return safeName(`${parentWorkflowId}-${orientation}`);
 }
 
-/** FNV-1a 32 of a string, 8 hex digits (short stable tags in Slurm job names). */
-function fnv32(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
-
 /**
  * The deployment an infersweep installation is: its Temporal namespace plus a configured id
  * (INFERSWEEP_DEPLOYMENT_ID, default `default`), as a tag in every job name it creates, e.g.
@@ -49,7 +40,7 @@ function fnv32(text: string): string {
 export function deploymentTag(namespace: string, deploymentId: string): string {
   if (!deploymentId.trim()) throw new TypeError('deployment id must not be empty');
   const readable = deploymentId.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 16);
-  return `${readable}.${fnv32(`${namespace}\n${deploymentId}`).slice(0, 6)}`;
+  return `${readable}.${fnv1a32(`${namespace}\n${deploymentId}`).slice(0, 6)}`;
 }
 
 /** Job-name prefix of every allocation of one deployment (`infersweep-<tag>-`); untagged: the legacy prefix. */
@@ -68,7 +59,7 @@ export function allocationJobName(sweepId: string, attempt: number, tag?: string
     .replace(/^sweep-/, '')
     .replace(/[^A-Za-z0-9-]+/g, '-')
     .slice(0, 40);
-  return `${deploymentJobPrefix(tag)}${tail}-${fnv32(sweepId)}-a${attempt}`;
+  return `${deploymentJobPrefix(tag)}${tail}-${fnv1a32(sweepId)}-a${attempt}`;
 }
 
 /** The Slurm step name of server `serverIndex`'s rank `rank`. */

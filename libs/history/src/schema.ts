@@ -32,7 +32,7 @@ export const runContextSchema = z
     cluster: str,
     image: str,
     engineVersion: str,
-    /** sha256 prefix of the engine and its common launch arguments (the point record's engineArgsFingerprint) */
+    /** content hash (libs/core contentHash) of the engine and its common launch arguments (the point record's engineArgsFingerprint) */
     launchFingerprint: str,
     /** the plan's content hash: any config change that reaches the plan changes it */
     planHash: str,

@@ -1,7 +1,6 @@
 /** One ConcurrencyPoint: liveness first, the time guard, the drain gate, the AgentX client, the record. */
-import { createHash } from 'node:crypto';
 import { Context, activityInfo, log } from '@temporalio/activity';
-import { ResultsLayout } from '@infersweep/core';
+import { contentHash, ResultsLayout } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
 import { RecordInvalidError, pointSummary, runPointWithClient as runAgentxPoint, waitForDrain, type Progress } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
@@ -10,12 +9,8 @@ import { progress } from './liveness';
 import { storedResult } from './results-store';
 import type { PointActivities } from './types';
 
-/** sha256 of the engine argument list every node shares (identifies the engine configuration). */
-const fingerprint = (plan: SweepPlan) =>
-  createHash('sha256')
-    .update(JSON.stringify([plan.engine, plan.nodes[0]?.commonArgs ?? []]))
-    .digest('hex')
-    .slice(0, 16);
+/** Content hash of the engine and the argument list every node shares (identifies the engine configuration). */
+const fingerprint = (plan: SweepPlan) => contentHash([plan.engine, plan.nodes[0]?.commonArgs ?? []]);
 
 /** Seconds the time guard keeps free after a point's budget. */
 const TIME_GUARD_MARGIN_SECONDS = 30;
