@@ -161,7 +161,7 @@ function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInpu
     cluster: 'local',
     model: 'm',
     image: 'img',
-    plan: { inline: 'plan' },
+    plan: { inline: 'plan', slurm: {} } as unknown as SweepInput['plan'],
     points: [1, 2, 4],
     policy: 'shared-server',
     pointBudgetSeconds: 30,
@@ -205,7 +205,7 @@ describe('sweepWorkflow with mocked activities', () => {
       [4, 'done', 1],
     ]);
     expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
-    expect(callsOf(input, 'prepareSweep')[0]!.plan).toEqual({ inline: 'plan' });
+    expect(callsOf(input, 'prepareSweep')[0]!.plan).toEqual(input.plan);
     for (const verb of ['allocate', 'launchServer', 'waitReady', 'runPoint', 'captureLogs', 'stopServer', 'release'] as const) {
       for (const i of callsOf(input, verb)) {
         expect(i.plan, verb).toBeUndefined();
@@ -790,5 +790,41 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
       ['released', [stuck]],
       ['released', [expect.stringContaining('COMPLETING')]],
     ]);
+  });
+});
+
+describe('a point that crashes its server', () => {
+  it('every time (an OOM at c=4): the point fails after maxPointAttempts with the server log tail in its record; the allocation is kept for the next points', async () => {
+    const input = sweep(
+      {
+        runPoint: (i) => {
+          if (i.concurrency === 4)
+            throw new ServerLostError('server step infersweep-s1-r0 on node1 (rank 0) gone', {
+              jobId: (i.deployment as Deployment).jobId,
+              node: 'node1',
+              step: 'point',
+              logTail: 'torch.OutOfMemoryError: CUDA out of memory',
+            });
+          return defaults.runPoint(i);
+        },
+      },
+      { points: [1, 2, 4, 8] },
+    );
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [4, 'failed', 2],
+      [8, 'done', 1],
+    ]);
+    const c4 = r.points.find((p) => p.concurrency === 4)!;
+    expect(c4.lastError).toContain('gone');
+    expect(c4.lastError).toContain('CUDA out of memory');
+    expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([['100', 'released']]);
+    expect(callsOf(input, 'allocate')).toHaveLength(1);
+    // a fresh server after each crash, on the same job
+    expect(callsOf(input, 'launchServer').map((i) => (i.allocation as Allocation).jobId)).toEqual(['100', '100', '100']);
+    expect(await patchMarkers(input.sweepId, 'server-lost-under-point')).toContain(PATCHES.serverLossFailsPoint);
   });
 });

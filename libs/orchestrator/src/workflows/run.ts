@@ -98,6 +98,8 @@ export const PATCHES = {
   abortInAnyPhase: 'abort-in-any-phase',
   /** the release by name after a failed or cancelled allocate waits for the operator like any release (releaseHeld) */
   releaseByNameHeld: 'release-by-name-held',
+  /** a server lost during a point fails a point attempt and keeps the allocation, instead of replacing it */
+  serverLossFailsPoint: 'server-loss-fails-point',
   /** a cancelled allocate releases whatever it queued or was granted under its name */
   releaseOnCancelledAllocate: 'release-on-cancelled-allocate',
 } as const;
@@ -326,7 +328,14 @@ export class SweepRun {
     }
     // cancelled, a wrong input, or a job it could not release (releaseHeld): the sweep ends
     if (f.class === 'cancelled' || f.class === 'input' || f.type === RELEASE_FAILED) throw err;
-    if (f.class === 'loss') {
+    if (this.serverLostUnderPoint(pt, f)) {
+      // the server died under this point while its allocation lives (an OOM at high concurrency, an
+      // NCCL timeout): a failed point attempt, with the server's last words; the allocation is kept
+      const logTail = typeof f.details?.logTail === 'string' && f.details.logTail ? `\n--- server log (tail):\n${f.details.logTail}` : '';
+      failPoint(pt, `${f.message}${logTail}`, this.input.maxPointAttempts, now());
+      this.touch('recovering', `c=${pt.concurrency} lost its server: ${f.message}`);
+      await this.stopServer('server-lost').catch(() => undefined);
+    } else if (f.class === 'loss') {
       if (pt.status === 'running') requeuePoint(pt, f.message);
       let end = lossEnd(f);
       // the time guard replacing an allocation that never ran a point is a failed attempt
@@ -344,6 +353,11 @@ export class SweepRun {
       await this.teardown(f.activity === 'allocate' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed', f.message);
     }
     return 'next';
+  }
+
+  /** A server lost during a point on a live allocation (PATCHES.serverLossFailsPoint); a lost allocation is not. */
+  private serverLostUnderPoint(pt: PointState, f: ClassifiedFailure): boolean {
+    return f.class === 'loss' && f.details?.end === 'server-lost' && pt.status === 'running' && patched(PATCHES.serverLossFailsPoint);
   }
 
   private async stopServer(reason: string): Promise<void> {
