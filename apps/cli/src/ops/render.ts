@@ -7,6 +7,11 @@ import { searchLines, type AllocationRecord, type PointState, type SweepProgress
 import { fmtDuration } from './cli';
 import type { LiveDetail, SweepView } from './temporal';
 
+/** A reason worth showing: Slurm says `None` when it has none (squeue %r), which is not one. */
+export function slurmReason(reason: string | undefined): reason is string {
+  return reason !== undefined && reason !== '' && reason !== 'None';
+}
+
 const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 const f1 = (v: number | undefined) => (v === undefined ? '–' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
@@ -26,7 +31,7 @@ export function queuedFor(view: Pick<SweepView, 'live'>): LiveDetail | undefined
  */
 export function allocatingLine(live: LiveDetail): string {
   const job = live.jobId ? `job ${live.jobId}` : (live.jobName ?? 'the request');
-  const reason = live.reason && live.reason !== 'None' ? ` (${live.reason})` : '';
+  const reason = slurmReason(live.reason) ? ` (${live.reason})` : '';
   const waited = live.waitedSeconds !== undefined ? ` for ${fmtDuration(live.waitedSeconds)}` : '';
   return `allocating: ${job} ${live.state ?? 'submitting'}${reason}${waited}`;
 }
@@ -58,7 +63,7 @@ export function allocationLine(a: AllocationRecord): string {
     pad(`#${a.attempt}`, 4),
     pad(`job ${a.jobId ?? '–'}`, 12),
     pad(a.nodes.length ? a.nodes.join(',') : 'no nodes yet', 22),
-    a.ended ? `ended ${a.ended}${a.reason && a.reason !== 'None' ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
+    a.ended ? `ended ${a.ended}${slurmReason(a.reason) ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
     // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/run.ts)
     ...(a.warnings ?? []).map((w) => `warning: ${w}`),
   ].join('  ');

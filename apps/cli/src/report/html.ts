@@ -4,6 +4,7 @@
  * interactivity, the ConcurrencyPoint table with validity and reasons, the Allocation history
  * and links to the logs and per-point records (relative to the report file).
  */
+import { slurmReason } from '../ops/render';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AllocationRecord } from '@infersweep/sweep';
 import { esc, fmtNum, paretoFrontier, paretoSvg, type ChartSeries } from './chart';
@@ -97,14 +98,14 @@ function pointTable(s: SweepResults, outDir: string): string {
 <td class="reasons">${why.length ? `<ul>${why.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>` : ''}</td>
 <td>${files || dash}</td></tr>`;
   });
-  return `<table class="points"><thead><tr>
+  return `<div class="scroll"><table class="points"><thead><tr>
 <th>conc.</th><th>status</th><th title="(input + output) tokens/s ÷ GPUs">tok/s/GPU</th><th>output tok/s/GPU</th><th title="p50 of 1/ITL">tok/s/user</th>
 <th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>E2E p50 s</th><th>requests</th>
 <th title="requests each DP engine served (vllm:request_success_total{engine}), over the profiling window">requests per engine</th>
 <th title="server prefix-cache hits / queries (tokens)">prefix hit %</th><th title="peak vllm:kv_cache_usage_perc">KV peak %</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
 </tr></thead><tbody>
 ${rows.join('\n')}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function duration(a?: string, b?: string): string {
@@ -122,8 +123,8 @@ function allocationTable(allocs: AllocationRecord[]): string {
     return `<tr class="allocation"><td class="num">${a.attempt}</td><td>${a.jobId ? esc(a.jobId) : dash}</td><td>${esc(a.jobName)}</td><td>${a.nodes.length ? esc(a.nodes.join(', ')) : dash}</td>
 <td>${esc(a.requestedAt ?? '')}</td><td>${esc(a.grantedAt ?? '')}</td><td>${esc(duration(a.grantedAt, a.endedAt))}</td>
 <td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${[a.reason, ...(a.warnings ?? [])]
-      .filter(Boolean)
-      .map((r) => esc(r!))
+      .filter(slurmReason)
+      .map((r) => esc(r))
       .join('<br>')}</td></tr>`;
   });
   return `<table class="allocations"><thead><tr><th>attempt</th><th>job id</th><th>job name</th><th>nodes</th><th>requested</th><th>granted</th><th>held</th><th>ended</th><th>reason</th></tr></thead><tbody>
@@ -170,7 +171,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 6px;border-top:
 .meta{color:#444;margin:0 0 10px}.muted{color:#888}code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#eef0f3;padding:1px 4px;border-radius:3px}
 figure{margin:8px 0 4px;background:#fff;border:1px solid #e3e3e6;border-radius:6px;padding:8px;display:inline-block;max-width:100%}figure svg{max-width:100%;height:auto}
 figcaption{color:#555;font-size:12px;padding:4px 6px}
-table{border-collapse:collapse;background:#fff;font-size:12.5px;margin:4px 0 8px;width:100%}
+div.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;background:#fff;font-size:12.5px;margin:4px 0 8px;width:100%}
 th,td{border:1px solid #e3e3e6;padding:4px 7px;vertical-align:top;text-align:left}th{background:#f0f1f4;font-weight:600;white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.reasons{max-width:340px;color:#7a271a}td.reasons ul{margin:0;padding-left:16px}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;font-weight:600}.badge.ok{background:#dcfce7;color:#14532d}.badge.bad{background:#fee2e2;color:#7f1d1d}.badge.pending{background:#e5e7eb;color:#374151}
