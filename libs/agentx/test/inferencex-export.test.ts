@@ -15,6 +15,7 @@ import {
   pointResultSchema,
   recipeFingerprint,
   requestMetrics,
+  serverMetricsFromAiperf,
   serverMetricsWindow,
   toInferencex,
   type InferencexAgg,
@@ -232,11 +233,15 @@ describe('InferenceX export (build_agg, field for field)', () => {
     // data/aiperf-sim-c2-profile-export.jsonl: PyPI aiperf 0.13.0's profile_export.jsonl of a local sweep
     // (latency orientation, c=2, synthetic traces, the simulator with prefix caching; inter_chunk_latency
     // arrays dropped, which InferenceX does not read). data/inferencex-processor-aiperf-sim-c2.json:
-    // InferenceX's processor at 843c6254f on that file plus the run's profile_export_aiperf.json, with
+    // InferenceX's processor at 843c6254f on that file plus the run's profile_export_aiperf.json and
+    // server_metrics_export.json (data/aiperf-sim-c2-server-metrics-export.json, timeslices dropped), with
     // PREFILL_NUM_WORKERS=1 PREFILL_TP=8 PREFILL_PP_SIZE=2 DECODE_NUM_WORKERS=0 CONC=2, verbatim.
     const ix = JSON.parse(data('inferencex-processor-aiperf-sim-c2.json')) as InferencexAgg;
     const rs = aiperfToRecords(parseAiperfJsonl(data('aiperf-sim-c2-profile-export.jsonl')), 'http://h:8000');
-    const record = realRecord(2, 16, rs);
+    const record = {
+      ...realRecord(2, 16, rs),
+      server_metrics: serverMetricsFromAiperf(JSON.parse(data('aiperf-sim-c2-server-metrics-export.json')), 'vllm', null)!,
+    };
     // the aiperf adapter's rate: theoretical_prefix_cache_hit avg 63.387978…% of the run's aggregate (run.ts)
     record.request_metrics.cache.theoretical_cache_hit_rate = 0.6338797814207651;
     const a = toInferencex(record, inferencexContext(plan('latency')), { requests: rs });
@@ -251,6 +256,13 @@ describe('InferenceX export (build_agg, field for field)', () => {
     ] as const)
       expectSameNumbers(a[k], ix[k], k);
     expect(a.request_accounting).toMatchObject({ records_total: 25, records_profiled: 23, records_warmup_dropped: 2 });
+    // server metrics from aiperf's profiling-phase export, as InferenceX reads them; sources aside (the
+    // simulator has no engine label, and the record keeps per-engine windows only)
+    const { sources: _s, ...server } = a.server_metrics;
+    const { sources: ixSources, ...ixServer } = ix.server_metrics;
+    expectSameNumbers(server, ixServer, 'server_metrics');
+    expect(ixSources.map((x) => x.id)).toEqual(['combined|http://127.0.0.1:20802/metrics']);
+    expect(a.server_metrics.cache.prefix_cache_hits).toBe(24896);
     expect(a).toMatchObject({ prefill_num_workers: 1, prefill_tp: 8, prefill_pp: 2, num_prefill_gpu: 16 });
   });
 

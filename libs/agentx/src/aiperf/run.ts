@@ -15,6 +15,7 @@ import { serverMetricsWindow } from '../server/window';
 import { AIPERF_ENV, buildAiperfArgv } from './argv';
 import { shellJoin } from '@infersweep/core';
 import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl, type AiperfAggregate } from './parse';
+import { serverMetricsFromAiperf } from './server-metrics';
 
 export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
   /** Required: the argv, logs and aiperf artifacts live here. */
@@ -128,10 +129,17 @@ export async function runAiperfPoint(
   metrics.cache.theoretical_cache_hit_rate = tch === null || tch === undefined ? null : tch / 100;
   const profiled = records.filter((r) => r.phase === 'profiling');
   const profStart = profiled.length ? Math.min(...profiled.map((r) => r.start_ms)) : null;
-  const server = serverMetricsWindow(startSnap, endSnap, [], family);
-  server.warnings.push(
-    "aiperf adapter: server counter deltas span the whole aiperf run (warmup included); aiperf's own server_metrics_export.json has the per-phase slices",
-  );
+  const window = serverMetricsWindow(startSnap, endSnap, [], family);
+  // aiperf's own per-phase server metrics (what InferenceX aggregates); the snapshots only as a fallback
+  const smPath = join(artifactDir, 'server_metrics_export.json');
+  const fromAiperf = existsSync(smPath)
+    ? serverMetricsFromAiperf(JSON.parse(readFileSync(smPath, 'utf8')), family, window.kv_cache.gpu_total_tokens ?? null)
+    : null;
+  const server = fromAiperf ?? window;
+  if (fromAiperf === null)
+    server.warnings.push(
+      'aiperf adapter: no server_metrics_export.json; server counter deltas span the whole aiperf run (warmup included)',
+    );
   const serverMissing: string[] = [];
   if (input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
   else if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');

@@ -25,6 +25,7 @@ import {
   finishPoint,
   initialProgress,
   nextPoint,
+  nextPointOrSearch,
   progressQuery,
   recordAllocationEnd,
   requeuePoint,
@@ -143,7 +144,7 @@ export class SweepRun {
   }
 
   next(): PointState | undefined {
-    return nextPoint(this.state);
+    return nextPointOrSearch(this.state, this.input.search);
   }
 
   // ------------------------------------------------------------ messages
