@@ -162,16 +162,36 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
       requests_completed: kept.length,
       prompt_by_source: { gpu_cache_hit: null, cpu_or_external_cache_hit: null, computed: null, raw: {} },
     },
-    sources: Object.entries(sm.per_engine).map(([engine, e]) => ({
-      id: `combined${endpoint}|engine=${engine}`,
-      role: 'combined',
-      prompt_tokens: e.prompt_tokens,
-      generation_tokens: e.generation_tokens,
-      prefix_cache_hit_rate:
-        e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0 ? e.prefix_hits / e.prefix_queries : null,
-      gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
-    })),
+    sources:
+      Object.keys(sm.per_engine).length === 0
+        ? endpointSources(sm)
+        : Object.entries(sm.per_engine).map(([engine, e]) => ({
+            id: `combined${endpoint}|engine=${engine}`,
+            role: 'combined',
+            prompt_tokens: e.prompt_tokens,
+            generation_tokens: e.generation_tokens,
+            prefix_cache_hit_rate:
+              e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0 ? e.prefix_hits / e.prefix_queries : null,
+            gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
+          })),
   };
+}
+
+/**
+ * Without an engine label InferenceX lists one source per metrics endpoint (`combined|<url>`); its values
+ * are known here only when there is one endpoint (then they are the totals).
+ */
+function endpointSources(sm: PointResult['server_metrics']): IxServerMetrics['sources'] {
+  const one = sm.sources.length === 1;
+  const hitRate = sm.cache.prefix_hits !== null && sm.cache.prefix_queries ? sm.cache.prefix_hits / sm.cache.prefix_queries : null;
+  return sm.sources.map((url) => ({
+    id: `combined|${url}`,
+    role: 'combined',
+    prompt_tokens: one ? sm.tokens.prompt : null,
+    generation_tokens: one ? sm.tokens.generation : null,
+    prefix_cache_hit_rate: one ? hitRate : null,
+    gpu_kv_cache_usage_pct: one && sm.kv_cache.gpu_usage_pct !== null ? sm.kv_cache.gpu_usage_pct / 100 : null,
+  }));
 }
 
 /** aiperf's `metadata.dataset` when the record kept it; else the record's provenance under InferenceX's key names. */
