@@ -70,5 +70,3 @@ export const searchSchema = z
 
 export type SearchSpec = z.infer<typeof searchSchema>;
 export type Slo = z.infer<typeof sloSchema>;
-export type SearchGoal = z.infer<typeof searchGoalSchema>;
-export type SearchResolution = z.infer<typeof resolutionSchema>;
