@@ -77,6 +77,11 @@ export const requestRecordSchema = z
     status: z.number().int().nullable(),
     ok: z.boolean(),
     error_category: z.string().nullable(),
+    /**
+     * aiperf's error as InferenceX categorizes it (request_metrics.py `_error_category`: the error's type,
+     * error_type, code, class or status, else its message up to the first ':'); the aiperf client only.
+     */
+    error_type: z.string().nullable().optional(),
     error: z.string().nullable(),
   })
   .strict();

@@ -6,6 +6,7 @@ import {
   aiperfToRecords,
   inferencexAggSchema,
   inferencexContext,
+  inferencexErrorCategory,
   inferencexFileName,
   inferencexShape,
   kvPoolTokensFromServerLog,
@@ -279,6 +280,28 @@ describe('InferenceX export (build_agg, field for field)', () => {
     });
     expect(a.num_requests_successful).toBe(3);
     expect(a.server_metrics.tokens.requests_completed).toBe(3);
+  });
+
+  it("error categories of aiperf rows are InferenceX's (_error_category: the error's type, else code, else the message head)", () => {
+    const rows = parseAiperfJsonl(data('aiperf-profile-export.jsonl'));
+    const errors = [
+      { code: 408, type: 'ReadTimeout', message: 'timed out' },
+      { code: 500, type: null, message: 'boom' },
+      { code: null, type: null, message: 'ContextLengthError: too long\nmore' },
+    ];
+    const broken = rows.map((r, i) => (i >= 2 && i < 5 ? { ...r, error: errors[i - 2]! } : r));
+    expect(broken.map((r) => (r.error ? inferencexErrorCategory(r.error) : null))).toEqual([
+      null,
+      null,
+      'ReadTimeout',
+      '500',
+      'ContextLengthError',
+      null,
+    ]);
+    const rs = aiperfToRecords(broken, 'http://h:8000');
+    const a = toInferencex(realRecord(8, 32, rs), ctx, { requests: rs });
+    expect(a.request_accounting.error_categories).toEqual({ ReadTimeout: 1, '500': 1, ContextLengthError: 1 });
+    expect(a.request_accounting).toMatchObject({ records_error_dropped: 3, records_profiled: 1 });
   });
 
   it('full_response_itl is its own metric: from full_response_itl_ms, not a copy of itl', () => {

@@ -52,6 +52,22 @@ export function aiperfErrorCategory(r: AiperfRecord): string | null {
   return first.toLowerCase() || 'error';
 }
 
+/** InferenceX's category of an errored aiperf row (InferenceX request_metrics.py `_error_category` @ 843c6254f). */
+export function inferencexErrorCategory(error: unknown): string {
+  let message: unknown = error;
+  if (error !== null && typeof error === 'object') {
+    const e = error as Record<string, unknown>;
+    for (const k of ['type', 'error_type', 'code', 'class', 'status']) {
+      const v = e[k];
+      if (v !== null && v !== undefined && v !== '') return String(v);
+    }
+    message = e.message || e.error;
+  }
+  if (!message) return 'unknown';
+  const first = String(message).trim().split('\n')[0]!;
+  return (first.split(':', 1)[0] || 'unknown').slice(0, 120);
+}
+
 export function aiperfToRecords(rows: readonly AiperfRecord[], endpoint: string): RequestRecord[] {
   if (rows.length === 0) return [];
   const origin = Math.min(...rows.map((r) => r.metadata.request_start_ns));
@@ -96,6 +112,7 @@ export function aiperfToRecords(rows: readonly AiperfRecord[], endpoint: string)
       status: r.error?.code ?? (ok ? 200 : null),
       ok,
       error_category: cat,
+      error_type: r.error ? inferencexErrorCategory(r.error) : null,
       error: r.error?.message ?? null,
     } satisfies RequestRecord;
   });

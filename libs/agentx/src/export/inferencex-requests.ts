@@ -60,7 +60,8 @@ export function ixRequestAccounting(requests: readonly RequestRecord[]): IxReque
     if (r.phase !== 'profiling') warmup++;
     if (!r.ok) {
       errors++;
-      const c = r.error_category ?? 'unknown';
+      // aiperf rows: InferenceX's own category of aiperf's error; the own client: its category
+      const c = r.error_type ?? r.error_category ?? 'unknown';
       categories[c] = (categories[c] ?? 0) + 1;
     }
   }
