@@ -43,14 +43,14 @@ describe('the report in a 1300 px browser window', () => {
   it("the point table's last column is inside the page or its scroll box, and the page itself is not wider than the window", async () => {
     const page = await chromium.browser.newPage({ viewport: { width: 1300, height: 900 } });
     await page.setContent(html);
-    const box = await page.evaluate(() => {
-      const table = document.querySelector('table.points')!;
-      const scroller = table.parentElement!;
-      const lastHeader = table.querySelector('thead th:last-child')!;
+    // runs in the page (a string: this project's TypeScript has no DOM types)
+    const box = await page.evaluate<{ overflow: string; right: number; pageWidth: number }>(`(() => {
+      const table = document.querySelector('table.points');
+      const scroller = table.parentElement;
+      const lastHeader = table.querySelector('thead th:last-child');
       scroller.scrollLeft = scroller.scrollWidth;
-      const right = lastHeader.getBoundingClientRect().right;
-      return { overflow: getComputedStyle(scroller).overflowX, right, pageWidth: document.documentElement.scrollWidth };
-    });
+      return { overflow: getComputedStyle(scroller).overflowX, right: lastHeader.getBoundingClientRect().right, pageWidth: document.documentElement.scrollWidth };
+    })()`);
     expect(box.overflow).toBe('auto');
     expect(box.right).toBeLessThanOrEqual(1300);
     expect(box.pageWidth).toBeLessThanOrEqual(1300);
