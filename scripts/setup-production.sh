@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set-up for the production-shaped Temporal of scripts/stack-production.sh (README "Deploying for a
-# team"), called by scripts/setup.sh; idempotent (a re-run only checks):
+# Set-up for the production-shaped Temporal of scripts/stack-production.sh (docs/deploy.md),
+# called by scripts/setup.sh; idempotent (a re-run only checks):
 #   - Debian's PostgreSQL, installed with starting services forbidden (policy-rc.d exit 101): the
 #     stack runs its own pg_ctl cluster on loopback, never the system service;
 #   - temporal-server and temporal-sql-tool built from go.temporal.io/server at the version the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set-up for the site tests (issue 13): a tcsh login user on the loopback sshd proves that every
+# Set-up for the site tests: a tcsh login user on the loopback sshd proves that every
 # remote command runs under /bin/sh whatever the login shell (libs/slurm/src/ssh.ts). The user
 # itself is created by scripts/stack.sh up. Idempotent; called by scripts/setup.sh.
 set -euo pipefail

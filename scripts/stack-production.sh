@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The production-shaped Temporal (README "Deploying for a team"), beside the local stack's Slurm:
+# The production-shaped Temporal (docs/deploy.md), beside the local stack's Slurm:
 #   - PostgreSQL (Debian's binaries, our own pg_ctl cluster on 127.0.0.1, TLS on, scram passwords;
 #     the system service is never started) holding Temporal's `temporal` and `temporal_visibility`
 #     databases, whose schema temporal-sql-tool creates and updates;

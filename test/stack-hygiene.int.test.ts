@@ -1,5 +1,5 @@
 /**
- * Set-up and stack hygiene (issue 13, item 6), on this host for real:
+ * Set-up and stack hygiene, on this host for real:
  *  - every daemon of the running stack listens on loopback only (`ss -ltnp`, by the pids in its
  *    pidfiles), slurmctld and slurmd included (slurm.conf CommunicationParameters=NoInAddrAny);
  *  - `stack.sh down` never signals a process a stale pidfile names that is not the stack's daemon;

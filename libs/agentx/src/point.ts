@@ -153,7 +153,7 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
 
   // readiness-phase idle-rank check (engine labels present). A missing engine is recorded, not thrown:
   // the warmup then shows whether that rank serves, and the post-warmup check ends the point invalid
-  // with the rank named (the seed's hybrid-LB defect), keeping per-engine counts in the record.
+  // with the rank named (the bash runner's hybrid-LB defect), keeping per-engine counts in the record.
   let pointStart: Sample[] | undefined;
   if (input.expectedEngines && input.metricsEndpoints.length > 0) {
     const snap = await snapshot(input.metricsEndpoints, scrapeTimeout);

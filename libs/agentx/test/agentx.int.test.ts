@@ -143,7 +143,7 @@ describe('determinism and abort', () => {
   const seq = (rs: RequestRecord[], lane: number) =>
     rs
       .filter((r) => r.lane === lane && r.kind === 'root')
-      // the seed fixes which trace, turn and sizes each lane sends; the phase label of a request near
+      // the trace seed fixes which trace, turn and sizes each lane sends; the phase label of a request near
       // the warm-up/profile boundary depends on the wall clock, so it is not part of the sequence
       .map((r) => `${r.trace_id}:${r.turn}:${r.expected_isl}:${r.max_tokens}`);
   const once = async (dir: string) => {
@@ -167,7 +167,7 @@ describe('determinism and abort', () => {
     for (const lane of [0, 1]) {
       const sa = seq(a, lane);
       const sb = seq(b, lane);
-      // The first requests of each lane are fixed by the seed alone. Later ones depend on which lane
+      // The first requests of each lane are fixed by the trace seed alone. Later ones depend on which lane
       // finishes its trace first: a new play takes the next trace of one seed-fixed global order
       // (libs/agentx/src/client/replay.ts newPlay), so which lane gets it is a race, by design.
       const n = Math.min(sa.length, sb.length, 10);

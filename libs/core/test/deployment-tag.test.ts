@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allocationJobName, deploymentJobPrefix, deploymentTag, JOB_NAME_PREFIX } from '../src/index';
 
-describe('deployment-scoped job names (issue 13)', () => {
+describe('deployment-scoped job names', () => {
   it('the tag carries the configured id readably and namespace + id as a hash', () => {
     const a = deploymentTag('default', 'team-a');
     expect(a).toMatch(/^team-a\.[0-9a-f]{6}$/);

@@ -99,7 +99,7 @@ describe('change detection on synthetic series (200 seeded series each, noise σ
     expect(t.pValue).toBeCloseTo(1 / 21, 12);
   });
 
-  it('draws permutations from the seed when there are too many arrangements: the same seed gives the same p-value', () => {
+  it('draws permutations from the fixed seed when there are too many arrangements: the same seed gives the same p-value', () => {
     const base = noisySeries(3, { baselineRuns: 30, stepRuns: 0, step: 0, sigma: SIGMA }).map((s) => s.throughput);
     const a = shiftTest(base, [990, 985, 992], -1, { permutations: 500, seed: 7 });
     const b = shiftTest(base, [990, 985, 992], -1, { permutations: 500, seed: 7 });

@@ -11,7 +11,7 @@ export const DEFAULT_CONFIG = 'configs/kimik3-fp4-h200.yaml';
 export const DEFAULT_CLUSTER = 'local';
 /**
  * Cluster profiles the default config does not hold, and the config that does: with the default
- * `--config`, `--cluster local-vllm` plans configs/tiny-moe-local-vllm.yaml (the seed's shapes at one
+ * `--config`, `--cluster local-vllm` plans configs/tiny-moe-local-vllm.yaml (the bash runner's shapes at one
  * "GPU" per node on the real vLLM CPU engine; K3's 8-GPU shapes do not fit 1-core nodes).
  */
 export const CLUSTER_CONFIGS: Readonly<Record<string, string>> = { 'local-vllm': 'configs/tiny-moe-local-vllm.yaml' };

@@ -5,7 +5,7 @@ import { InfersweepError } from '@infersweep/core';
  * TLS to a deployed Temporal frontend, from the environment variables Temporal's own clients use
  * (the Temporal CLI, @temporalio/envconfig): a private CA, a client certificate for mutual TLS and
  * a server-name override. With none of them set, TLS (when on) trusts the system's CAs.
- * scripts/stack-production.sh writes them for its throwaway CA (README "Deploying for a team").
+ * scripts/stack-production.sh writes them for its throwaway CA (docs/deploy.md).
  */
 export interface TemporalTlsFiles {
   /** TEMPORAL_TLS_SERVER_CA_CERT_PATH: PEM of the CA that signed the frontend's certificate */

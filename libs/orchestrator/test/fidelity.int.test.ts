@@ -1,5 +1,5 @@
 /**
- * Issue 14 end to end on the real stack (Temporal dev server, local Slurm over the loopback sshd, the
+ * InferenceX fidelity end to end on the real stack (Temporal dev server, local Slurm over the loopback sshd, the
  * simulator with its KV cache on, launched through srun): a sweep measured by infersweep's own AgentX
  * client and one measured by the pinned aiperf (PyPI flavour, the configured synthetic traces) both
  * produce point records, and `infersweep results ID --format inferencex` converts them into InferenceX

@@ -125,7 +125,7 @@ export const productionTimings = {
   drainPollSeconds: 10,
   drainIdlePolls: 4,
   interTokenLatencyMs: 180,
-  /** the longest a profiled request at the profile's latency may add to a point (4000-token cap would be more; the seed's first requests are far shorter) */
+  /** the longest a profiled request at the profile's latency may add to a point (4000-token cap would be more; seed 42's first requests are far shorter) */
   requestAllowanceSeconds: 120,
   drainDeadlineSeconds: 180,
 } as const;

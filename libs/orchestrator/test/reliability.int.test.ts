@@ -1,5 +1,5 @@
 /**
- * Issue 11 on the real stack: a sweep against a busy queue and a flaky Slurm (Temporal dev server,
+ * Reliability on the real stack: a sweep against a busy queue and a flaky Slurm (Temporal dev server,
  * local Slurm over the loopback sshd with OpenSSH's default MaxSessions, the simulator per allocation).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ afterAll(async () => {
   await c?.connection.close();
 });
 
-describe('issue 11: sweeps against a busy queue and a flaky Slurm', () => {
+describe('sweeps against a busy queue and a flaky Slurm', () => {
   it('cancel while salloc waits behind a job that holds every node, then free the nodes: the queued request is withdrawn and no job is ever granted', async () => {
     const blocker = await holdEveryNode(slurm);
     const input = testInput(testPlan('latency', [1]), 'queued-cancel');

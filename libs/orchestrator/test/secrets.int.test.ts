@@ -1,5 +1,5 @@
 /**
- * A secret the server needs (issue 13, item 1), end to end on the real stack with the production
+ * A secret the server needs, end to end on the real stack with the production
  * worker (apps/worker/src/main.ts) as its own process: the canary value lives only in the worker's
  * environment. The server (the simulator launched through srun) receives it in its environment;
  * the full workflow history (every event, every payload decoded), the results folder, the worker's

@@ -514,7 +514,7 @@ async function waitingOnRelease(release: Script['release'], extra: Partial<Sweep
   return { input, handle, result, waiting };
 }
 
-describe('req 6: a job the sweep owns is never forgotten', () => {
+describe('a job the sweep owns is never forgotten', () => {
   it('a release that keeps failing waits for the operator, names the job and how to clear it, keeps it recorded; retryNow releases it and the sweep goes on', async () => {
     const { input, handle, result, waiting } = await waitingOnRelease(firstReleaseFails, { points: [1, 2], pointsPerAllocation: 1 });
     const reason = waiting.awaitingOperator!.reason;
@@ -607,7 +607,7 @@ describe('req 6: a job the sweep owns is never forgotten', () => {
   });
 });
 
-describe('req 7: a failed log capture never releases a healthy allocation', () => {
+describe('a failed log capture never releases a healthy allocation', () => {
   const captureFails = (i: Record<string, unknown>) => {
     throw new CommandFailedError(`rsync of ${String(i.destDir)} failed: exit 23`);
   };
@@ -635,7 +635,7 @@ describe('req 7: a failed log capture never releases a healthy allocation', () =
   });
 });
 
-describe('req 9: sweepAllWorkflow, one child sweep per orientation', () => {
+describe('sweepAllWorkflow, one child sweep per orientation', () => {
   const startAll = (workflowId: string, sweeps: SweepInput[], perRun?: { resultsRoot: string }) =>
     env.client.workflow.start('sweepAllWorkflow', {
       taskQueue,

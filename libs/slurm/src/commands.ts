@@ -198,7 +198,7 @@ export function srunArgv(spec: StepSpec): string[] {
       if (m.includes(',')) throw new TypeError(`container mount may not contain a comma: ${JSON.stringify(m)}`);
     base.push(`--container-image=${spec.containerImage}`);
     if (spec.containerMounts?.length) base.push(`--container-mounts=${spec.containerMounts.join(',')}`);
-    // InferenceX's and the seed's pyxis flags: the image's entrypoint must not wrap the command, root inside
+    // InferenceX's and the bash runner's pyxis flags: the image's entrypoint must not wrap the command, root inside
     // the container maps to the user, and $HOME stays out (it would shadow the container's)
     base.push(...PYXIS_FLAGS);
   }

@@ -1,5 +1,5 @@
 /**
- * Liveness of an allocation and its server steps, judged on evidence (issue 11, "a loss needs
+ * Liveness of an allocation and its server steps, judged on evidence ("a loss needs
  * evidence"): one batched observation per tick (LIVENESS_SCRIPT: the job row, its steps and the
  * launcher pids in one round trip), never overlapping; a failed `squeue` is `unknown` and never a
  * loss; a loss is Slurm's own terminal state, or the same absence seen on consecutive ticks.

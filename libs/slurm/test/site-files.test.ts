@@ -1,5 +1,5 @@
 /**
- * Plan-time checks of the worker-side files a cluster profile names (issue 13): real files in a
+ * Plan-time checks of the worker-side files a cluster profile names: real files in a
  * temporary folder, checked through libs/topology's checkSiteFiles with the real filesystem probe.
  */
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Site realities on the real local cluster (issue 13), through the loopback sshd:
+ * Site realities on the real local cluster, through the loopback sshd:
  *  - a login user whose shell is tcsh (scripts/stack.sh creates it) runs every operation;
  *  - a secret reaches the step's environment but no argv, `ps` line or log;
  *  - a job array and a het job of the same user never break the janitor's listing;

@@ -1,5 +1,5 @@
 /**
- * Site realities (issue 13) in the pure parts of libs/slurm: job-array / het-job ids and the
+ * Site realities in the pure parts of libs/slurm: job-array / het-job ids and the
  * CONFIGURING flag in squeue output, missing tools, squeue scoped to the login user, secrets named
  * in srun's --export and never valued on a command line, redacted command lines, the /bin/sh
  * wrapper every remote command goes through (run here under real sh, bash and tcsh), and

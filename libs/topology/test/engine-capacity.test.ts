@@ -52,7 +52,7 @@ describe('engine settings (plan/engine.ts)', () => {
     }
   });
 
-  it('a pinned value that is too small names every point that will queue (the seed bug: 5 per rank against c=8, 32, 128)', () => {
+  it('a pinned value that is too small names every point that will queue (the bash runner bug: 5 per rank against c=8, 32, 128)', () => {
     const seed: [number[], number][] = [
       [[1, 2, 4, 8], 1],
       [[4, 8, 16, 32], 2],

@@ -65,7 +65,7 @@ describe('hostile configs', () => {
     );
   });
 
-  it('hybrid LB behind one endpoint (the seed bug)', () => {
+  it('hybrid LB behind one endpoint (the bash runner bug)', () => {
     const e = configError(
       edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid, endpoints: single }'),
     );

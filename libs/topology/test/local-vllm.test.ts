@@ -14,7 +14,7 @@ import {
   type VllmCpuOverride,
 } from '../src/index';
 
-/** configs/tiny-moe-local-vllm.yaml: the seed's shapes at one "GPU" per node on vLLM's CPU build. */
+/** configs/tiny-moe-local-vllm.yaml: the bash runner's shapes at one "GPU" per node on vLLM's CPU build. */
 const FILE = 'configs/tiny-moe-local-vllm.yaml';
 const text = readFileSync(fileURLToPath(new URL(`../../../${FILE}`, import.meta.url)), 'utf8');
 const env = { INFERSWEEP_STACK: '/stack', INFERSWEEP_TOOLS: '/tools' };
@@ -76,7 +76,7 @@ describe(`${FILE} on local-vllm`, () => {
     ]);
   });
 
-  it("the seed's shapes: PP across nodes, DP=2 internal LB with a headless rank, DP=2+EP, TP across nodes", () => {
+  it("the bash runner's shapes: PP across nodes, DP=2 internal LB with a headless rank, DP=2+EP, TP across nodes", () => {
     const lat = plan('latency');
     expect(lat.topology).toMatchObject({ tp: 1, pp: 2, dp: 1, nodes: 2, replica: 'spans-nodes' });
     expect(lat.nodes[1]!.deltaArgs).toEqual([
@@ -127,7 +127,7 @@ describe(`${FILE} on local-vllm`, () => {
     expect(() => load(bad)).toThrow(/kvCacheMemoryBytes/);
   });
 
-  it("refuses the seed's hybrid shape behind one endpoint (the hybrid-LB test builds it by hand)", () => {
+  it("refuses the bash runner's hybrid shape behind one endpoint (the hybrid-LB test builds it by hand)", () => {
     const hybrid = text.replace(
       'topology: { tp: 1, dp: 2, ep: 2, nodes: 2 }',
       'topology: { tp: 1, dp: 2, ep: 2, nodes: 2, lbMode: hybrid, endpoints: single }',

@@ -1,4 +1,4 @@
-/** Issue 11 req 10: the results root is a cluster setting (shared storage the worker sees), carried by the plan. */
+/** The results root is a cluster setting (shared storage the worker sees), carried by the plan. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseSweepConfig, planSweep } from '../src/index';
 import { edit, SHIPPED, shippedText, stackEnv } from './helpers';

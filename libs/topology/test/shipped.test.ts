@@ -23,7 +23,7 @@ const K3_COMMON = [
   '--reasoning-parser',
   'kimi_k3',
 ];
-/** The seed PR's per-orientation engine values (gpu-memory-utilization, max-num-batched-tokens) and the derived --max-num-seqs. */
+/** The bash runner's per-orientation engine values (gpu-memory-utilization, max-num-batched-tokens) and the derived --max-num-seqs. */
 const SEED_ENGINE: Record<string, [string, string, string]> = {
   latency: ['0.95', '8', '4096'], // ⌈8 / DP 1⌉
   balanced: ['0.9', '16', '4096'], // ⌈32 / DP 2⌉
@@ -93,7 +93,7 @@ describe(`${SHIPPED}: rule 22`, () => {
     expect(p.warnings.some((w) => w.startsWith('experimental on H200'))).toBe(true);
   });
 
-  it("every node carries the K3 H200 recipe args identically, the seed's per-orientation engine values and the recipe env", () => {
+  it("every node carries the K3 H200 recipe args identically, the bash runner's per-orientation engine values and the recipe env", () => {
     for (const o of ['latency', 'balanced', 'throughput']) {
       const p = plan(o);
       const [util, seqs, batched] = SEED_ENGINE[o]!;
@@ -106,7 +106,7 @@ describe(`${SHIPPED}: rule 22`, () => {
           flag(n.argv, '--max-num-batched-tokens'),
         ]).toEqual([util, seqs, batched]);
         expect(n.argv).toEqual(expect.arrayContaining(['--enable-prefix-caching', '--enable-prompt-tokens-details']));
-        // PP 2 everywhere: the V1 runner, as the seed ran it
+        // PP 2 everywhere: the V1 runner, as the bash runner ran it
         expect(n.env).toMatchObject({
           PYTORCH_CUDA_ALLOC_CONF: 'expandable_segments:True',
           VLLM_USE_V2_MODEL_RUNNER: '0',

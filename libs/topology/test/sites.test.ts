@@ -1,5 +1,5 @@
 /**
- * Site rules in the pure config/plan layer (issue 13): secrets are names only and never reach the
+ * Site rules in the pure config/plan layer: secrets are names only and never reach the
  * plan; a credential typed into engine.env is refused; cluster paths are absolute.
  */
 import { describe, expect, it } from 'vitest';

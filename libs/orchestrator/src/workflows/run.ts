@@ -84,7 +84,7 @@ export interface SweepRunInput extends SweepInput {
 }
 
 /**
- * Versioning (README "Deploying a new worker while sweeps run"): code paths that change the
+ * Versioning (docs/deploy.md "Deploying a new worker while sweeps run"): code paths that change the
  * commands a running sweep records are guarded by `patched(id)`; the stored histories in
  * libs/orchestrator/test/fixtures/histories must keep replaying (libs/orchestrator/test/replay.test.ts).
  */

@@ -31,7 +31,7 @@ export const fullAttentionSchema = z.discriminatedUnion('kind', [
 /**
  * The model's architecture numbers for the plan's capacity check (libs/topology/src/plan/capacity.ts):
  * weight memory per GPU and KV-cache tokens per replica. Estimates, not a substitute for vLLM's own
- * profiling at startup; see README "Capacity check".
+ * profiling at startup; see docs/engine-settings.md "Capacity check".
  */
 export const modelArchitectureSchema = z
   .object({
@@ -341,7 +341,7 @@ export const topologySpecSchema = z
   })
   .strict();
 
-/** Engine settings one orientation overrides (the seed's recipe differs per orientation after OOMs). */
+/** Engine settings one orientation overrides (the bash runner's recipe differs per orientation after OOMs). */
 export const orientationEngineSchema = z
   .object({
     gpuMemoryUtilization: z.number().gt(0).max(1).optional(),

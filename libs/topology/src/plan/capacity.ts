@@ -5,7 +5,7 @@ import { perRank } from './engine';
  * The plan's capacity check (pure): from the model's architecture numbers and the orientation's
  * topology and engine settings, estimate weight memory per GPU, the KV-cache tokens one replica holds
  * at the configured memory utilization, and compare them with each point's sessions × trace context —
- * before any GPU hour is spent. README "Capacity check" documents the formulas; they are estimates
+ * before any GPU hour is spent. docs/engine-settings.md "Capacity check" documents the formulas; they are estimates
  * (vLLM's own profile run at startup is the truth) and err towards the arithmetic a reviewer can redo.
  */
 

@@ -1,14 +1,14 @@
 import type { EngineSpec, OrientationEngine } from '../config/schema';
 
 /**
- * Engine settings of one orientation, derived rather than copied (pure). The seed PR (the bash
- * runner this project replaces) learned each of these the hard way; README "Engine settings"
+ * Engine settings of one orientation, derived rather than copied (pure). The bash runner this project replaces
+ * learned each of these the hard way; docs/engine-settings.md "Engine settings"
  * explains every rule:
  * - `--max-num-seqs` is per DP rank in vLLM. Unset, it is ⌈max concurrency / DP⌉ so the top point
  *   never waits in the scheduler; pinned, the plan names every point that will queue.
  * - memory utilization and batched tokens: the orientation's value, else the engine's.
  * - prefix caching and prompt-token details are explicit flags (hybrid models default caching off).
- * - PP > 1 runs vLLM's V1 model runner (`VLLM_USE_V2_MODEL_RUNNER=0`): the seed ran PP on V1.
+ * - PP > 1 runs vLLM's V1 model runner (`VLLM_USE_V2_MODEL_RUNNER=0`): the bash runner ran PP on V1.
  */
 export interface EngineSettings {
   gpuMemoryUtilization: number;
@@ -68,12 +68,12 @@ export function resolveEngineSettings(i: EngineSettingsInput): { settings: Engin
     const own = o?.env?.[V2_RUNNER];
     if (own === '1')
       warnings.push(
-        `orientations.${i.orientation}.engine.env sets ${V2_RUNNER}=1 with PP ${i.pp}: the seed ran PP on the V1 runner; kept as configured`,
+        `orientations.${i.orientation}.engine.env sets ${V2_RUNNER}=1 with PP ${i.pp}: the bash runner ran PP on the V1 runner; kept as configured`,
       );
     else if (own === undefined) {
       if (env[V2_RUNNER] !== '0')
         notes.push(
-          `${V2_RUNNER}=0: PP ${i.pp} runs on vLLM's V1 model runner (as the seed did)${env[V2_RUNNER] === undefined ? '' : ` — overrides engine.env ${V2_RUNNER}=${env[V2_RUNNER]}`}`,
+          `${V2_RUNNER}=0: PP ${i.pp} runs on vLLM's V1 model runner (as the bash runner did)${env[V2_RUNNER] === undefined ? '' : ` — overrides engine.env ${V2_RUNNER}=${env[V2_RUNNER]}`}`,
         );
       env[V2_RUNNER] = '0';
     }

@@ -205,7 +205,7 @@ export function checkTopology(input: TopologyInput): TopologyResult {
         rule: 13,
         field: 'endpoints',
         value: endpoints,
-        message: `${lbMode} LB serves each node's ranks from that node's own API server: a single endpoint leaves the other nodes' ranks idle (the seed's hybrid-LB bug). Use endpoints: per-node, or lbMode: internal`,
+        message: `${lbMode} LB serves each node's ranks from that node's own API server: a single endpoint leaves the other nodes' ranks idle (the bash runner's hybrid-LB bug). Use endpoints: per-node, or lbMode: internal`,
       });
     }
   } else if (endpoints === 'per-node' && M > 1) {
