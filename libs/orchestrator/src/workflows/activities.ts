@@ -8,7 +8,8 @@
 import { ActivityCancellationType, ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
 import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
-import { PATCHES } from './run';
+import type { HistoryActivities } from '../activities/history';
+import { PATCHES } from './patches';
 
 export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number }) {
   const quick = {
@@ -55,6 +56,11 @@ export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | '
     heartbeatTimeout: '1 minute',
     retry: cleanup.retry,
   });
+  // the end of a completed sweep: its points into the history and its verdict (../activities/history.ts)
+  const { recordHistory } = proxyActivities<HistoryActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { maximumAttempts: 3, initialInterval: '5 seconds', maximumInterval: '1 minute' },
+  });
   return {
     prepareSweep,
     importImage: outlastingShutdowns(importImage),
@@ -65,6 +71,7 @@ export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | '
     captureLogs,
     stopServer,
     release,
+    recordHistory,
   };
 }
 

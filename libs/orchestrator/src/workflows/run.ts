@@ -45,7 +45,8 @@ import {
 } from '@infersweep/sweep';
 import { allocationJobName, ResultsLayout } from '@infersweep/core';
 import type { Deployment, PlanInput, ReleaseResult } from '../activities/types';
-import { Lease, type LeaseSnapshot } from './lease';
+import { Lease, leaseOfFlatCarryOver, type LeaseSnapshot } from './lease';
+import { PATCHES } from './patches';
 import type { SweepVerbs } from './activities';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 
@@ -59,23 +60,6 @@ export interface SweepCarryOver {
   runs: number;
 }
 
-/**
- * A carry-over written before the lease was one object listed its fields at the top level (without
- * importedOnJob). Removed once no sweep started by a worker before `Lease` can still be running.
- */
-type CarriedFlat = Partial<LeaseSnapshot>;
-const leaseOf = (c: SweepCarryOver): LeaseSnapshot => {
-  if (c.lease) return c.lease;
-  const flat = c as SweepCarryOver & CarriedFlat;
-  return {
-    allocation: flat.allocation,
-    deployment: flat.deployment,
-    serverIndex: flat.serverIndex ?? 0,
-    serverUsed: flat.serverUsed ?? false,
-    pointsOnAllocation: flat.pointsOnAllocation ?? 0,
-  };
-};
-
 export interface SweepRunInput extends SweepInput {
   /** continue-as-new past this many history events (default 10 000; tests use a small one) */
   historyEventLimit?: number;
@@ -83,27 +67,7 @@ export interface SweepRunInput extends SweepInput {
   carried?: SweepCarryOver;
 }
 
-/**
- * Versioning (docs/deploy.md "Deploying a new worker while sweeps run"): code paths that change the
- * commands a running sweep records are guarded by `patched(id)`; the stored histories in
- * libs/orchestrator/test/fixtures/histories must keep replaying (libs/orchestrator/test/replay.test.ts).
- */
-export const PATCHES = {
-  /** activities get {planHash, resultsDir} instead of the ~11 KB plan (activities/plans.ts) */
-  planByReference: 'plan-by-reference',
-  /** a release that keeps failing waits for the operator instead of failing the sweep (releaseHeld) */
-  releaseWaitsForOperator: 'release-waits-for-operator',
-  /** a long activity whose retries only worker shutdowns spent is scheduled again (./activities.ts) */
-  outlastWorkerShutdowns: 'outlast-worker-shutdowns',
-  /** abort cancels the allocation, launch and readiness too, not only a running point */
-  abortInAnyPhase: 'abort-in-any-phase',
-  /** the release by name after a failed or cancelled allocate waits for the operator like any release (releaseHeld) */
-  releaseByNameHeld: 'release-by-name-held',
-  /** a server lost during a point fails a point attempt and keeps the allocation, instead of replacing it */
-  serverLossFailsPoint: 'server-loss-fails-point',
-  /** a cancelled allocate releases whatever it queued or was granted under its name */
-  releaseOnCancelledAllocate: 'release-on-cancelled-allocate',
-} as const;
+export { PATCHES } from './patches';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
 export const RELEASE_FAILED = 'ReleaseFailed';
@@ -119,6 +83,8 @@ export class SweepRun {
   /** allocation attempts before the last operator retry do not count */
   private allocationBudgetBase = 0;
   private operatorRetry = false;
+  /** the verdict of a completed sweep against the history (judge) */
+  private regressions?: number;
   private pointScope?: CancellationScope;
   /** allocation, image import, launch and readiness: cancelled by abort too (PATCHES.abortInAnyPhase) */
   private setupScope?: CancellationScope;
@@ -131,7 +97,7 @@ export class SweepRun {
   ) {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
-    this.lease = new Lease(c && leaseOf(c));
+    this.lease = new Lease(c && (c.lease ?? leaseOfFlatCarryOver(c as Partial<LeaseSnapshot>)));
     this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.layout = new ResultsLayout(input.resultsDir);
     this.plan = patched(PATCHES.planByReference)
@@ -501,9 +467,28 @@ export class SweepRun {
     await this.teardown('released', undefined);
     const final = this.state.phase === 'cleaning-up' ? 'failed' : this.state.phase;
     this.touch(final);
+    if (final === 'completed' && patched(PATCHES.historyVerdict)) await this.judge();
     await CancellationScope.nonCancellable(async () => {
       this.setStatus(final);
       upsertMemo({ summary: summaryLine(this.state), resultsDir: this.input.resultsDir, planHash: this.input.planHash });
+    });
+  }
+
+  /**
+   * A completed sweep against the history of its series (../activities/history.ts): the verdict
+   * `none` or N becomes the InfersweepRegression search attribute. A history that cannot be
+   * recorded is reported in the sweep's message and never fails the sweep.
+   */
+  async judge(): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        const h = await this.act.recordHistory({ sweepId: this.input.sweepId, resultsDir: this.input.resultsDir });
+        this.regressions = h.regressions;
+        upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
+        this.touch(undefined, `regressions: ${h.label} (history in ${h.store})`);
+      } catch (err) {
+        this.touch(undefined, `history not recorded: ${messageOf(err)}`);
+      }
     });
   }
 
@@ -515,6 +500,7 @@ export class SweepRun {
       points: s.points,
       allocations: s.allocations,
       resultsDir: this.input.resultsDir,
+      ...(this.regressions === undefined ? {} : { regressions: this.regressions }),
     };
   }
 }
