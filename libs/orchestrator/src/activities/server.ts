@@ -91,7 +91,7 @@ export function serverActivities(ctx: ActivityContext): ServerActivities {
       const { deployment, startupBudgetSeconds } = input;
       const started = Date.now();
       const deadline = started + startupBudgetSeconds * 1000;
-      const signal = Context.current().cancellationSignal;
+      const activity = Context.current();
       let last = 'not polled yet';
       let lost: InfersweepError | undefined;
       await slurm.assertAlive(deployment.jobId, 'readiness');
@@ -114,8 +114,8 @@ export function serverActivities(ctx: ActivityContext): ServerActivities {
               logTail: logs.map((l) => `--- ${l.node}\n${l.tail}`).join('\n'),
             });
           }
-          await new Promise((res) => setTimeout(res, ctx.deps.pollMs));
-          if (signal.aborted) throw new InfersweepError('readiness wait cancelled', { kind: 'fatal' });
+          // the SDK's sleep: a cancel rejects it with a CancelledFailure, which stays a cancellation
+          await activity.sleep(ctx.deps.pollMs);
         }
       } finally {
         await live.stop();
