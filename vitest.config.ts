@@ -1,15 +1,8 @@
 import { defineConfig } from 'vitest/config';
-import { fileURLToPath } from 'node:url';
+import { workspaceAliases } from './libs/orchestrator/src/bundle';
 
-const alias = {
-  '@infersweep/core': fileURLToPath(new URL('./libs/core/src/index.ts', import.meta.url)),
-  '@infersweep/topology': fileURLToPath(new URL('./libs/topology/src/index.ts', import.meta.url)),
-  '@infersweep/slurm': fileURLToPath(new URL('./libs/slurm/src/index.ts', import.meta.url)),
-  '@infersweep/agentx': fileURLToPath(new URL('./libs/agentx/src/index.ts', import.meta.url)),
-  '@infersweep/sweep': fileURLToPath(new URL('./libs/sweep/src/index.ts', import.meta.url)),
-  '@infersweep/orchestrator': fileURLToPath(new URL('./libs/orchestrator/src/index.ts', import.meta.url)),
-  '@infersweep/history': fileURLToPath(new URL('./libs/history/src/index.ts', import.meta.url)),
-};
+// the workspace's package aliases, from tsconfig.base.json `paths` (the one list)
+const alias = workspaceAliases();
 
 // Four kinds of test: unit (`*.test.ts`, fast, no services), integration (`*.int.test.ts`, the
 // real local stack; brought up by test/global-setup.ts), production (`*.prod.test.ts`, the
