@@ -48,7 +48,7 @@ describe('infersweep plan (spawned)', () => {
     ]);
     expect(plans[2].slurm.nodes).toBe(4);
     // every plan carries its derived engine settings and capacity numbers
-    expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([8, 16, 8, 6, 4]);
+    expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([8, 16, 8, 5, 8]); // the ix-* arms pin InferenceX's 5 and 8
     expect(plans.every((p: { capacity: { checked: boolean } }) => p.capacity.checked)).toBe(true);
   }, 60_000); // two CLI spawns on a loaded 2-core host
 
@@ -61,7 +61,7 @@ describe('infersweep plan (spawned)', () => {
     expect(r.stdout).toContain(
       'engine     gpu-memory-utilization 0.85 · max-num-seqs 8 per DP rank (⌈128 / DP 16⌉ = 8) · max-num-batched-tokens 1024 · prefix caching on',
     );
-    expect(r.stdout).toMatch(/capacity {3}\[ok\] weights 84\.4 GB\/GPU, .* ~2\.46M tokens per replica .* c=128 11 %/);
+    expect(r.stdout).toMatch(/capacity {3}\[ok\] weights 101\.4 GB\/GPU, .* ~1\.23M tokens per replica .* c=128 21 %/);
     expect(r.stdout).toContain('WARNING: experimental on H200');
     expect(r.stdout).toContain("VLLM_HOST_IP='{{NODE_ADDR}}'"); // quoted by the one shell-quoting helper (libs/core/src/quote.ts)
   });
