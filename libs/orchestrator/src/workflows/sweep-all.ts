@@ -4,12 +4,15 @@ import {
   ParentClosePolicy,
   executeChild,
   isCancellation,
+  patched,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { sweepSearchAttributes, type ChildSweepOutcome, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { searchAttributeKeys, sweepSearchAttributes, type ChildSweepOutcome, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
 import { childSweepId, ResultsLayout } from '@infersweep/core';
 import { messageOf } from './failures';
 import { sweepWorkflow } from './sweep';
+import { PATCHES } from './patches';
 
 /**
  * `--orientation all`: one child sweep per orientation, one after another by default or up to
@@ -57,5 +60,11 @@ export async function sweepAllWorkflow(input: SweepAllInput): Promise<ChildSweep
   const lanes = Math.max(1, Math.min(input.maxConcurrentSweeps, input.sweeps.length));
   await Promise.all(Array.from({ length: lanes }, lane));
   if (cancelled) throw cancelled;
+  // a scheduled run's verdict (the Web UI lists the runs): the regressed points of all its sweeps
+  const judged = results.flatMap((r) => (r.result?.regressions === undefined ? [] : [r.result.regressions]));
+  if (judged.length > 0 && patched(PATCHES.historyVerdict)) {
+    const n = judged.reduce((a, b) => a + b, 0);
+    upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: n === 0 ? 'none' : String(n) }]);
+  }
   return results;
 }
