@@ -38,8 +38,8 @@ export function cancelledByShutdown(ctx: Context): boolean {
  */
 export function cancelRequestedByWorkflow(ctx: Context): boolean {
   if (!ctx.cancellationSignal.aborted || cancelledByShutdown(ctx)) return false;
-  const d = ctx.cancellationDetails;
-  if (d) return d.cancelRequested;
+  if (ctx.cancellationDetails?.cancelRequested) return true;
+  // the SDK names the reason after core's ActivityCancelReason (CANCELLED, TIMED_OUT, NOT_FOUND, …)
   const reason: unknown = ctx.cancellationSignal.reason;
   return reason instanceof Error && reason.message === 'CANCELLED';
 }
