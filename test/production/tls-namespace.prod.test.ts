@@ -3,7 +3,7 @@
  * `infersweep` namespace with registered search attributes, PostgreSQL persistence.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -76,7 +76,26 @@ function foreignCa(): { ca: string; cert: string; key: string } {
   );
   run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'w.key');
   run('req', '-new', '-key', 'w.key', '-subj', '/CN=worker-east', '-out', 'w.csr');
-  run('x509', '-req', '-in', 'w.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', 'w.pem');
+  // the same X.509 v3 extensions as the stack's own client certificates (scripts/stack-production.sh):
+  // only the issuing CA differs (a v1 certificate would be refused for its version, not its CA)
+  writeFileSync(join(d, 'w.ext'), 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+  run(
+    'x509',
+    '-req',
+    '-in',
+    'w.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'w.ext',
+    '-out',
+    'w.pem',
+  );
   return { ca: join(d, 'ca.pem'), cert: join(d, 'w.pem'), key: join(d, 'w.key') };
 }
 
@@ -107,7 +126,8 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     const noCert = health([]);
     expect(noCert.error).toBeUndefined(); // the binary ran
     expect(noCert.status).not.toBe(0);
-    expect(noCert.stderr).toMatch(/certificate required|bad certificate|tls/i);
+    // (the frontend ends the handshake: Go's client reports the closed connection as a broken pipe)
+    expect(noCert.stderr).toMatch(/certificate required|bad certificate|tls|broken pipe|connection reset/i);
     expect(noCert.stderr).not.toMatch(/connection refused|no such host/i);
     // …while the same command with the stack's client certificate is answered (same binary, address, CA)
     const withCert = health(['--tls-cert-path', e.TEMPORAL_TLS_CLIENT_CERT_PATH!, '--tls-key-path', e.TEMPORAL_TLS_CLIENT_KEY_PATH!]);
@@ -146,7 +166,7 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     ).toMatch(/UnknownCA|BadCertificate|bad certificate|unknown certificate authority/i);
     // no client certificate at all
     expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })))).toMatch(
-      /CertificateRequired|certificate required|HandshakeFailure/i,
+      /CertificateRequired|certificate required|HandshakeFailure|broken pipe|connection reset/i,
     );
     // plain text to a TLS frontend: reached (not refused), but no gRPC conversation
     expect(await tlsRefusal(connectWorker({ ...prodTarget(), tls: false, tlsFiles: undefined }))).toMatch(
