@@ -46,7 +46,6 @@ export const detectionSettingsSchema = z
     segmentOn: z.array(z.enum(CONTEXT_FIELDS as [ContextField, ...ContextField[]])).default([]),
   })
   .strict();
-export type DetectionSettings = z.infer<typeof detectionSettingsSchema>;
 export type DetectionSettingsInput = z.input<typeof detectionSettingsSchema>;
 
 // ---------------------------------------------------------------- statistics

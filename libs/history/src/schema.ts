@@ -123,7 +123,6 @@ export const contextChangeSchema = z
 export type ContextChange = z.infer<typeof contextChangeSchema>;
 
 export const changeDirectionSchema = z.enum(['regression', 'improvement']);
-export type ChangeDirection = z.infer<typeof changeDirectionSchema>;
 
 /** A detected change of one metric of one series. */
 export const changePointSchema = z

@@ -9,29 +9,16 @@ export * from './config/env';
 export * from './config/schema';
 export * from './config/search';
 export * from './config/files';
-export {
-  parseSweepConfig,
-  lineOf,
-  dotted,
-  LOCAL_PATH_FIELDS,
-  type ConfigSource,
-  type LoadedConfig,
-  type ParseOptions,
-  type PathSegment,
-} from './config/parse';
+export { parseSweepConfig, type LoadedConfig } from './config/parse';
 export * from './topology/validate';
 export * from './topology/commands';
 export * as placeholders from './topology/placeholders';
-export { compileArgs, cpuDifferences, cpuLaunch, ompBindOf, removeFlag, type CpuLaunch } from './topology/cpu';
+export { cpuDifferences, cpuLaunch, removeFlag } from './topology/cpu';
 export * from './topology/recipes';
 export * from './plan/schema';
 export * from './plan/timelimit';
 export * from './plan/engine';
 export * from './plan/capacity';
 export { planSweep } from './plan/plan';
-export { type PlanOptions } from './plan/draft';
 export { planContentHash } from './plan/assemble-plan';
-export { SECRET_LIKE } from './plan/plan-secrets';
-export { resolveAgentx, resolveBudgets, deepMerge } from './plan/plan-agentx';
-export { standInArgv } from './plan/build-nodes';
-export { bindPlan, derivePorts, PORT_RANGES, type BindOptions, type DerivedPorts } from './plan/bind';
+export { bindPlan, derivePorts, PORT_RANGES } from './plan/bind';

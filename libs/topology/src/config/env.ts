@@ -54,10 +54,3 @@ function splitDefault(inner: string): [string, string | undefined] {
   const i = inner.indexOf(':-');
   return i < 0 ? [inner, undefined] : [inner.slice(0, i), inner.slice(i + 2)];
 }
-
-/** Names of the `${VAR}` placeholders in `text`, in order. */
-export function placeholdersIn(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) if (m[0] !== '$${') out.push(splitDefault(m[1] ?? '')[0]);
-  return out;
-}

@@ -407,19 +407,16 @@ export const sweepConfigSchema = z
   .strict();
 
 export type SweepConfig = z.infer<typeof sweepConfigSchema>;
-export type ModelSpec = z.infer<typeof modelSchema>;
 export type EngineSpec = z.infer<typeof engineSchema>;
 export type Budgets = z.infer<typeof budgetsSchema>;
 export type ClusterProfile = z.infer<typeof clusterSchema>;
 export type LoginHost = z.infer<typeof loginHostSchema>;
 export type SimulatorOverride = z.infer<typeof simulatorOverrideSchema>;
 export type VllmCpuOverride = z.infer<typeof vllmCpuOverrideSchema>;
-export type EngineOverride = z.infer<typeof engineOverrideSchema>;
 export type TopologySpec = z.infer<typeof topologySpecSchema>;
 export type Orientation = z.infer<typeof orientationSchema>;
 export type OrientationEngine = z.infer<typeof orientationEngineSchema>;
 export type ModelArchitecture = z.infer<typeof modelArchitectureSchema>;
-export type DeploymentSpec = z.infer<typeof deploymentSchema>;
 export type LbMode = z.infer<typeof lbModeSchema>;
 export type EndpointsMode = z.infer<typeof endpointsModeSchema>;
 

@@ -68,5 +68,4 @@ export const searchSchema = z
     path: ['slo'],
   });
 
-export type SearchSpec = z.infer<typeof searchSchema>;
 export type Slo = z.infer<typeof sloSchema>;

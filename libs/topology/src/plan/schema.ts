@@ -235,11 +235,8 @@ export const sweepPlanSchema = z
 export type SweepPlan = z.infer<typeof sweepPlanSchema>;
 export type PlanNode = z.infer<typeof planNodeSchema>;
 export type EngineIds = z.infer<typeof engineIdsSchema>;
-export type SlurmRequest = z.infer<typeof slurmRequestSchema>;
 export type PointBudget = z.infer<typeof pointBudgetSchema>;
 export type TimeLimit = z.infer<typeof timeLimitSchema>;
-export type PlanCapacity = z.infer<typeof capacitySchema>;
-export type PlanEngineSettings = z.infer<typeof engineSettingsSchema>;
 export type PlanSearch = z.infer<typeof planSearchSchema>;
 
 export const boundNodeSchema = z
@@ -277,4 +274,3 @@ export const boundDeploymentSchema = z
   .strict();
 
 export type BoundDeployment = z.infer<typeof boundDeploymentSchema>;
-export type BoundNode = z.infer<typeof boundNodeSchema>;
