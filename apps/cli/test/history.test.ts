@@ -32,9 +32,10 @@ beforeAll(async () => {
     );
   const settings = historySettingsSchema.parse({});
   for (const d of dirs) await recordRun(d, settings);
-});
+}, 60_000);
 
-describe('history on the command line', () => {
+// each test spawns the CLI one to three times, ~7 s each on a loaded 2-core host
+describe('history on the command line', { timeout: 90_000 }, () => {
   it('`history` lists the series; `history SERIES` prints it run by run with the newest verdict', async () => {
     const list = await runCli(['history', '--root', root], { env: env() });
     expect(list.code, list.stderr).toBe(0);

@@ -26,7 +26,8 @@ function outcomes(o: { baselineRuns: number; stepRuns: number; step: number; sig
 }
 const rate = (xs: string[], status: string) => xs.filter((x) => x === status).length / xs.length;
 
-describe('change detection on synthetic series (200 seeded series each, noise σ = 2 %)', () => {
+// CPU-bound (hundreds of series, each test enumerating hundreds of arrangements): minutes on a loaded 2-core host
+describe('change detection on synthetic series (200 seeded series each, noise σ = 2 %)', { timeout: 120_000 }, () => {
   it('detects a persistent 10 % drop in at least 95 % of series, a 20 % drop in all', () => {
     const r10 = rate(outcomes({ baselineRuns: 20, stepRuns: 2, step: -0.1, sigma: SIGMA }), 'regression');
     const r20 = rate(outcomes({ baselineRuns: 20, stepRuns: 2, step: -0.2, sigma: SIGMA }), 'regression');
