@@ -5,6 +5,7 @@
  * worker adopts the same job by name, with its place in the queue, and runs the sweep on it.
  */
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { allocationJobName } from '@infersweep/core';
 import type { SweepResult } from '@infersweep/sweep';
@@ -12,14 +13,20 @@ import {
   exited,
   holdEveryNode,
   localSlurm,
+  notSaturationGated,
+  pointRunning,
+  readPoint,
   realStackSuite,
   signalGroup,
   spawnWorker,
   start,
+  startOnNewWorker,
   testInput,
   testPlan,
   waitHeartbeat,
+  waitProgress,
 } from './harness';
+import { stackEnv } from '../../../test/stack-env';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
@@ -56,5 +63,45 @@ describe('a deploy keeps the queue', () => {
       signalGroup(w, 'SIGTERM');
       await exited(w);
     }
+  });
+});
+
+describe('a point that crashes its server', () => {
+  /** scancel every server step of the job (what an OOM-killed engine looks like to Slurm: the step ends). */
+  const killServerSteps = (jobId: string): void => {
+    const env = { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF };
+    const steps = execFileSync('squeue', ['-s', '-j', jobId, '-h', '-o', '%i|%j'], { env, encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.split('|'))
+      .filter(([id, name]) => id && name && !/extern|batch/.test(id));
+    for (const [id] of steps) execFileSync('scancel', [id!], { env });
+  };
+
+  it('every time at c=2: the point fails after its attempts with the reason recorded; the allocation is kept and c=4 runs on it', async () => {
+    // about server losses, not client saturation on a loaded test machine: notSaturationGated
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
+    const input = { ...testInput(plan, 'server-crash'), maxPointAttempts: 2 };
+    const { worker, h } = await startOnNewWorker(suite.client(), input);
+    const result = (await worker.runUntil(async () => {
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const p = await waitProgress(
+          h,
+          (x) => pointRunning(2)(x) && x.points.find((pt) => pt.concurrency === 2)?.attempts === attempt,
+          180_000,
+          `point c=2 running, attempt ${attempt}`,
+        );
+        killServerSteps(p.allocation!.jobId);
+      }
+      return h.result();
+    })) as SweepResult;
+    expect(result.status).toBe('completed');
+    expect(result.allocations.map((a) => a.ended)).toEqual(['released']);
+    expect(result.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'failed', 2],
+      [4, 'done', 1],
+    ]);
+    expect(result.points[1]!.lastError).toMatch(/gone/);
+    expect(readPoint(input.resultsDir, 4).identity.jobId).toBe(result.allocations[0]!.jobId);
   });
 });

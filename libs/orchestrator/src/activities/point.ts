@@ -4,10 +4,11 @@ import { contentHash, ResultsLayout } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
 import { RecordInvalidError, pointSummary, runPointWithClient as runAgentxPoint, waitForDrain, type Progress } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
-import { InsufficientTimeError } from './errors';
+import type { SlurmCluster } from '@infersweep/slurm';
+import { InsufficientTimeError, ServerLostError } from './errors';
 import { progress } from './liveness';
 import { storedResult } from './results-store';
-import type { PointActivities } from './types';
+import type { PointActivities, StepRef } from './types';
 
 /** Content hash of the engine and the argument list every node shares (identifies the engine configuration). */
 const fingerprint = (plan: SweepPlan) => contentHash([plan.engine, plan.nodes[0]?.commonArgs ?? []]);
@@ -91,7 +92,12 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
             onProgress: (p: Progress) => progress({ ...p, concurrency: req.concurrency }),
           },
         );
-        return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+        const summary = pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+        // requests that failed because the server died are a lost server, not an invalid measurement
+        // (the client can see the loss before the liveness watch's consecutive polls do)
+        if (!summary.valid && !lost) await throwIfServerGone(slurm, dep.steps, step, summary.reasons[0]);
+        if (lost) throw lost;
+        return summary;
       } catch (err) {
         if (lost) throw lost;
         // a record that does not validate: an invalid point with its reason (raw requests kept)
@@ -114,4 +120,18 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       }
     },
   };
+}
+
+/** Throws ServerLostError (with the step's log tail) when a server step of the point has exited. */
+async function throwIfServerGone(slurm: SlurmCluster, steps: StepRef[], step: string, why: string | undefined): Promise<void> {
+  for (const s of steps) {
+    if ((await slurm.stepStatus(s)) !== 'exited') continue;
+    const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
+    throw new ServerLostError(`server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone during the point${why ? ` (${why})` : ''}`, {
+      jobId: s.jobId,
+      node: s.node,
+      step,
+      logTail: logs?.[0]?.tail ?? '',
+    });
+  }
 }

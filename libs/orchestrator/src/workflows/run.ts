@@ -38,7 +38,6 @@ import {
   validateSkip,
   type AllocationEnd,
   type PointState,
-  type SweepInput,
   type SweepPhase,
   type SweepProgress,
   type SweepResult,
@@ -48,25 +47,10 @@ import type { Deployment, PlanInput, ReleaseResult } from '../activities/types';
 import { Lease, leaseOfFlatCarryOver, type LeaseSnapshot } from './lease';
 import { PATCHES } from './patches';
 import type { SweepVerbs } from './activities';
+import type { SweepCarryOver, SweepRunInput } from './carry-over';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 
-/** What a sweep hands to its next run when it continues as new (history kept bounded). */
-export interface SweepCarryOver {
-  progress: SweepProgress;
-  /** what the sweep holds: allocation, server, image import (./lease.ts) */
-  lease?: LeaseSnapshot;
-  allocationBudgetBase: number;
-  /** runs before this one (continue-as-new count) */
-  runs: number;
-}
-
-export interface SweepRunInput extends SweepInput {
-  /** continue-as-new past this many history events (default 10 000; tests use a small one) */
-  historyEventLimit?: number;
-  /** set by continue-as-new only */
-  carried?: SweepCarryOver;
-}
-
+export type { SweepCarryOver, SweepRunInput } from './carry-over';
 export { PATCHES } from './patches';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
