@@ -56,6 +56,22 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 /** A sweep input of `plan` on a cluster name (and so a task queue) of its own. */
 const inputOn = (cluster: string, plan: SweepPlan, tag: string): SweepInput => testInput({ ...plan, cluster }, tag);
 
+/**
+ * The production worker of the `local` cluster profile, in this process, serving a test cluster
+ * name too (its task queue isolates the test's sweeps): the worker's settings must allow that name
+ * (INFERSWEEP_WORKER_CLUSTERS, read when the worker is created).
+ */
+async function servingWorker(cluster: string): Promise<{ stop(): Promise<void> }> {
+  const before = process.env.INFERSWEEP_WORKER_CLUSTERS;
+  process.env.INFERSWEEP_WORKER_CLUSTERS = `local,${cluster}`;
+  try {
+    return await runningWorker(taskQueueFor(cluster));
+  } finally {
+    if (before === undefined) delete process.env.INFERSWEEP_WORKER_CLUSTERS;
+    else process.env.INFERSWEEP_WORKER_CLUSTERS = before;
+  }
+}
+
 /** A sweep started as the CLI starts one (search attributes, memo), released by cleanupStarted. */
 async function startTracked(input: SweepInput): Promise<StartedSweep> {
   const started = await startSweep(client, target, input);
@@ -115,13 +131,14 @@ const SIM_CAPACITY = { maxNumSeqs: 4, waiting: 2 };
 
 describe('a sweep followed from the CLI (real worker, real activities)', () => {
   const cluster = testCluster();
-  // c=4 profiles long enough (40 s) for status, list and skip, issued at once, to see it run
+  // c=4 profiles long enough (60 s) for status, list and skip, issued at once, to see it run on a loaded host
+  // (40 s was too short with seven agents on the 2 cores: the four spawns outlasted the point)
   const plan = testPlan(
     'balanced',
     [4, 8, 16],
     (p) => {
       notSaturationGated(p);
-      profileSeconds(40)(p);
+      profileSeconds(60)(p);
     },
     (cfg) => {
       const sim = cfg.clusters.local!.engineOverride;
@@ -138,7 +155,7 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
   let views: { list: Promise<CliRun[]>; skip: Promise<CliRun[]> } | undefined;
 
   beforeAll(async () => {
-    worker = await runningWorker(taskQueueFor(cluster));
+    worker = await servingWorker(cluster);
     started = await startTracked(input);
   });
   afterAll(async () => {
@@ -154,21 +171,25 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
 
   it('status --json prints the progress query: phase, points, the real allocation and live heartbeat details', async () => {
     const s = await pointMeasuring(started.workflowId, 4);
-    // every CLI view of the measuring point at once: the spawns are independent, and c=4 runs for all of them
+    // squeue at once, while c=4 certainly holds the job
+    const a = s.allocations[0]!;
+    const job = squeueJob(a.jobId);
+    // the CLI views that need c=4 still running, spawned together (independent processes): the text
+    // status, the skip of a pending and of the running point, the list of running sweeps…
+    const text = cli(['status', started.workflowId]);
+    const skipPending = cli(['skip', started.workflowId, '--point', '16', '--reason', 'not needed']);
+    const skipRunning = cli(['skip', started.workflowId, '--point', '4']);
+    const listRunning = cli(['list', '--running', '--cluster', cluster, '--orientation', 'balanced', '--json']);
+    await Promise.all([text, skipPending, skipRunning, listRunning]);
+    // …then the ones that do not depend on the point's state
     views = {
       list: Promise.all([
-        cli(['list', '--running', '--cluster', cluster, '--orientation', 'balanced', '--json']),
+        listRunning,
         cli(['list', '--cluster', cluster, '--orientation', 'throughput', '--json']),
         cli(['list', '--limit', 'ten']),
       ]),
-      skip: Promise.all([
-        cli(['skip', started.workflowId, '--point', '16', '--reason', 'not needed']),
-        cli(['skip', started.workflowId, '--point', '4']),
-        cli(['skip', started.workflowId, '--point', 'x']),
-        cli(['skip', started.workflowId]),
-      ]),
+      skip: Promise.all([skipPending, skipRunning, cli(['skip', started.workflowId, '--point', 'x']), cli(['skip', started.workflowId])]),
     };
-    const text = await cli(['status', started.workflowId]);
     expect(s.workflowStatus).toBe('RUNNING');
     expect(s.uiLink).toContain(`/workflows/${started.workflowId}`);
     expect(s.points.map((p) => [p.concurrency, p.status])).toEqual([
@@ -178,13 +199,11 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
     ]);
     expect(s.points[0]!.attempts).toBe(1);
     // the allocation is the Slurm job squeue shows: its id, name and nodes
-    const a = s.allocations[0]!;
     expect(a.jobName).toBe(allocationJobName(started.workflowId, 1, currentDeploymentTag()));
-    const job = squeueJob(a.jobId);
     expect(job).toEqual({ name: a.jobName, state: 'RUNNING', nodes: a.nodes });
     expect(a.nodes).toHaveLength(plan.slurm.nodes);
-    expect(text.stdout).toMatch(/c=4\s+running\s+\S+\s+\d+ requests done/);
-    expect(text.stdout).toMatch(new RegExp(`job ${a.jobId}\\s+${a.nodes.join(',')}\\s+holding`));
+    expect((await text).stdout).toMatch(/c=4\s+running\s+\S+\s+\d+ requests done/);
+    expect((await text).stdout).toMatch(new RegExp(`job ${a.jobId}\\s+${a.nodes.join(',')}\\s+holding`));
   });
 
   it('list filters by search attributes', async () => {
@@ -313,7 +332,7 @@ describe('cancel and resume (real worker, real activities)', () => {
   let started: StartedSweep;
 
   beforeAll(async () => {
-    worker = await runningWorker(taskQueueFor(cluster));
+    worker = await servingWorker(cluster);
     started = await startTracked(input);
   });
   afterAll(async () => {
@@ -596,7 +615,7 @@ describe('help and exit codes', () => {
     );
     expect(u!.code).toBe(2);
     expect(u!.stderr).toContain("unknown option '--bogus'");
-  }, 120_000);
+  });
 
   it('stack status reports the local stack; a bad verb is a usage error', async () => {
     const r = await cli(['stack', 'status']);
