@@ -210,8 +210,9 @@ export function workflowBundle(): { codePath: string } | undefined {
   return codePath ? { codePath } : undefined;
 }
 
-export async function newWorker(taskQueue: string): Promise<Worker> {
-  const { worker } = await createSweepWorker({ cluster: 'local', target, taskQueue, workflowBundle: workflowBundle() });
+/** The production worker of `cluster` (its settings allow that cluster's sweeps) on `taskQueue`. */
+export async function newWorker(taskQueue: string, cluster = 'local'): Promise<Worker> {
+  const { worker } = await createSweepWorker({ cluster, target, taskQueue, workflowBundle: workflowBundle() });
   return worker;
 }
 
@@ -250,7 +251,7 @@ export async function start(c: Client, input: SweepInput, taskQueue: string): Pr
 /** A new worker on a fresh test task queue, and the sweep started on it (run it with `worker.runUntil`). */
 export async function startOnNewWorker(c: Client, input: SweepInput): Promise<{ worker: Worker; h: WorkflowHandle }> {
   const tq = `t-${randomUUID()}`;
-  const worker = await newWorker(tq);
+  const worker = await newWorker(tq, input.plan.cluster);
   return { worker, h: await start(c, input, tq) };
 }
 
