@@ -6,14 +6,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ResultsLayout } from '@infersweep/core';
-import { planSweep } from '@infersweep/topology';
-import { loadSweepConfig } from '@infersweep/orchestrator';
+import { parseSweepConfig, planSweep } from '@infersweep/topology';
 
 const RECORD_FILE = join(__dirname, '../../../apps/cli/test/fixtures/point-record.json');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const record = JSON.parse(readFileSync(RECORD_FILE, 'utf8')) as Record<string, any>;
 
-const loaded = loadSweepConfig({ clusters: ['local'], env: { ...process.env, INFERSWEEP_STACK: '/stack' } });
+// the shipped config through topology's pure parser (libs/history sits below libs/orchestrator: no config-file adapter here)
+const CONFIG_FILE = join(__dirname, '../../../configs/kimik3-fp4-h200.yaml');
+const loaded = parseSweepConfig(readFileSync(CONFIG_FILE, 'utf8'), {
+  file: 'configs/kimik3-fp4-h200.yaml',
+  env: { ...process.env, INFERSWEEP_STACK: '/stack' },
+  clusters: ['local'],
+});
 export const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1, 2], source: loaded.source });
 
 /** A results folder `<root>/<runId>` with the plan and one record per point at the given throughputs. */

@@ -15,8 +15,16 @@ import { SWEEP_ALL_WORKFLOW_TYPE, childSweepId } from '@infersweep/core';
 import { searchAttributeKeys, type SweepAllInput } from '@infersweep/sweep';
 import { HISTORY_SETTINGS_ENV, readVerdict } from '@infersweep/history';
 import { stackEnv } from '../../../test/stack-env';
-import { cli } from '../../../apps/cli/test/cli-harness';
-import { localSlurm, notSaturationGated, realStackSuite, runningWorker, testInput, testPlan, track } from './harness';
+import { cli } from './cli-harness';
+import {
+  localSlurm,
+  notSaturationGated,
+  realStackSuite,
+  runningWorker,
+  testInput,
+  testPlan,
+  track,
+} from '../../../libs/orchestrator/test/harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
