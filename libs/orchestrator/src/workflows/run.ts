@@ -50,7 +50,7 @@ import type { SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 
-export type { SweepCarryOver, SweepRunInput } from './carry-over';
+export type { SweepRunInput } from './carry-over';
 export { PATCHES } from './patches';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
