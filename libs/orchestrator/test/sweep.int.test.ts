@@ -15,6 +15,7 @@ import {
   liveJobsOf,
   localSlurm,
   newWorker,
+  notSaturationGated,
   pointRunning,
   readPoint,
   realStackSuite,
@@ -40,6 +41,8 @@ async function expectNoLeak(p: Pick<SweepProgress, 'allocations'>) {
   ).toEqual([]);
 }
 
+// Test 1 measures: it keeps the client-health gate. Tests 2-7 are about recovery (losses, restarts,
+// cancel), not measurement: a point invalidated by a loaded test machine's event loop would hide them.
 describe('durable sweep on the real stack', () => {
   it('1. a 3-point sweep on 2 nodes completes: one valid result per point, allocation released', async () => {
     const plan = testPlan('latency', [1, 2, 4]);
@@ -70,7 +73,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('2. scancel during point 2: re-allocation, point 2 rerun, point 3 runs, point 1 not rerun', async () => {
-    const plan = testPlan('latency', [1, 2, 4]);
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
     const input = testInput(plan, 'scancel');
     const { worker, h } = await startOnNewWorker(suite.client(), input);
     const result = (await worker.runUntil(async () => {
@@ -99,7 +102,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('3. a node set down mid-point: same recovery, the allocation ends NODE_FAIL', async () => {
-    const plan = testPlan('latency', [1, 2, 4]);
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
     const input = testInput(plan, 'nodedown');
     const { worker, h } = await startOnNewWorker(suite.client(), input);
     let downed: string | undefined;
@@ -128,7 +131,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('4. SIGKILL the worker mid-point, start another: the sweep completes, no leaked job', async () => {
-    const plan = testPlan('latency', [1, 2, 4]);
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
     const input = testInput(plan, 'workerkill');
     const tq = `t-${randomUUID()}`;
     let w = spawnWorker(tq);
@@ -148,7 +151,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('5. restart the Temporal dev server (same DB file) mid-sweep: the sweep completes', async () => {
-    const plan = testPlan('latency', [1, 2]);
+    const plan = testPlan('latency', [1, 2], notSaturationGated);
     const input = testInput(plan, 'temporalrestart');
     const { worker, h } = await startOnNewWorker(suite.client(), input);
     const result = (await worker.runUntil(async () => {
@@ -164,7 +167,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('6. cancel the workflow mid-point: allocation released within 60 s, logs captured, status Cancelled', async () => {
-    const plan = testPlan('latency', [1, 2, 4]);
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
     const input = testInput(plan, 'cancel');
     const { worker, h } = await startOnNewWorker(suite.client(), input);
     const progress = await worker.runUntil(async () => {
@@ -192,7 +195,7 @@ describe('durable sweep on the real stack', () => {
   });
 
   it('7. time guard: an allocation with too little time left for the next point is replaced before the point starts', async () => {
-    const plan = testPlan('latency', [1, 2, 4]);
+    const plan = testPlan('latency', [1, 2, 4], notSaturationGated);
     const input = testInput(plan, 'timeguard');
     const { worker, h } = await startOnNewWorker(suite.client(), input);
     const budget = plan.pointBudgets[1]!.totalSeconds;
