@@ -8,7 +8,8 @@
 # Lanes: two integration lanes, each on its own local stack (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA,
 # scripts/stack.sh), plus the unit project beside them. Lane A runs the files that load the CPU (every
 # real-vLLM file, so two vLLM deployments never overlap) and the client-saturation-gated files (so two of
-# them never overlap); lane B every other integration file (a new file lands there), then the production
+# them never overlap), then two long files to even the lanes; lane B every other integration file (a new
+# file lands there), then the production
 # project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
 # every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or
 # files per project than its floor. INFERSWEEP_TEST_LANES=1 runs the two lanes one after the other on
@@ -42,6 +43,10 @@ LANE_A=(
   test/smoke/simulator.int.test.ts
   test/smoke/slurm-ssh.int.test.ts
   test/smoke/web-ui.int.test.ts
+  # then two long files of lane B's kind (neither loads the CPU), so both lanes end near the same time
+  # (CI on 2 cores: lane A 758 s, lane B 1666 s before they moved; test-results/phases.txt has each run's)
+  libs/orchestrator/test/timings.int.test.ts
+  apps/cli/test/cli.int.test.ts
 )
 
 now() { date +%s; }
@@ -157,7 +162,7 @@ lane() { # name slot data vitest-args…: prefixes its output, records its exit 
   local name=$1 slot=$2 data=$3 t rc=0
   shift 3
   t=$(now)
-  INFERSWEEP_STACK_SLOT=$slot INFERSWEEP_DATA=$data vitest_json "$name" "$@" 2>&1 | sed -u "s/^/[$name] /" || rc=$?
+  INFERSWEEP_STACK_SLOT=$slot INFERSWEEP_DATA=$data vitest_json "$name" "$@" 2>&1 | tee "$OUT/$name.log" | sed -u "s/^/[$name] /" || rc=$?
   echo "$rc" >"$OUT/$name.rc"
   echo "$name $(($(now) - t)) $rc" >>"$OUT/phases.txt"
   echo "[test] phase $name: $(($(now) - t)) s (vitest exit $rc)"
@@ -178,6 +183,13 @@ else
 fi
 for p in "${pids[@]}"; do wait "$p" || true; done
 echo "[test] phase tests: $(($(now) - t0)) s"
+# A red vitest exit without a failed test (an unhandled error, a worker that died, a hook that timed out)
+# says why here, next to the summary, since CI logs keep only their tail.
+for r in "${reports[@]}"; do
+  [ "$(cat "$OUT/$r.rc" 2>/dev/null || echo missing)" = 0 ] && continue
+  echo "[test] $r: vitest exited $(cat "$OUT/$r.rc" 2>/dev/null || echo '(no exit code)'); its errors ($OUT/$r.log):"
+  grep -n -i -E -A12 'unhandled|worker exited|timed out|error:|FAIL ' "$OUT/$r.log" 2>/dev/null | head -n 80 | sed "s/^/[test]   /" || true
+done
 args=()
 for r in "${reports[@]}"; do args+=("$OUT/$r.json=$(cat "$OUT/$r.rc" 2>/dev/null || echo missing)"); done
 OUT=$OUT GATE_PROJECTS=unit,integration,production gate "${args[@]}"
