@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- 589 lines, over the 500-line budget until IdleCappedTimers moves out (docs/conventions.md) */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AgentxSettings } from '@infersweep/topology';
@@ -7,8 +6,12 @@ import { hash32 } from '../rng';
 import type { RequestPhase, RequestRecord } from '../result';
 import { BlockCache, blockLayout, buildChatBody } from '../trace/prompt';
 import type { WekaLeafRequest, WekaSubagent, WekaTrace } from '../trace/model';
-import { EndpointPool, streamChat, type ChatOutcome } from './http';
-import { sampleStartIndex, systemIdleShift, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
+import { EndpointPool, streamChat } from './http';
+import { IdleCappedTimers } from './idle-capped-timers';
+import { toRequestRecord } from './request-record';
+import { sampleStartIndex, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
+
+export { toRequestRecord, type RequestContext } from './request-record';
 
 export type Phase = 'warmup' | 'cache-pressure' | 'profiling' | 'draining' | 'done';
 export interface Progress {
@@ -54,69 +57,6 @@ export interface ReplayResult {
   warnings: string[];
 }
 
-/** Timers with the whole-system idle cap (AgentX scenario lock): see plan.systemIdleShift. */
-class IdleCappedTimers {
-  private readonly sleepers = new Set<{ wake: number; resolve: () => void; timer?: NodeJS.Timeout }>();
-  private inFlight = 0;
-  private pendingCheck = false;
-  private closed = false;
-  constructor(private readonly capMs: number) {}
-  sleep(ms: number): Promise<void> {
-    if (ms <= 0 || this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const s: { wake: number; resolve: () => void; timer?: NodeJS.Timeout } = { wake: performance.now() + ms, resolve };
-      this.sleepers.add(s);
-      this.arm(s);
-      this.scheduleCheck();
-    });
-  }
-  started(): void {
-    this.inFlight++;
-  }
-  ended(): void {
-    this.inFlight--;
-    if (this.inFlight === 0) this.scheduleCheck();
-  }
-  wakeAll(close = false): void {
-    if (close) this.closed = true;
-    for (const s of this.sleepers) {
-      clearTimeout(s.timer);
-      s.resolve();
-    }
-    this.sleepers.clear();
-  }
-  private arm(s: { wake: number; resolve: () => void; timer?: NodeJS.Timeout }): void {
-    clearTimeout(s.timer);
-    s.timer = setTimeout(
-      () => {
-        this.sleepers.delete(s);
-        s.resolve();
-      },
-      Math.max(0, s.wake - performance.now()),
-    );
-  }
-  /** Deferred so lanes that are ready (about to send) get to send first: "nothing in flight or ready". */
-  private scheduleCheck(): void {
-    if (this.pendingCheck) return;
-    this.pendingCheck = true;
-    setImmediate(() => {
-      this.pendingCheck = false;
-      const now = performance.now();
-      const shift = systemIdleShift(
-        now,
-        [...this.sleepers].map((s) => s.wake),
-        this.inFlight,
-        this.capMs,
-      );
-      if (shift > 0)
-        for (const s of this.sleepers) {
-          s.wake -= shift;
-          this.arm(s);
-        }
-    });
-  }
-}
-
 interface Play {
   lane: number;
   no: number;
@@ -138,65 +78,6 @@ interface Lane {
   play: Play;
   inFlight: number;
   quota: number;
-}
-
-/** What one request was, apart from how it went (the inputs of toRequestRecord besides the outcome). */
-export interface RequestContext {
-  lane: number;
-  play: { no: number; marker: string; traceId: string; endpoint: string };
-  kind: 'root' | 'subagent';
-  agentId: string | null;
-  turn: number;
-  phase: RequestPhase;
-  maxTokens: number;
-  expected: { isl: number; osl: number };
-  theoreticalHitTokens: number;
-  /** The request was cut by the end-of-profile grace period (not by an abort of the whole run). */
-  graceCancelled: boolean;
-}
-
-/**
- * One request's outcome → its JSONL record (pure). ITL is the mean gap over the request's streamed
- * tokens ((last − first) / (osl − 1)), only for successful requests with more than one token.
- */
-export function toRequestRecord(o: ChatOutcome, c: RequestContext): RequestRecord {
-  let category = o.errorCategory;
-  if (category === 'cancelled' && c.graceCancelled) category = 'grace_cancelled';
-  const ttft = o.firstTokenMs !== null ? o.firstTokenMs - o.startMs : null;
-  const osl = o.completionTokens;
-  const itl =
-    o.ok && osl !== null && osl > 1 && o.firstTokenMs !== null && o.lastTokenMs !== null
-      ? (o.lastTokenMs - o.firstTokenMs) / (osl - 1)
-      : null;
-  return {
-    id: `${c.play.marker}:${c.kind === 'root' ? 'r' : c.agentId}:${c.turn}`,
-    lane: c.lane,
-    trace_id: c.play.traceId,
-    play: c.play.no,
-    turn: c.turn,
-    kind: c.kind,
-    agent_id: c.agentId,
-    phase: c.phase,
-    endpoint: c.play.endpoint,
-    start_ms: o.startMs,
-    end_ms: o.endMs,
-    ttft_ms: o.ok ? ttft : null,
-    itl_ms: itl,
-    full_response_itl_ms: itl,
-    e2el_ms: o.ok ? o.endMs - o.startMs : null,
-    isl: o.promptTokens,
-    osl,
-    cached_tokens: o.cachedTokens,
-    expected_isl: c.expected.isl,
-    expected_osl: c.expected.osl,
-    max_tokens: c.maxTokens,
-    theoretical_cache_hit_tokens: c.theoreticalHitTokens,
-    content_chunks: o.contentChunks,
-    status: o.status,
-    ok: o.ok,
-    error_category: o.ok ? null : category,
-    error: o.error,
-  };
 }
 
 interface IssueInfo {
