@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentxSettingsSchema, type AgentxSettings } from '@infersweep/topology';
 import { runAiperfPoint } from './aiperf/run';
+import type { AiperfRunner } from './aiperf/runner';
 import type { Phase } from './client/replay';
 import { runPoint, type RunPointHooks, type RunPointInput } from './point';
 import type { PointResult } from './result';
@@ -12,9 +13,15 @@ import { resolveTraces } from './traces';
  * (`runPoint`) or the pinned aiperf (`runAiperfPoint`, InferenceX's flag set). Both produce the same
  * PointResult; the sweep's point activity calls only this.
  */
-export async function runPointWithClient(input: RunPointInput & { outDir: string }, hooks: RunPointHooks = {}): Promise<PointResult> {
+export async function runPointWithClient(
+  input: RunPointInput & { outDir: string; maxContextLength?: number },
+  hooks: RunPointHooks & { aiperfRunner?: AiperfRunner } = {},
+): Promise<PointResult> {
   const settings = agentxSettingsSchema.parse(input.settings);
-  if (settings.client === 'infersweep') return runPoint(input, hooks);
+  if (settings.client === 'infersweep') {
+    const { maxContextLength: _ignored, ...own } = input;
+    return runPoint(own, hooks);
+  }
 
   const traceFile = settings.aiperf.traces === 'configured' ? configuredTraces(settings, input.outDir) : undefined;
   // aiperf reports through its log: phase markers drive the progress, a timer keeps it flowing (heartbeats)
@@ -31,6 +38,7 @@ export async function runPointWithClient(input: RunPointInput & { outDir: string
       { ...input, ...(traceFile === undefined ? {} : { traceFile }) },
       {
         ...(hooks.signal ? { signal: hooks.signal } : {}),
+        ...(hooks.aiperfRunner ? { runner: hooks.aiperfRunner } : {}),
         onLog: (text) => {
           const next = aiperfPhase(text);
           if (next === 'profiling' && profilingAt === null) profilingAt = Date.now();

@@ -30,6 +30,7 @@ export { BODY_LIMITS, BodyTooLargeError, readBodyCapped, readBodyPrefix } from '
 export * from './aiperf/argv';
 export * from './aiperf/parse';
 export * from './aiperf/run';
+export * from './aiperf/runner';
 export * from './aiperf/server-metrics';
 export {
   replay,

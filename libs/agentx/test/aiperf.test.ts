@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agentxSettingsSchema } from '@infersweep/topology';
-import { aiperfToRecords, buildAiperfArgv, parseAiperfJsonl, parseTimes } from '@infersweep/agentx';
+import { aiperfToRecords, buildAiperfArgv, parseAiperfJsonl, parseTimes, wrapperExitCode } from '@infersweep/agentx';
 import { shellJoin } from '@infersweep/core';
 
 const reference = {
@@ -97,6 +97,30 @@ describe('buildAiperfArgv', () => {
     expect(argv).toContain('--unsafe-override');
     expect(argv).not.toContain('--tokenizer-trust-remote-code');
   });
+  it('passes --max-context-length as InferenceX does: the served context when set and not 0', () => {
+    // InferenceX benchmarks/benchmark_lib.sh @ 843c6254ff69b567f772f6a5fd97675af3d04431, build_replay_cmd:
+    // `if [ -n "${MAX_MODEL_LEN:-}" ] && [ "$MAX_MODEL_LEN" != "0" ]; then REPLAY_CMD+=" --max-context-length $MAX_MODEL_LEN"`,
+    // placed after --tokenizer-trust-remote-code and before --num-dataset-entries
+    const settings = agentxSettingsSchema.parse({});
+    const argv = buildAiperfArgv({ ...reference, settings, maxContextLength: 262144 });
+    expect(flagsOf(argv.slice(1))).toEqual({ ...inferencexReplayFlags, '--max-context-length': ['262144'] });
+    const i = argv.indexOf('--max-context-length');
+    expect(argv[i - 1]).toBe('--tokenizer-trust-remote-code');
+    expect(argv[i + 2]).toBe('--num-dataset-entries');
+    expect(buildAiperfArgv({ ...reference, settings, maxContextLength: 0 })).not.toContain('--max-context-length');
+    expect(buildAiperfArgv({ ...reference, settings })).not.toContain('--max-context-length');
+  });
+  it('passes --max-context-length in the pypi flavour too (PyPI aiperf 0.13.0 accepts it for Weka traces)', () => {
+    // .tools/aiperf-venv aiperf 0.13.0: config/flags/cli_config.py declares `--max-context-length` (int ≥ 1) and
+    // _converter_dataset.py `_apply_max_context_length` routes it onto Weka file/public datasets
+    const argv = buildAiperfArgv({
+      ...reference,
+      dataset: { kind: 'file', path: '/data/traces', entries: 8 },
+      maxContextLength: 4096,
+      settings: agentxSettingsSchema.parse({ aiperf: { flavor: 'pypi' } }),
+    });
+    expect(argv.join(' ')).toContain('--max-context-length 4096');
+  });
   it('shell-quotes arguments safely', () => {
     expect(shellJoin(['a b', "it's", 'x'])).toBe(`'a b' 'it'\\''s' x`);
   });
@@ -117,6 +141,12 @@ describe('aiperf export parsing', () => {
       expect(r.ttft_ms!).toBeGreaterThan(0);
       expect(r.e2el_ms!).toBeGreaterThanOrEqual(r.ttft_ms!);
     }
+  });
+  it('reads the exit code the aiperf wrapper prints, then its `times`', () => {
+    const log = 'aiperf output\ninfersweep-aiperf-exit=3\n0m0.010s 0m0.002s\n1m2.500s 0m0.500s\n';
+    expect(wrapperExitCode(log)).toBe(3);
+    expect(parseTimes(log)).toBeCloseTo(63);
+    expect(wrapperExitCode('killed before the wrapper printed')).toBeNull();
   });
   it('parses bash `times` for the child CPU', () => {
     expect(parseTimes('x\n0m0.010s 0m0.002s\n1m2.500s 0m0.500s\n')).toBeCloseTo(63);

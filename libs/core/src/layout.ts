@@ -10,6 +10,7 @@
  *   <resultsDir>/progress.json                  the sweep's progress snapshot (the report)
  *   <resultsDir>/report.html                    the report
  *   <sharedDir>/infersweep/<sweep>/server-<k>/rank<r>-<node>.log   live server logs on the cluster
+ *   <sharedDir>/infersweep/<sweep>/aiperf/c<N>/      aiperf on the head node: its log, artifacts, staged traces
  */
 
 const join = (...parts: string[]) => parts.map((p, i) => (i === 0 ? p.replace(/\/+$/, '') : p.replace(/^\/+|\/+$/g, ''))).join('/');
@@ -73,4 +74,9 @@ export function remoteServerLogDir(sharedDir: string, sweepId: string, serverInd
 /** The log file of one rank of a server. */
 export function remoteRankLogFile(serverLogDir: string, rank: number, node: string): string {
   return join(serverLogDir, `rank${rank}-${node}.log`);
+}
+
+/** The cluster-side folder of point `concurrency` when aiperf runs on the head node (its log, artifacts, staged traces). */
+export function remoteAiperfPointDir(sharedDir: string, sweepId: string, concurrency: number): string {
+  return join(remoteSweepLogDir(sharedDir, sweepId), 'aiperf', `c${concurrency}`);
 }

@@ -21,6 +21,12 @@ export interface AiperfArgvInput {
   /** Add `--use-dynamo-conv-aware-routing --dynamo-session-timeout-seconds 3600` (FRAMEWORK=dynamo-*). */
   dynamoConvAwareRouting?: boolean;
   unsafeOverride?: boolean;
+  /**
+   * `--max-context-length` (InferenceX passes `$MAX_MODEL_LEN` when set and not 0: the served context, so the
+   * loader drops traces whose recorded peak exceeds it). PyPI aiperf 0.13 accepts the flag too (its
+   * cli_config.py `max_context_length`, Weka datasets only), so both flavours pass it.
+   */
+  maxContextLength?: number;
 }
 
 export const AIPERF_ENV: Readonly<Record<string, string>> = {
@@ -58,6 +64,7 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   if (i.dynamoConvAwareRouting) a.push('--use-dynamo-conv-aware-routing', '--dynamo-session-timeout-seconds', '3600');
   a.push('--no-gpu-telemetry');
   if (i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');
+  if (i.maxContextLength !== undefined && i.maxContextLength > 0) a.push('--max-context-length', String(i.maxContextLength));
   a.push('--num-dataset-entries', String(i.dataset.entries));
   a.push('--slice-duration', pyFloat(s.aiperf.sliceDurationSeconds));
   if (i.metricsEndpoints.length > 0) a.push('--server-metrics', ...i.metricsEndpoints);

@@ -7,8 +7,10 @@ import type { ActivityContext } from './context';
 import type { SlurmCluster } from '@infersweep/slurm';
 import { InsufficientTimeError, ServerLostError } from './errors';
 import { progress } from './liveness';
+import { headNodeAiperfRunner } from './aiperf-step';
 import { storedResult } from './results-store';
-import type { PointActivities, StepRef } from './types';
+import type { PointSummary } from '@infersweep/sweep';
+import type { PointActivities, PointRequest, StepRef } from './types';
 
 /** Content hash of the engine and the argument list every node shares (identifies the engine configuration). */
 const fingerprint = (plan: SweepPlan) => contentHash([plan.engine, plan.nodes[0]?.commonArgs ?? []]);
@@ -16,10 +18,8 @@ const fingerprint = (plan: SweepPlan) => contentHash([plan.engine, plan.nodes[0]
 /** Seconds the time guard keeps free after a point's budget. */
 const TIME_GUARD_MARGIN_SECONDS = 30;
 
-// eslint-disable-next-line max-lines-per-function -- 93 lines, over the 80-line budget until it is split (docs/conventions.md)
 export function pointActivities(ctx: ActivityContext): PointActivities {
   return {
-    // eslint-disable-next-line max-lines-per-function -- 89 lines, over the 80-line budget until it is split (docs/conventions.md)
     async runPoint(req) {
       const reuse = await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
       if (reuse) return reuse;
@@ -27,23 +27,9 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       const dep = req.deployment;
       const step = `point:c=${req.concurrency}`;
       progress({ phase: 'checking', concurrency: req.concurrency });
-
       // a dead allocation is a loss, not a lack of time: check liveness first
       await slurm.assertAlive(dep.jobId, step);
-      // time guard: never start a point the allocation cannot finish
-      const margin = TIME_GUARD_MARGIN_SECONDS;
-      const budget = plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
-      if (!(await slurm.canFinish(dep.jobId, budget, margin))) {
-        const left = await slurm.timeLeft(dep.jobId);
-        throw new InsufficientTimeError(
-          `allocation ${dep.jobId} has ${left ?? '?'} s left, point c=${req.concurrency} needs ${budget} s + ${margin} s margin`,
-          {
-            jobId: dep.jobId,
-            step,
-            timeLeftSeconds: left,
-          },
-        );
-      }
+      await timeGuard(slurm, plan, req, step);
 
       const signal = Context.current().cancellationSignal;
       const abort = new AbortController();
@@ -58,41 +44,7 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
           progress({ phase: 'draining', concurrency: req.concurrency }, { stallSeconds: plan.agentx.drain.deadlineSeconds + 300 });
           await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
         }
-        const layout = new ResultsLayout(req.resultsDir);
-        const result = await runAgentxPoint(
-          {
-            concurrency: req.concurrency,
-            endpoints: dep.endpoints,
-            metricsEndpoints: dep.metricsEndpoints,
-            servedModel: plan.model.servedName,
-            settings: plan.agentx,
-            gpuCount: plan.topology.gpus,
-            expectedEngines: dep.expectedEngines,
-            identity: {
-              sweepId: req.sweepId,
-              planHash: req.planHash,
-              orientation: plan.orientation,
-              cluster: plan.cluster,
-              topology: plan.topology,
-              image: plan.image,
-              model: plan.model.servedName,
-              engineArgsFingerprint: fingerprint(plan),
-              hw: plan.slurm.gpu.toLowerCase(),
-              jobId: dep.jobId,
-              nodes: dep.nodes,
-              attempt: req.attempt,
-              allocationAttempt: req.allocationAttempt,
-              deploymentPolicy: req.policy,
-              activityAttempt: activityInfo().attempt,
-            },
-            outDir: layout.pointDir(req.concurrency),
-          },
-          {
-            signal: abort.signal,
-            onProgress: (p: Progress) => progress({ ...p, concurrency: req.concurrency }),
-          },
-        );
-        const summary = pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+        const summary = await measure(ctx, slurm, plan, req, abort.signal);
         // requests that failed because the server died are a lost server, not an invalid measurement
         // (the client can see the loss before the liveness watch's consecutive polls do)
         if (!summary.valid && !lost) await throwIfServerGone(slurm, dep.steps, step, summary.reasons[0]);
@@ -100,25 +52,101 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
         return summary;
       } catch (err) {
         if (lost) throw lost;
-        // a record that does not validate: an invalid point with its reason (raw requests kept)
-        if (err instanceof RecordInvalidError) {
-          log.warn(err.message, { concurrency: req.concurrency, recordPath: err.recordPath });
-          return {
-            concurrency: req.concurrency,
-            valid: false,
-            reasons: err.reasons,
-            resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency),
-            reused: false,
-            jobId: dep.jobId,
-            attempt: req.attempt,
-            requestsProfiled: 0,
-          };
-        }
-        throw err;
+        return invalidRecord(err, req);
       } finally {
         await live.stop();
       }
     },
+  };
+}
+
+/** Time guard: never start a point the allocation cannot finish. */
+async function timeGuard(slurm: SlurmCluster, plan: SweepPlan, req: PointRequest, step: string): Promise<void> {
+  const jobId = req.deployment.jobId;
+  const margin = TIME_GUARD_MARGIN_SECONDS;
+  const budget = plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
+  if (await slurm.canFinish(jobId, budget, margin)) return;
+  const left = await slurm.timeLeft(jobId);
+  throw new InsufficientTimeError(
+    `allocation ${jobId} has ${left ?? '?'} s left, point c=${req.concurrency} needs ${budget} s + ${margin} s margin`,
+    {
+      jobId,
+      step,
+      timeLeftSeconds: left,
+    },
+  );
+}
+
+/** The point measured by the plan's client (aiperf on the head node when `agentx.aiperf.runOn` says so); its summary. */
+async function measure(
+  ctx: ActivityContext,
+  slurm: SlurmCluster,
+  plan: SweepPlan,
+  req: PointRequest,
+  signal: AbortSignal,
+): Promise<PointSummary> {
+  const dep = req.deployment;
+  const layout = new ResultsLayout(req.resultsDir);
+  const onHead = plan.agentx.client === 'aiperf' && plan.agentx.aiperf.runOn === 'head-node';
+  const aiperfRunner = onHead
+    ? headNodeAiperfRunner({ slurm, plan, deployment: dep, sweepId: req.sweepId, concurrency: req.concurrency, pollMs: ctx.deps.pollMs })
+    : undefined;
+  const result = await runAgentxPoint(
+    {
+      concurrency: req.concurrency,
+      endpoints: dep.endpoints,
+      metricsEndpoints: dep.metricsEndpoints,
+      servedModel: plan.model.servedName,
+      settings: plan.agentx,
+      gpuCount: plan.topology.gpus,
+      expectedEngines: dep.expectedEngines,
+      identity: pointIdentity(plan, req),
+      outDir: layout.pointDir(req.concurrency),
+      ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
+    },
+    {
+      signal,
+      onProgress: (p: Progress) => progress({ ...p, concurrency: req.concurrency }),
+      ...(aiperfRunner ? { aiperfRunner } : {}),
+    },
+  );
+  return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+}
+
+function pointIdentity(plan: SweepPlan, req: PointRequest) {
+  const dep = req.deployment;
+  return {
+    sweepId: req.sweepId,
+    planHash: req.planHash,
+    orientation: plan.orientation,
+    cluster: plan.cluster,
+    topology: plan.topology,
+    image: plan.image,
+    model: plan.model.servedName,
+    engineArgsFingerprint: fingerprint(plan),
+    hw: plan.slurm.gpu.toLowerCase(),
+    jobId: dep.jobId,
+    nodes: dep.nodes,
+    attempt: req.attempt,
+    allocationAttempt: req.allocationAttempt,
+    deploymentPolicy: req.policy,
+    activityAttempt: activityInfo().attempt,
+  };
+}
+
+/** A record that does not validate: an invalid point with its reason (raw requests kept); anything else rethrown. */
+function invalidRecord(err: unknown, req: PointRequest): PointSummary {
+  if (!(err instanceof RecordInvalidError)) throw err;
+  log.warn(err.message, { concurrency: req.concurrency, recordPath: err.recordPath });
+  return {
+    concurrency: req.concurrency,
+    valid: false,
+    reasons: err.reasons,
+    resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency),
+    reused: false,
+    jobId: req.deployment.jobId,
+    attempt: req.attempt,
+    requestsProfiled: 0,
   };
 }
 

@@ -21,13 +21,5 @@ export function deriveEngineSettings(d: PlanDraft, topology: Topology, points: r
   d.notes.push(...derived.notes);
   if (agentx.aiperf.publicDataset === undefined) agentx.aiperf.publicDataset = defaultPublicDataset(d.config.model.prefix);
   if (agentx.requireCachedTokens === undefined) agentx.requireCachedTokens = derived.settings.prefixCaching;
-  if (agentx.client === 'aiperf' && agentx.aiperf.runOn === 'head-node') {
-    d.issues.add(
-      ['agentx', 'aiperf', 'runOn'],
-      'head-node',
-      'running aiperf in an srun step on the head node is not implemented yet; use runOn: worker (aiperf runs next to the worker and reaches the endpoints over the network)',
-    );
-    d.issues.throwIfAny();
-  }
   return derived.settings;
 }

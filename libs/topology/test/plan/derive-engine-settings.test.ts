@@ -3,7 +3,7 @@ import { deriveEngineSettings } from '../../src/plan/derive-engine-settings';
 import { planAgentx } from '../../src/plan/plan-agentx';
 import { resolveTopology } from '../../src/plan/resolve-topology';
 import { edit } from '../helpers';
-import { configErrorOf, draftOf } from './fixture';
+import { draftOf } from './fixture';
 
 describe('deriveEngineSettings', () => {
   it('derives maxNumSeqs per DP rank and fills the AgentX defaults that follow from the settings', () => {
@@ -17,14 +17,15 @@ describe('deriveEngineSettings', () => {
     expect(agentx.aiperf.publicDataset).toBeDefined();
   });
 
-  it('aiperf on the head node is refused (not implemented)', () => {
+  it('aiperf on the head node is planned (the point activity runs it as an srun --overlap step there)', () => {
     const text = edit(
       '  profileDurationSeconds: 3600 ',
       '  client: aiperf\n  aiperf: { runOn: head-node }\n  profileDurationSeconds: 3600 ',
     );
     const d = draftOf('balanced', 'h200', text);
     const { agentx } = planAgentx(d);
-    const e = configErrorOf(() => deriveEngineSettings(d, resolveTopology(d), [4], agentx));
-    expect(e.issues.map((i) => i.path)).toEqual(['agentx.aiperf.runOn']);
+    deriveEngineSettings(d, resolveTopology(d), [4], agentx);
+    expect(agentx.aiperf.runOn).toBe('head-node');
+    expect(d.issues.list).toEqual([]);
   });
 });

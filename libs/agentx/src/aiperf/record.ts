@@ -1,0 +1,171 @@
+/** A finished aiperf run's exports (in the point folder) → the same PointResult record infersweep's client writes. */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { POINT_RECORD_FILE, POINT_REQUESTS_FILE, tail } from '@infersweep/core';
+import type { AgentxSettings } from '@infersweep/topology';
+import { AiperfError } from '../errors';
+import { writeFileAtomic, writeJsonlAtomic } from '../io';
+import { accounting, metricCoverage, requestMetrics } from '../metrics/aggregate';
+import { prefixCacheGate, validity } from '../metrics/validity';
+import { pointResultSchema, type PointIdentity, type PointResult, type RequestRecord } from '../result';
+import { recordHeader, type RunPointInput } from '../point';
+import type { EndpointSnapshot } from '../server/window';
+import { checkIdleRanks } from '../server/idle-ranks';
+import { serverMetricsWindow } from '../server/window';
+import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl, type AiperfAggregate } from './parse';
+import type { AiperfRunOutcome } from './runner';
+import { serverMetricsFromAiperf } from './server-metrics';
+
+/** What the run was asked to do, as the record needs it. */
+export interface AiperfRunContext {
+  input: Omit<RunPointInput, 'outDir'> & { outDir: string; traceFile?: string };
+  settings: AgentxSettings;
+  identity: PointIdentity;
+  /** The local aiperf_artifacts folder of the point. */
+  artifactDir: string;
+  commandPath: string;
+  loader: string;
+  entries: number;
+  startedAt: Date;
+}
+
+/** aiperf's aggregate and per-request exports; a missing one is an AiperfError (transient when aiperf failed). */
+function readExports(artifactDir: string, out: AiperfRunOutcome, endpoint: string): { agg: AiperfAggregate; records: RequestRecord[] } {
+  const aggPath = join(artifactDir, 'profile_export_aiperf.json');
+  const jsonlPath = join(artifactDir, 'profile_export.jsonl');
+  if (!existsSync(aggPath) || !existsSync(jsonlPath))
+    throw new AiperfError(`aiperf exited ${out.exitCode} without exports (${aggPath})`, out.exitCode !== 0 ? 'transient' : 'fatal', {
+      logTail: tail(out.logTail, 40),
+    });
+  const agg = aiperfAggregateSchema.parse(JSON.parse(readFileSync(aggPath, 'utf8')));
+  return { agg, records: aiperfToRecords(parseAiperfJsonl(readFileSync(jsonlPath, 'utf8')), endpoint) };
+}
+
+/** aiperf's own per-phase server metrics (what InferenceX aggregates); the snapshots only as a fallback. */
+function serverMetrics(c: AiperfRunContext, start: EndpointSnapshot[], end: EndpointSnapshot[]) {
+  const family = c.input.family ?? 'vllm';
+  const window = serverMetricsWindow(start, end, [], family);
+  const smPath = join(c.artifactDir, 'server_metrics_export.json');
+  const fromAiperf = existsSync(smPath)
+    ? serverMetricsFromAiperf(JSON.parse(readFileSync(smPath, 'utf8')), family, window.kv_cache.gpu_total_tokens ?? null)
+    : null;
+  const server = fromAiperf ?? window;
+  if (fromAiperf === null)
+    server.warnings.push(
+      'aiperf adapter: no server_metrics_export.json; server counter deltas span the whole aiperf run (warmup included)',
+    );
+  return server;
+}
+
+/** The record's measured blocks: accounting, request metrics, server metrics and the validity verdict. */
+function measure(c: AiperfRunContext, out: AiperfRunOutcome, snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] }) {
+  const { agg, records } = readExports(c.artifactDir, out, c.input.endpoints[0]!);
+  const acc = accounting(records);
+  const metrics = requestMetrics(records, c.input.gpuCount);
+  const tch = agg.theoretical_prefix_cache_hit?.avg;
+  metrics.cache.theoretical_cache_hit_rate = tch === null || tch === undefined ? null : tch / 100;
+  const profiled = records.filter((r) => r.phase === 'profiling');
+  const profStart = profiled.length ? Math.min(...profiled.map((r) => r.start_ms)) : null;
+  const server = serverMetrics(c, snaps.start, snaps.end);
+  const serverMissing: string[] = [];
+  if (c.input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
+  else if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');
+  const v = validity({
+    settings: c.settings,
+    accounting: acc,
+    successes: profiled.filter((r) => r.ok).length,
+    coverage: profStart === null ? 0 : metricCoverage(records, profStart, c.settings.profileDurationSeconds),
+    clientSaturatedReason: null,
+    concurrencyHeld: null,
+    runCancelledReason: out.exitCode === 0 ? null : `aiperf exited ${out.exitCode}`,
+    serverMetricsMissing: serverMissing,
+    idleRankMessages: [],
+    prefixCacheReason: prefixCacheGate(records, server.cache.prefix_hits, c.settings.requireCachedTokens ?? false),
+  });
+  const reasons = [...(agg.metadata?.submission_invalid_reasons ?? []).map((r) => `aiperf:${r}`), ...v.reasons];
+  const lastEnd = profiled.reduce((mx, r) => Math.max(mx, r.end_ms), -Infinity);
+  const measuredSeconds = profStart !== null && Number.isFinite(lastEnd) ? (lastEnd - profStart) / 1000 : null;
+  return {
+    agg,
+    records,
+    acc,
+    metrics,
+    profiled,
+    server,
+    reasons,
+    valid: v.valid && (agg.metadata?.submission_valid ?? true),
+    measuredSeconds,
+  };
+}
+
+/** Parse the exports, write requests.jsonl and result.json into the point folder, return the record. */
+export function aiperfRecord(
+  c: AiperfRunContext,
+  out: AiperfRunOutcome,
+  snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
+): PointResult {
+  const m = measure(c, out, snaps);
+  const { input, settings } = c;
+  const recordPath = join(input.outDir, POINT_RECORD_FILE);
+  const reqPath = join(input.outDir, POINT_REQUESTS_FILE);
+  const result = pointResultSchema.parse({
+    ...recordHeader(input, { name: 'aiperf', version: m.agg.aiperf_version ?? 'unknown' }, c.identity, settings),
+    dataset: {
+      ...(input.traceFile
+        ? { source_type: 'file', loader: 'weka_trace', path: input.traceFile, seed: null, entry_count: c.entries }
+        : { source_type: 'public', loader: c.loader, path: null, seed: null, entry_count: c.entries }),
+      ...aiperfDatasetMetadata(m.agg),
+    },
+    num_requests_total: m.acc.records_total,
+    num_requests_successful: m.profiled.filter((r) => r.ok).length,
+    request_accounting: m.acc,
+    request_metrics: m.metrics,
+    concurrency: {
+      target_sessions: input.concurrency,
+      time_weighted_sessions: null,
+      time_weighted_busy_lanes: null,
+      time_weighted_requests_in_flight: m.agg.effective_concurrency?.avg ?? null,
+      max_requests_in_flight: Math.round(m.agg.effective_concurrency?.max ?? 0),
+      subagent_requests_profiled: m.profiled.filter((r) => r.kind === 'subagent').length,
+      plays_started: 0,
+    },
+    client_health: clientHealth(out),
+    server_metrics: m.server,
+    idle_rank_checks: [checkIdleRanks([], null, 'post-warmup', input.family ?? 'vllm')].map((ch) =>
+      input.expectedEngines ? { ...ch, message: 'not checked by the aiperf adapter (run checkIdleRanks on the deployment)' } : ch,
+    ),
+    timing: {
+      started_at: c.startedAt.toISOString(),
+      profiling_started_at: m.agg.start_time ?? null,
+      profiling_ended_at: m.agg.end_time ?? null,
+      ended_at: new Date().toISOString(),
+      profile_duration_seconds: settings.profileDurationSeconds,
+      measured_profile_seconds: m.measuredSeconds,
+      warmup_seconds: null,
+    },
+    submission_valid: m.valid,
+    submission_invalid_reasons: m.reasons,
+    artifacts: { record: recordPath, requests_jsonl: reqPath, command: c.commandPath, raw_dir: c.artifactDir },
+  });
+  writeJsonlAtomic(reqPath, m.records);
+  writeFileAtomic(recordPath, JSON.stringify(result, null, 2) + '\n');
+  return result;
+}
+
+function clientHealth(out: AiperfRunOutcome) {
+  const cpu = out.childCpuSeconds !== null && out.wallSeconds > 0 ? out.childCpuSeconds / out.wallSeconds : null;
+  return {
+    event_loop_delay_p99_ms: null,
+    event_loop_delay_max_ms: null,
+    cpu_fraction: cpu,
+    peak_rss_bytes: null,
+    saturated: false,
+    reason: null,
+  };
+}
+
+/** aiperf's own `metadata.dataset` (what InferenceX copies into its aggregate), when it wrote one. */
+function aiperfDatasetMetadata(agg: AiperfAggregate): { aiperf_metadata?: Record<string, unknown> } {
+  const d = (agg.metadata as Record<string, unknown> | undefined)?.dataset;
+  return d !== null && typeof d === 'object' && !Array.isArray(d) ? { aiperf_metadata: { ...(d as Record<string, unknown>) } } : {};
+}
