@@ -121,6 +121,21 @@ describe('buildAiperfArgv', () => {
     });
     expect(argv.join(' ')).toContain('--max-context-length 4096');
   });
+  it('adds the conditional flags of build_replay_cmd under their conditions: --extra-inputs, the dynamo-* routing pair', () => {
+    // same file and commit: `--extra-inputs $AIPERF_EXTRA_INPUTS` when set; for FRAMEWORK=dynamo-*
+    // `--use-dynamo-conv-aware-routing --dynamo-session-timeout-seconds ${AIPERF_DYNAMO_SESSION_TIMEOUT_SECONDS:-3600}`
+    const argv = buildAiperfArgv({
+      ...reference,
+      dynamoConvAwareRouting: true,
+      settings: agentxSettingsSchema.parse({ aiperf: { extraInputs: ['ignore_eos:true'] } }),
+    });
+    expect(flagsOf(argv.slice(1))).toEqual({
+      ...inferencexReplayFlags,
+      '--extra-inputs': ['ignore_eos:true'],
+      '--use-dynamo-conv-aware-routing': [],
+      '--dynamo-session-timeout-seconds': ['3600'],
+    });
+  });
   it('shell-quotes arguments safely', () => {
     expect(shellJoin(['a b', "it's", 'x'])).toBe(`'a b' 'it'\\''s' x`);
   });

@@ -52,8 +52,9 @@ export const aiperfSettingsSchema = z
      */
     publicDataset: z.string().min(1).optional(),
     /**
-     * Where aiperf runs: in the worker process's host (`worker`, the local stack), or on the allocation's head
-     * node in an `srun --overlap` step inside the container (`head-node`, InferenceX's way on clusters).
+     * Where aiperf runs: in the worker process's host (`worker`), or on the allocation's head node in an
+     * `srun --overlap` step (`head-node`, InferenceX's way on clusters: inside the container under pyxis, a
+     * host step otherwise; libs/orchestrator/src/activities/aiperf-step.ts).
      */
     runOn: z.enum(['worker', 'head-node']).default('worker'),
     /**
