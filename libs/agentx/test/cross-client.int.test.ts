@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateTraces, runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
+import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus } from './cross-client';
 import { startSim, type Sim } from './sim';
 
 /**
@@ -11,19 +12,11 @@ import { startSim, type Sim } from './sim';
  * llm-d-inference-sim (constant TTFT and ITL), measured by infersweep's client and by PyPI aiperf 0.13.0
  * (inferencex-agentx-mvp scenario), must agree within 5 % on TTFT p50, ITL p50 and output-token throughput.
  *
- * Same workload on both sides (libs/agentx/README.md "Two clients"):
- * - no subagents (subagentProbability 0): aiperf 0.13.0 joins a subagent at the first parent turn whose
- *   recorded `t` is at or after the subagent's recorded end (aiperf/dataset/loader/weka_trace.py
- *   `convert_to_conversations`, SPAWN / SPAWN_JOIN), infersweep at the parent's next request when
- *   `status: completed`; the synthetic generator places that next request at the spawn time, so the two
- *   replay different workloads whenever a trace has subagents;
- * - recorded timing back to back: aiperf 0.13.0 starts each profiling lane after its recorded offset from
- *   t* (aiperf/timing/strategies/agentic_replay.py `_dispatch_snapshot_for_profiling`, "spread" unless
- *   `--burst-phase-starts`; InferenceX keeps that default, benchmarks/benchmark_lib.sh `build_replay_cmd`
- *   @ 843c6254f), infersweep starts every lane at once; with the generator's recorded api_time (seconds)
- *   aiperf's lanes ramp in over ~3 s of a 20 s window (measured: 4.9 % less output throughput);
- * - every output 32 tokens and `ignore_eos:true` for aiperf too (our client always sends it; without it
- *   the simulator's random mode stops early), zero think time.
+ * Same workload on both sides: `sameWorkloadCorpus` (./cross-client.ts: no subagents, 32-token outputs,
+ * back-to-back recorded timing; why each, libs/agentx/README.md "Two clients, one answer"), and
+ * `ignore_eos:true` for aiperf too (our client always sends it; without it the simulator's random mode
+ * stops early). With the generator's own recorded timing aiperf's lanes ramp in over ~3 s of the 20 s
+ * window ("spread" phase start) and its output throughput came out 4.85 % below ours.
  * Metric definitions (aiperf 0.13.0, .tools/aiperf-venv site-packages): TTFT = first content response −
  * `start_perf_ns` taken just before `session.request` (transports/aiohttp_client.py, metrics/types/ttft_metric.py);
  * ITL = (request_latency − TTFT)/(OSL − 1), request_latency ending at the last content response
@@ -40,32 +33,6 @@ const N = 4;
 const PROFILE_S = 20;
 const TOL = 0.05;
 
-function corpus(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentx-xclient-'));
-  const traces = generateTraces({
-    seed: 11,
-    traces: 16,
-    maxContextTokens: 2048,
-    thinkTimeScale: 0,
-    subagentProbability: 0,
-    outputMedian: OUT,
-  });
-  for (const t of traces) {
-    t.requests.forEach((r, i) => {
-      if (r.type === 'subagent') throw new Error('corpus must have no subagents');
-      r.out = OUT;
-      // recorded timing back to back (10 ms apart, zero think): aiperf's default "spread" phase start waits
-      // each lane's recorded offset from t* (see the describe comment), which would otherwise be the
-      // generator's api_time of the original, longer output
-      r.t = i * 0.01;
-      r.api_time = 0.01;
-      r.think_time = 0;
-    });
-    writeFileSync(join(dir, `${t.id}.json`), JSON.stringify(t));
-  }
-  return dir;
-}
-
 const identity = {
   sweepId: 'xclient',
   orientation: 'latency',
@@ -79,18 +46,6 @@ const identity = {
   deploymentPolicy: 'shared-server',
 };
 
-interface Three {
-  ttftP50: number;
-  itlP50: number;
-  outTps: number;
-}
-const three = (r: PointResult): Three => ({
-  ttftP50: r.request_metrics.latency.ttft.p50!,
-  itlP50: r.request_metrics.latency.itl.p50!,
-  outTps: r.request_metrics.throughput.output.tokens_per_second!,
-});
-const rel = (a: number, b: number): number => a / b - 1;
-
 describe('cross-client agreement on llm-d-inference-sim (TTFT 100 ms, ITL 10 ms, c=4, 32-token outputs, no subagents)', () => {
   let sim: Sim;
   let ours: PointResult;
@@ -99,7 +54,7 @@ describe('cross-client agreement on llm-d-inference-sim (TTFT 100 ms, ITL 10 ms,
   beforeAll(async () => {
     assertAiperfAvailable();
     sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096 });
-    const traces = corpus();
+    const traces = sameWorkloadCorpus({ seed: 11, traces: 16, out: OUT, maxContextTokens: 2048 });
     const base = { concurrency: N, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
     ours = await runPoint({
       ...base,
@@ -142,26 +97,19 @@ describe('cross-client agreement on llm-d-inference-sim (TTFT 100 ms, ITL 10 ms,
   });
 
   it('our reading of aiperf records equals aiperf’s own aggregate (same p50s; tokens over benchmark_duration)', () => {
-    const t = three(theirs);
+    const t = clientFigures(theirs);
     expect(t.ttftP50 * 1000).toBeCloseTo(aiperfAgg['time_to_first_token']!.p50!, 3);
     expect(t.itlP50 * 1000).toBeCloseTo(aiperfAgg['inter_token_latency']!.p50!, 3);
     // InferenceX's throughput window is first profiled start -> last profiled end = aiperf's benchmark_duration
     // (metrics/types/benchmark_duration_metric.py); aiperf's headline output_token_throughput divides by the
     // phase window instead when one is set (metrics/metric_dicts.py `observation_duration`), so it is not compared
     const byDuration = aiperfAgg['total_output_tokens']!.avg! / aiperfAgg['benchmark_duration']!.avg!;
-    expect(Math.abs(rel(t.outTps, byDuration))).toBeLessThan(0.001);
+    expect(Math.abs(t.outTps / byDuration - 1)).toBeLessThan(0.001);
   });
 
   it('TTFT p50, ITL p50 and output-token throughput agree within 5 %', () => {
-    const a = three(ours);
-    const b = three(theirs);
-    const d = { ttft: rel(a.ttftP50, b.ttftP50), itl: rel(a.itlP50, b.itlP50), tput: rel(a.outTps, b.outTps) };
-    console.info(
-      `infersweep vs aiperf: TTFT p50 ${(a.ttftP50 * 1000).toFixed(2)} / ${(b.ttftP50 * 1000).toFixed(2)} ms (${(d.ttft * 100).toFixed(2)} %), ` +
-        `ITL p50 ${(a.itlP50 * 1000).toFixed(3)} / ${(b.itlP50 * 1000).toFixed(3)} ms (${(d.itl * 100).toFixed(2)} %), ` +
-        `output throughput ${a.outTps.toFixed(1)} / ${b.outTps.toFixed(1)} tok/s (${(d.tput * 100).toFixed(2)} %); ` +
-        `requests ${ours.num_requests_successful} / ${theirs.num_requests_successful}`,
-    );
+    const d = crossClientDiff(clientFigures(ours), clientFigures(theirs));
+    console.info(`infersweep / aiperf: ${d.line}; requests ${ours.num_requests_successful} / ${theirs.num_requests_successful}`);
     expect(Math.abs(d.ttft)).toBeLessThan(TOL);
     expect(Math.abs(d.itl)).toBeLessThan(TOL);
     expect(Math.abs(d.tput)).toBeLessThan(TOL);

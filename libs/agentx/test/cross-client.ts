@@ -1,0 +1,64 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateTraces, type PointResult } from '@infersweep/agentx';
+
+/**
+ * One workload for two clients (libs/agentx/README.md "Two clients, one answer"): the cross-client
+ * test and `npm run bench -- agentx` replay this corpus with infersweep's client and with aiperf.
+ * - no subagents: aiperf 0.13.0 and infersweep join a subagent at different parent turns (README);
+ * - every output `out` tokens (both clients then ask for the same `max_tokens`; aiperf also needs
+ *   `--extra-inputs ignore_eos:true`, our client always sends it);
+ * - recorded timing back to back (requests 10 ms apart, api_time 10 ms, zero think): aiperf starts each
+ *   profiling lane after its recorded offset from t* ("spread", the InferenceX default), infersweep
+ *   starts every lane at once; with recorded offsets of ~0 both start together.
+ */
+export function sameWorkloadCorpus(opts: { seed: number; traces: number; out: number; maxContextTokens: number }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentx-xclient-'));
+  const traces = generateTraces({
+    seed: opts.seed,
+    traces: opts.traces,
+    maxContextTokens: opts.maxContextTokens,
+    thinkTimeScale: 0,
+    subagentProbability: 0,
+    outputMedian: opts.out,
+  });
+  for (const t of traces) {
+    t.requests.forEach((r, i) => {
+      if (r.type === 'subagent') throw new Error('the cross-client corpus must have no subagents');
+      r.out = opts.out;
+      r.t = i * 0.01;
+      r.api_time = 0.01;
+      r.think_time = 0;
+    });
+    writeFileSync(join(dir, `${t.id}.json`), JSON.stringify(t));
+  }
+  return dir;
+}
+
+export interface ClientFigures {
+  /** seconds */
+  ttftP50: number;
+  /** seconds */
+  itlP50: number;
+  /** output tokens per second over first profiled start -> last profiled end */
+  outTps: number;
+}
+
+export function clientFigures(r: PointResult): ClientFigures {
+  const l = r.request_metrics.latency;
+  const tps = r.request_metrics.throughput.output.tokens_per_second;
+  if (l.ttft.p50 === null || l.itl.p50 === null || tps === null) throw new Error(`${r.client.name}: no TTFT/ITL/throughput measured`);
+  return { ttftP50: l.ttft.p50, itlP50: l.itl.p50, outTps: tps };
+}
+
+/** Relative differences infersweep / aiperf − 1 of the three figures, and a one-line report. */
+export function crossClientDiff(ours: ClientFigures, aiperf: ClientFigures): { ttft: number; itl: number; tput: number; line: string } {
+  const d = { ttft: ours.ttftP50 / aiperf.ttftP50 - 1, itl: ours.itlP50 / aiperf.itlP50 - 1, tput: ours.outTps / aiperf.outTps - 1 };
+  const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
+  const line =
+    `TTFT p50 ${(ours.ttftP50 * 1000).toFixed(2)} / ${(aiperf.ttftP50 * 1000).toFixed(2)} ms (${pc(d.ttft)}), ` +
+    `ITL p50 ${(ours.itlP50 * 1000).toFixed(3)} / ${(aiperf.itlP50 * 1000).toFixed(3)} ms (${pc(d.itl)}), ` +
+    `output throughput ${ours.outTps.toFixed(1)} / ${aiperf.outTps.toFixed(1)} tok/s (${pc(d.tput)})`;
+  return { ...d, line };
+}
