@@ -36,6 +36,7 @@ LANE_A=(
   libs/agentx/test/agentx.int.test.ts
   libs/orchestrator/test/sweep.int.test.ts
   libs/agentx/test/aiperf.int.test.ts
+  libs/agentx/test/cross-client.int.test.ts
   libs/orchestrator/test/local-vllm.int.test.ts
   libs/orchestrator/test/hybrid-lb.int.test.ts
   test/vllm/plugin.int.test.ts
