@@ -109,7 +109,20 @@ CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
 # a site's node boot / prolog keeps a granted job CONFIGURING; jobs named *-configuring-* do so for
 # 8 s here (libs/slurm/test/sites.int.test.ts), every other job is not delayed
 PrologSlurmctld=$STATE/etc/prolog-ctld.sh
+# a job stuck COMPLETING after scancel (a process its nodes cannot kill): a job whose id has a marker
+# file in $STATE/hold-completing stays COMPLETING while the file exists (at most 5 minutes); every other
+# job's epilog is one test of a missing file (libs/orchestrator/test/cluster-states.int.test.ts)
+Epilog=$STATE/etc/epilog.sh
 EOF
+  mkdir -p "$STATE/hold-completing"
+  cat > "$STATE/etc/epilog.sh" <<EOF
+#!/bin/sh
+m="$STATE/hold-completing/\$SLURM_JOB_ID"
+i=0
+while [ -e "\$m" ] && [ "\$i" -lt 300 ]; do sleep 1; i=\$((i + 1)); done
+exit 0
+EOF
+  chmod 755 "$STATE/etc/epilog.sh"
   cat > "$STATE/etc/prolog-ctld.sh" <<'EOF'
 #!/bin/sh
 case "$SLURM_JOB_NAME" in *-configuring-*) sleep 8 ;; esac
@@ -132,7 +145,8 @@ slurm_up() {
   # rewritten whenever slurmctld is down, so a stack made by an older version gets today's settings
   ours "$STATE/pids/slurmctld.pid" slurmctld || write_slurm_conf
   # a running slurmctld from before the east/west partitions existed: rewrite and re-read
-  if ours "$STATE/pids/slurmctld.pid" slurmctld && [ "$NODES" -ge 2 ] && ! grep -q '^PartitionName=east' "$SLURM_CONF"; then
+  # (or from before the COMPLETING-hold epilog)
+  if ours "$STATE/pids/slurmctld.pid" slurmctld && { { [ "$NODES" -ge 2 ] && ! grep -q '^PartitionName=east' "$SLURM_CONF"; } || ! grep -q '^Epilog=' "$SLURM_CONF"; }; then
     write_slurm_conf; scontrol reconfigure || true
   fi
   if ! ours "$STATE/pids/slurmctld.pid" slurmctld; then

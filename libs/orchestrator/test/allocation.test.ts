@@ -43,7 +43,7 @@ describe('release: a job that stays COMPLETING after scancel', () => {
       if (++polls === 2) job.state = 'COMPLETED';
       return describe(id);
     };
-    expect(await inActivity(() => completingPast(cluster, job.jobId, 60_000, 1))).toBeUndefined();
+    expect(await inActivity(() => completingPast(cluster, job.jobId, 60_000, Date.now(), 1))).toBeUndefined();
     expect(polls).toBe(2);
   });
 });

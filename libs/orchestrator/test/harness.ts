@@ -22,6 +22,7 @@ import {
   temporalTarget,
 } from '@infersweep/orchestrator';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
+import type { ActivityDeps } from '../src/activities';
 
 export const target = temporalTarget();
 
@@ -210,9 +211,9 @@ export function workflowBundle(): { codePath: string } | undefined {
   return codePath ? { codePath } : undefined;
 }
 
-/** The production worker of `cluster` (its settings allow that cluster's sweeps) on `taskQueue`. */
-export async function newWorker(taskQueue: string, cluster = 'local'): Promise<Worker> {
-  const { worker } = await createSweepWorker({ cluster, target, taskQueue, workflowBundle: workflowBundle() });
+/** The production worker of `cluster` (its settings allow that cluster's sweeps) on `taskQueue`; `deps` as a deployment may set them. */
+export async function newWorker(taskQueue: string, cluster = 'local', deps?: Partial<ActivityDeps>): Promise<Worker> {
+  const { worker } = await createSweepWorker({ cluster, target, taskQueue, workflowBundle: workflowBundle(), deps });
   return worker;
 }
 
@@ -249,9 +250,13 @@ export async function start(c: Client, input: SweepInput, taskQueue: string): Pr
 }
 
 /** A new worker on a fresh test task queue, and the sweep started on it (run it with `worker.runUntil`). */
-export async function startOnNewWorker(c: Client, input: SweepInput): Promise<{ worker: Worker; h: WorkflowHandle }> {
+export async function startOnNewWorker(
+  c: Client,
+  input: SweepInput,
+  deps?: Partial<ActivityDeps>,
+): Promise<{ worker: Worker; h: WorkflowHandle }> {
   const tq = `t-${randomUUID()}`;
-  const worker = await newWorker(tq, input.plan.cluster);
+  const worker = await newWorker(tq, input.plan.cluster, deps);
   return { worker, h: await start(c, input, tq) };
 }
 

@@ -245,9 +245,10 @@ export class SlurmQueries {
 
   /**
    * scancel the job (an already-gone job is success) and wait until it is no longer live
-   * (bounded; a job stuck COMPLETING after a killed slurmd is reported, not waited on forever).
+   * (bounded by `timeoutMs`, default `releaseTimeoutMs`; a job stuck COMPLETING after a killed slurmd
+   * is reported, not waited on forever).
    */
-  async release(jobId: string): Promise<{ state: JobState; settled: boolean }> {
+  async release(jobId: string, timeoutMs = this.releaseTimeout): Promise<{ state: JobState; settled: boolean }> {
     const r = await this.exec.run(scancelArgv(jobId), { timeoutMs: this.cmdTimeout, idempotent: true });
     if (r.code === 127) throw setupErrorOf(r.code, r.stderr, 'scancel', `scancel ${jobId}`, { jobId, step: 'release' })!;
     if (r.code !== 0 && !/Invalid job id/i.test(r.stderr)) {
@@ -256,7 +257,7 @@ export class SlurmQueries {
         context: { jobId, step: 'release', logTail: tail(r.stderr) },
       });
     }
-    const info = await this.waitFor(jobId, (j) => !isLive(j.state), this.releaseTimeout);
+    const info = await this.waitFor(jobId, (j) => !isLive(j.state), timeoutMs);
     return { state: info.state, settled: !isLive(info.state) };
   }
 

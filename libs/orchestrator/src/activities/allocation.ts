@@ -62,9 +62,13 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       let result: ReleaseResult = { ended: 'released', state: 'GONE' };
       for (const id of ids) {
         const before = await slurm.describe(id);
-        const after = await slurm.release(id);
+        // the COMPLETING patience counts from the scancel: the settle wait (half of it at most, so the
+        // rest is waited with COMPLETING in the progress) is part of it
+        const patience = ctx.deps.completingPatienceMs;
+        const cancelledAt = Date.now();
+        const after = await slurm.release(id, Math.min(patience / 2, RELEASE_SETTLE_MS));
         if (!after.settled && after.state === 'COMPLETING') {
-          const stuck = await completingPast(slurm, id, COMPLETING_PATIENCE_MS);
+          const stuck = await completingPast(slurm, id, patience, cancelledAt);
           // cancelled, its user processes not yet gone: it can run nothing of ours any more
           if (stuck) {
             result = { ended: 'released', state: 'COMPLETING', reason: stuck };
@@ -83,16 +87,22 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
   };
 }
 
-/** How long a cancelled job may stay COMPLETING before release reports it stuck and moves on. */
-export const COMPLETING_PATIENCE_MS = 10 * 60_000;
+/** How long release waits for a cancelled job to settle before it looks at a COMPLETING job's patience (SlurmCluster's default). */
+const RELEASE_SETTLE_MS = 60_000;
 
 /**
- * Wait (bounded) for a cancelled job to leave COMPLETING. Undefined once it has; else what to record:
- * the job and its nodes (a process they could not kill, a hung GPU: Slurm drains such nodes), so the
+ * Wait (bounded: `patienceMs` from `since`, its scancel) for a cancelled job to leave COMPLETING.
+ * Undefined once it has; else what to record: the job and its nodes (a process they could not kill, a hung GPU: Slurm drains such nodes), so the
  * sweep moves on with a new allocation and the operator knows which nodes to look at.
  */
-export async function completingPast(slurm: SlurmCluster, jobId: string, patienceMs: number, pollMs = 10_000): Promise<string | undefined> {
-  const deadline = Date.now() + patienceMs;
+export async function completingPast(
+  slurm: SlurmCluster,
+  jobId: string,
+  patienceMs: number,
+  since = Date.now(),
+  pollMs = Math.min(10_000, Math.max(1_000, patienceMs / 10)),
+): Promise<string | undefined> {
+  const deadline = since + patienceMs;
   let info = await slurm.describe(jobId);
   while (info.state === 'COMPLETING' && Date.now() < deadline) {
     progress({ phase: 'releasing', jobId, state: 'COMPLETING', waitedSeconds: Math.round((patienceMs - (deadline - Date.now())) / 1000) });
@@ -101,7 +111,8 @@ export async function completingPast(slurm: SlurmCluster, jobId: string, patienc
   }
   if (info.state !== 'COMPLETING') return undefined;
   const nodes = info.nodes.join(',') || '(unknown nodes)';
-  return `job ${jobId} still COMPLETING ${Math.round(patienceMs / 60_000)} min after scancel on ${nodes}: released as far as the sweep goes; check those nodes (scontrol show node ${nodes}), Slurm drains a node it cannot clean`;
+  const waited = patienceMs >= 60_000 ? `${Math.round(patienceMs / 60_000)} min` : `${Math.round(patienceMs / 1000)} s`;
+  return `job ${jobId} still COMPLETING ${waited} after scancel on ${nodes}: released as far as the sweep goes; check those nodes (scontrol show node ${nodes}), Slurm drains a node it cannot clean`;
 }
 
 /** The queue time an earlier attempt's last heartbeat reported for this job name (0 when none). */

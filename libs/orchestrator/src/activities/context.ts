@@ -11,6 +11,9 @@ import { PlanStore } from './plans';
 import { ServerLostError } from './errors';
 import type { Deployment, PlanInput } from './types';
 
+/** How long a cancelled job may stay COMPLETING before release reports it stuck and moves on (ActivityDeps.completingPatienceMs). */
+const COMPLETING_PATIENCE_MS = 10 * 60_000;
+
 export interface ActivityDeps {
   /** Executor for a cluster's login host (SSH, or local); one per login host, cached. */
   executorFor(login: LoginHost): Executor;
@@ -20,6 +23,12 @@ export interface ActivityDeps {
   heartbeatMs: number;
   /** What this worker allows a sweep input to ask for (../worker-settings.ts), read once at start. */
   settings: WorkerSettings;
+  /**
+   * How long release waits for a cancelled job to leave COMPLETING before it records the job and its
+   * nodes as stuck and moves on, ms (default 10 min; keep it under the release activity's 15-minute
+   * start-to-close, ../workflows/activities.ts).
+   */
+  completingPatienceMs: number;
 }
 
 export class ActivityContext {
@@ -90,5 +99,6 @@ export function defaultDeps(overrides: Partial<ActivityDeps> = {}): ActivityDeps
     heartbeatMs: overrides.heartbeatMs ?? 5000,
     // without settings (tests that build activities directly): the defaults for the plan's `local` cluster
     settings: overrides.settings ?? defaultWorkerSettings('local'),
+    completingPatienceMs: overrides.completingPatienceMs ?? COMPLETING_PATIENCE_MS,
   };
 }
