@@ -12,131 +12,151 @@ import type { Deployment, ServerActivities, StepRef } from './types';
 
 const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.sharedDir, 'squash');
 
-// eslint-disable-next-line max-lines-per-function -- 118 lines, over the 80-line budget until it is split (docs/conventions.md)
+/** Import the plan's container image into the shared squash directory (pyxis only), on the head node when given an allocation. */
+const importImage =
+  (ctx: ActivityContext): ServerActivities['importImage'] =>
+  async (input) => {
+    const { plan, slurm } = await ctx.open(input);
+    if (plan.slurm.containerRuntime !== 'pyxis') return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
+    // an import reports nothing until it ends: its own budget is its watchdog bound (./liveness.ts)
+    progress({ phase: 'importing-image', image: plan.image }, { stallSeconds: Math.max(60, plan.budgets.imageImportSeconds) + 600 });
+    const r = await slurm.importImage({
+      image: plan.image,
+      squashDir: squashDirOf(plan),
+      lockTimeoutSeconds: Math.max(60, plan.budgets.imageImportSeconds),
+      // imageImport.on = head-node: on the allocation's head compute node under srun (InferenceX's way)
+      ...(input.allocation
+        ? {
+            onNode: {
+              jobId: input.allocation.jobId,
+              node: input.allocation.headNode,
+              env:
+                plan.slurm.imageImport.enrootCachePath === undefined ? {} : { ENROOT_CACHE_PATH: plan.slurm.imageImport.enrootCachePath },
+            },
+          }
+        : {}),
+    });
+    return { squashPath: r.squashPath, note: r.imported ? 'imported' : 'valid squash file reused' };
+  };
+
+/** Launch the server: one Slurm step per node of the bound plan; a failed launch stops the steps already started. */
+const launchServer =
+  (ctx: ActivityContext): ServerActivities['launchServer'] =>
+  async (input) => {
+    const { plan, slurm } = await ctx.open(input);
+    const { sweepId, allocation, serverIndex } = input;
+    progress({ phase: 'launching', jobId: allocation.jobId, serverIndex });
+    const addresses = await slurm.nodeAddresses(allocation.nodes);
+    const bound = bindPlan(plan, {
+      jobId: allocation.jobId,
+      nodes: allocation.nodes,
+      headAddress: addresses[allocation.nodes[0]!]!,
+      nodeAddresses: allocation.nodes.map((n) => addresses[n]!),
+    });
+    const logDir = remoteServerLogDir(plan.sharedDir, sweepId, serverIndex);
+    // secrets: names in the plan, values resolved here on the worker, handed to srun over stdin
+    const secretEnv = resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
+    const steps: StepRef[] = [];
+    try {
+      for (const n of bound.nodes) {
+        const logFile = remoteRankLogFile(logDir, n.rank, n.node);
+        progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
+        const h = await slurm.launchStep(allocation.jobId, n.node, n.launchArgv, n.env, logFile, {
+          runtime: plan.slurm.containerRuntime,
+          containerImage: plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
+          containerMounts: plan.slurm.mounts,
+          stepName: serverStepName(serverIndex, n.rank),
+          ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
+        });
+        steps.push({ jobId: allocation.jobId, node: n.node, stepName: h.stepName, logFile, rank: n.rank, launcherPid: h.launcherPid });
+      }
+    } catch (err) {
+      for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
+      throw err;
+    }
+    const deployment: Deployment = {
+      jobId: allocation.jobId,
+      nodes: allocation.nodes,
+      headNode: allocation.nodes[0]!,
+      serverIndex,
+      steps,
+      endpoints: bound.endpoints,
+      metricsEndpoints: bound.metricsEndpoints,
+      expectedEngines: bound.engineIds.labelled ? bound.engineIds.perMetricsEndpoint.flat().map(Number) : null,
+      logDir,
+      launchedAt: new Date().toISOString(),
+    };
+    return deployment;
+  };
+
+/** Poll every endpoint until the server is ready, within the startup budget, while watching the deployment's steps. */
+const waitReady =
+  (ctx: ActivityContext): ServerActivities['waitReady'] =>
+  async (input) => {
+    const { plan, slurm } = await ctx.open(input);
+    const { deployment, startupBudgetSeconds } = input;
+    const started = Date.now();
+    const deadline = started + startupBudgetSeconds * 1000;
+    const activity = Context.current();
+    let last = 'not polled yet';
+    let lost: InfersweepError | undefined;
+    await slurm.assertAlive(deployment.jobId, 'readiness');
+    const live = ctx.watchDeployment(slurm, deployment, 'readiness', (err) => (lost = err));
+    try {
+      for (let polls = 0; ; polls++) {
+        if (lost) throw lost;
+        // every endpoint with its own engines (hybrid/external LB: one per serving node), not endpoint 0 alone
+        const targets = readinessTargets(deployment.endpoints, deployment.metricsEndpoints, plan.engineIds);
+        const r = await checkEveryEndpoint(targets, plan.model.servedName);
+        if (r.ready) return { seconds: (Date.now() - started) / 1000 };
+        last = r.detail;
+        progress({ phase: 'waiting-ready', polls, detail: last, elapsedSeconds: Math.round((Date.now() - started) / 1000) });
+        if (Date.now() > deadline) {
+          const logs = await slurm.fetchLogs(deployment.steps, { tailLines: 40 }).catch(() => []);
+          throw new ServerLostError(`server not ready after ${startupBudgetSeconds} s: ${last}`, {
+            jobId: deployment.jobId,
+            node: deployment.headNode,
+            step: 'readiness',
+            logTail: logs.map((l) => `--- ${l.node}\n${l.tail}`).join('\n'),
+          });
+        }
+        // the SDK's sleep: a cancel rejects it with a CancelledFailure, which stays a cancellation
+        await activity.sleep(ctx.deps.pollMs);
+      }
+    } finally {
+      await live.stop();
+    }
+  };
+
+/** Copy the server's logs to the results and return their tails. */
+const captureLogs =
+  (ctx: ActivityContext): ServerActivities['captureLogs'] =>
+  async (input) => {
+    const { slurm } = await ctx.open(input);
+    const { deployment, destDir } = input;
+    progress(
+      { phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length },
+      { stallSeconds: 300 * (deployment.steps.length + 1) }, // each copy is bounded at 300 s (libs/slurm copyLogs)
+    );
+    const copied = await slurm.copyLogs(deployment.steps, destDir);
+    const tails = await slurm.fetchLogs(deployment.steps, { tailLines: 20 });
+    return { files: copied.map((c) => c.path), tails: Object.fromEntries(tails.map((t) => [t.node, t.tail])) };
+  };
+
+/** Stop every step of the deployment. */
+const stopServer =
+  (ctx: ActivityContext): ServerActivities['stopServer'] =>
+  async (input) => {
+    const { slurm } = await ctx.open(input);
+    for (const s of input.deployment.steps) await slurm.stopStep(s);
+  };
+
 export function serverActivities(ctx: ActivityContext): ServerActivities {
   return {
-    async importImage(input) {
-      const { plan, slurm } = await ctx.open(input);
-      if (plan.slurm.containerRuntime !== 'pyxis') return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
-      // an import reports nothing until it ends: its own budget is its watchdog bound (./liveness.ts)
-      progress({ phase: 'importing-image', image: plan.image }, { stallSeconds: Math.max(60, plan.budgets.imageImportSeconds) + 600 });
-      const r = await slurm.importImage({
-        image: plan.image,
-        squashDir: squashDirOf(plan),
-        lockTimeoutSeconds: Math.max(60, plan.budgets.imageImportSeconds),
-        // imageImport.on = head-node: on the allocation's head compute node under srun (InferenceX's way)
-        ...(input.allocation
-          ? {
-              onNode: {
-                jobId: input.allocation.jobId,
-                node: input.allocation.headNode,
-                env:
-                  plan.slurm.imageImport.enrootCachePath === undefined ? {} : { ENROOT_CACHE_PATH: plan.slurm.imageImport.enrootCachePath },
-              },
-            }
-          : {}),
-      });
-      return { squashPath: r.squashPath, note: r.imported ? 'imported' : 'valid squash file reused' };
-    },
-
-    async launchServer(input) {
-      const { plan, slurm } = await ctx.open(input);
-      const { sweepId, allocation, serverIndex } = input;
-      progress({ phase: 'launching', jobId: allocation.jobId, serverIndex });
-      const addresses = await slurm.nodeAddresses(allocation.nodes);
-      const bound = bindPlan(plan, {
-        jobId: allocation.jobId,
-        nodes: allocation.nodes,
-        headAddress: addresses[allocation.nodes[0]!]!,
-        nodeAddresses: allocation.nodes.map((n) => addresses[n]!),
-      });
-      const logDir = remoteServerLogDir(plan.sharedDir, sweepId, serverIndex);
-      // secrets: names in the plan, values resolved here on the worker, handed to srun over stdin
-      const secretEnv = resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
-      const steps: StepRef[] = [];
-      try {
-        for (const n of bound.nodes) {
-          const logFile = remoteRankLogFile(logDir, n.rank, n.node);
-          progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
-          const h = await slurm.launchStep(allocation.jobId, n.node, n.launchArgv, n.env, logFile, {
-            runtime: plan.slurm.containerRuntime,
-            containerImage: plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
-            containerMounts: plan.slurm.mounts,
-            stepName: serverStepName(serverIndex, n.rank),
-            ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
-          });
-          steps.push({ jobId: allocation.jobId, node: n.node, stepName: h.stepName, logFile, rank: n.rank, launcherPid: h.launcherPid });
-        }
-      } catch (err) {
-        for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
-        throw err;
-      }
-      const deployment: Deployment = {
-        jobId: allocation.jobId,
-        nodes: allocation.nodes,
-        headNode: allocation.nodes[0]!,
-        serverIndex,
-        steps,
-        endpoints: bound.endpoints,
-        metricsEndpoints: bound.metricsEndpoints,
-        expectedEngines: bound.engineIds.labelled ? bound.engineIds.perMetricsEndpoint.flat().map(Number) : null,
-        logDir,
-        launchedAt: new Date().toISOString(),
-      };
-      return deployment;
-    },
-
-    async waitReady(input) {
-      const { plan, slurm } = await ctx.open(input);
-      const { deployment, startupBudgetSeconds } = input;
-      const started = Date.now();
-      const deadline = started + startupBudgetSeconds * 1000;
-      const activity = Context.current();
-      let last = 'not polled yet';
-      let lost: InfersweepError | undefined;
-      await slurm.assertAlive(deployment.jobId, 'readiness');
-      const live = ctx.watchDeployment(slurm, deployment, 'readiness', (err) => (lost = err));
-      try {
-        for (let polls = 0; ; polls++) {
-          if (lost) throw lost;
-          // every endpoint with its own engines (hybrid/external LB: one per serving node), not endpoint 0 alone
-          const targets = readinessTargets(deployment.endpoints, deployment.metricsEndpoints, plan.engineIds);
-          const r = await checkEveryEndpoint(targets, plan.model.servedName);
-          if (r.ready) return { seconds: (Date.now() - started) / 1000 };
-          last = r.detail;
-          progress({ phase: 'waiting-ready', polls, detail: last, elapsedSeconds: Math.round((Date.now() - started) / 1000) });
-          if (Date.now() > deadline) {
-            const logs = await slurm.fetchLogs(deployment.steps, { tailLines: 40 }).catch(() => []);
-            throw new ServerLostError(`server not ready after ${startupBudgetSeconds} s: ${last}`, {
-              jobId: deployment.jobId,
-              node: deployment.headNode,
-              step: 'readiness',
-              logTail: logs.map((l) => `--- ${l.node}\n${l.tail}`).join('\n'),
-            });
-          }
-          // the SDK's sleep: a cancel rejects it with a CancelledFailure, which stays a cancellation
-          await activity.sleep(ctx.deps.pollMs);
-        }
-      } finally {
-        await live.stop();
-      }
-    },
-
-    async captureLogs(input) {
-      const { slurm } = await ctx.open(input);
-      const { deployment, destDir } = input;
-      progress(
-        { phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length },
-        { stallSeconds: 300 * (deployment.steps.length + 1) }, // each copy is bounded at 300 s (libs/slurm copyLogs)
-      );
-      const copied = await slurm.copyLogs(deployment.steps, destDir);
-      const tails = await slurm.fetchLogs(deployment.steps, { tailLines: 20 });
-      return { files: copied.map((c) => c.path), tails: Object.fromEntries(tails.map((t) => [t.node, t.tail])) };
-    },
-
-    async stopServer(input) {
-      const { slurm } = await ctx.open(input);
-      for (const s of input.deployment.steps) await slurm.stopStep(s);
-    },
+    importImage: importImage(ctx),
+    launchServer: launchServer(ctx),
+    waitReady: waitReady(ctx),
+    captureLogs: captureLogs(ctx),
+    stopServer: stopServer(ctx),
   };
 }
