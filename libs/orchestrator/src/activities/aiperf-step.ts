@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { remoteAiperfPointDir } from '@infersweep/core';
 import { AIPERF_WRAPPER, parseTimes, wrapperExitCode, type AiperfCommand, type AiperfRunner } from '@infersweep/agentx';
-import { CommandFailedError, cappedCatArgv, imageFileName, type SlurmCluster, type StepHandle } from '@infersweep/slurm';
+import { CommandFailedError, cappedCatArgv, imageFileName, sleep, type SlurmCluster, type StepHandle } from '@infersweep/slurm';
 import type { SweepPlan } from '@infersweep/topology';
 import type { Deployment } from './types';
 
@@ -103,21 +103,8 @@ async function untilStepExits(slurm: SlurmCluster, h: StepHandle, cmd: AiperfCom
     if ((await slurm.stepStatus(h)) === 'exited') return false;
     const [t] = await slurm.fetchLogs([h], { tailLines: 20 }).catch(() => []);
     if (t?.tail) cmd.onLog?.(t.tail);
-    await pause(pollMs, cmd.signal);
+    await sleep(pollMs, cmd.signal);
   }
-}
-
-/** Wait `ms`, or less when `signal` fires (its listener removed either way). */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Stream one remote text file into `local` (capped at 1 GiB). */
