@@ -5,9 +5,11 @@
  *   - client CPU (fraction of a core over the client's wall time);
  *   - timing error: mean TTFT / ITL vs the simulator's configured constants (the sim's own Go sleep+flush
  *     overshoot is included for both clients alike; the sim embeds no send timestamps);
- *   - peak client RSS at concurrency 128 with ≥ 100k-token agentic prompts (target ≤ 1 GiB).
+ *   - peak client RSS at concurrency 128 with ≥ 100k-token agentic prompts (target ≤ 1 GiB);
+ *   - cross-client agreement: TTFT p50, ITL p50 and output throughput of both clients on one workload
+ *     (libs/agentx/test/cross-client.ts), infersweep / aiperf − 1 (issue 22: within 5 %).
  * Bounded: each point runs a short profile; everything ends within a few minutes.
- *   npm run bench -- agentx [--conc 16,64] [--duration 15] [--no-rss] [--no-aiperf]
+ *   npm run bench -- agentx [--conc 16,64] [--duration 15] [--cross-conc 4] [--no-rss] [--no-aiperf]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { join } from 'node:path';
 import { generateTraces, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '../libs/agentx/test/aiperf-env';
+import { crossClientBench } from './agentx-cross';
 import { fmt, growingCorpus, identity, runClient, writeCorpus } from './common';
 
 const TTFT_MS = 100;
@@ -101,6 +104,8 @@ export async function agentxBench(args: string[]): Promise<void> {
     console.log('\n## Ratios (same run, same simulator settings)');
     for (const r of ratios) console.log(`- ${r}`);
   }
+
+  if (withAiperf) await crossClientBench((opt('--cross-conc') ?? '4').split(',').map(Number), duration, out);
 
   if (!args.includes('--no-rss')) {
     let sim: Sim | undefined;
