@@ -12,6 +12,7 @@ import {
   type HostKeyVerdict,
   type KnownHostKeys,
 } from './hostkeys';
+import { PID_MARK, PidMarkReader } from './pid-mark';
 import { assertSecretEnv, shellJoin } from './quote';
 
 export interface SshExecutorOptions {
@@ -44,9 +45,6 @@ export interface SshExecutorOptions {
 /** Default channel bound: OpenSSH's MaxSessions is 10 unless the site raised it. */
 export const DEFAULT_MAX_CHANNELS = 8;
 
-/** First stderr line of every remote command: the remote shell's pid (= its process group). */
-const PID_MARK = '__infersweep_pid=';
-
 /**
  * Reads `count` lines `NAME=value` from stdin and exports them (the rest of stdin is left to the
  * command: sh's `read` takes one byte at a time from a pipe). Fixed text: values never appear in
@@ -76,6 +74,21 @@ export function remoteShellCommand(line: string, secretCount = 0): string {
 }
 
 class ConnectionDropped extends Error {}
+
+/**
+ * How a command whose channel closed ends: the error of the stop that killed it (timeout or abort),
+ * a dropped connection when it has no exit status and the connection is gone, else its result.
+ */
+function closedOutcome(
+  r: RunResult,
+  how: { shown: string; killedFor: 'timeout' | 'abort' | undefined; timeoutMs: number | undefined; host: string; connected: boolean },
+): RunResult | Error {
+  const context = { logTail: tail(r.stderr || r.stdout), command: how.shown, durationMs: r.durationMs, host: how.host };
+  if (how.killedFor === 'timeout') return new CommandTimeoutError(`timed out after ${how.timeoutMs} ms: ${how.shown}`, { context });
+  if (how.killedFor === 'abort') return new CommandAbortedError(`aborted: ${how.shown}`, { context });
+  if (r.code === null && r.signal === null && !how.connected) return new ConnectionDropped('connection dropped');
+  return r;
+}
 /** The connection closed before the channel was opened (ssh2's synchronous "Not connected"): the command never started. */
 class NotConnected extends Error {}
 /** The server refused to open a channel (MaxSessions reached): the command never started. */
@@ -279,17 +292,14 @@ export class SshExecutor implements Executor {
     });
   }
 
-  // eslint-disable-next-line max-lines-per-function -- 96 lines, over the 80-line budget until it is split (docs/conventions.md)
   private execOnce(client: Client, line: string, opts: RunOptions): Promise<RunResult> {
     const started = Date.now();
     const shown = shownCommand(line);
-    // eslint-disable-next-line max-lines-per-function -- 92 lines, over the 80-line budget until it is split (docs/conventions.md)
     return new Promise<RunResult>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${shown}`));
       let stdout = '';
       let stderr = '';
-      let pending = '';
-      let pid: number | undefined;
+      const marks = new PidMarkReader();
       let code: number | null = null;
       let signal: string | null = null;
       let killedFor: 'timeout' | 'abort' | undefined;
@@ -308,9 +318,10 @@ export class SshExecutor implements Executor {
       const stop = (why: 'timeout' | 'abort'): void => {
         if (killedFor) return;
         killedFor = why;
+        const pid = marks.pid;
         if (pid) {
           void this.killRemoteGroup(pid, 'TERM');
-          setTimeout(() => void this.killRemoteGroup(pid!, 'KILL').finally(() => channel?.close()), KILL_GRACE_MS).unref();
+          setTimeout(() => void this.killRemoteGroup(pid, 'KILL').finally(() => channel?.close()), KILL_GRACE_MS).unref();
         } else channel?.close();
       };
       const timer = opts.timeoutMs ? setTimeout(() => stop('timeout'), opts.timeoutMs) : undefined;
@@ -333,24 +344,11 @@ export class SshExecutor implements Executor {
           opts.onStdout?.(d);
         });
         stream.stderr.on('data', (d: string) => {
-          if (pid === undefined) {
-            // lines a login shell's rc files print come before the marker: pass them through
-            pending += d;
-            let nl: number;
-            d = '';
-            while (pid === undefined && (nl = pending.indexOf('\n')) >= 0) {
-              const lineText = pending.slice(0, nl);
-              pending = pending.slice(nl + 1);
-              if (lineText.startsWith(PID_MARK)) pid = Number(lineText.slice(PID_MARK.length)) || 0;
-              else d += `${lineText}\n`;
-            }
-            if (pid !== undefined) {
-              d += pending;
-              pending = '';
-              if (killedFor) stop(killedFor);
-            }
-            if (!d) return;
-          }
+          const awaited = marks.pid === undefined;
+          d = marks.feed(d);
+          // a stop asked for before the pid was known kills the group now
+          if (awaited && marks.pid !== undefined && killedFor) stop(killedFor);
+          if (!d) return;
           stderr += d;
           opts.onStderr?.(d);
         });
@@ -359,14 +357,10 @@ export class SshExecutor implements Executor {
           signal = s ?? null;
         });
         stream.on('close', () => {
-          const durationMs = Date.now() - started;
-          if (pending) stderr += pending;
-          const context = { logTail: tail(stderr || stdout), command: shown, durationMs, host: this.opts.host };
-          if (killedFor === 'timeout')
-            return finish(() => reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${shown}`, { context })));
-          if (killedFor === 'abort') return finish(() => reject(new CommandAbortedError(`aborted: ${shown}`, { context })));
-          if (code === null && signal === null && !this.client) return finish(() => reject(new ConnectionDropped('connection dropped')));
-          finish(() => resolve({ code, signal, stdout, stderr, durationMs }));
+          stderr += marks.flush();
+          const ended = { code, signal, stdout, stderr, durationMs: Date.now() - started };
+          const r = closedOutcome(ended, { shown, killedFor, timeoutMs: opts.timeoutMs, host: this.opts.host, connected: !!this.client });
+          finish(() => (r instanceof Error ? reject(r) : resolve(r)));
         });
         if (stdin) stream.end(stdin);
         else stream.end();
