@@ -3,7 +3,7 @@ import { deriveEngineSettings } from '../../src/plan/derive-engine-settings';
 import { planAgentx } from '../../src/plan/plan-agentx';
 import { resolveTopology } from '../../src/plan/resolve-topology';
 import { edit } from '../helpers';
-import { draftOf } from './fixture';
+import { configErrorOf, draftOf } from './fixture';
 
 describe('deriveEngineSettings', () => {
   it('derives maxNumSeqs per DP rank and fills the AgentX defaults that follow from the settings', () => {
@@ -27,5 +27,19 @@ describe('deriveEngineSettings', () => {
     deriveEngineSettings(d, resolveTopology(d), [4], agentx);
     expect(agentx.aiperf.runOn).toBe('head-node');
     expect(d.issues.list).toEqual([]);
+  });
+
+  it('aiperf on the head node under pyxis needs sharedDir mounted at the same path in the container', () => {
+    const text = edit(
+      '  profileDurationSeconds: 3600 ',
+      '  client: aiperf\n  aiperf: { runOn: head-node }\n  profileDurationSeconds: 3600 ',
+    );
+    const unmounted = text.replace('      - /lustre/infersweep:/lustre/infersweep\n', '');
+    expect(unmounted).not.toBe(text);
+    const d = draftOf('balanced', 'h200', unmounted);
+    const { agentx } = planAgentx(d);
+    const e = configErrorOf(() => deriveEngineSettings(d, resolveTopology(d), [4], agentx));
+    expect(e.issues.map((i) => i.path)).toEqual(['clusters.h200.mounts']);
+    expect(e.message).toContain('/lustre/infersweep/runs');
   });
 });
