@@ -47,6 +47,7 @@ export const detectionSettingsSchema = z
   })
   .strict();
 export type DetectionSettingsInput = z.input<typeof detectionSettingsSchema>;
+type DetectionSettings = z.infer<typeof detectionSettingsSchema>;
 
 // ---------------------------------------------------------------- statistics
 
@@ -179,7 +180,6 @@ export function inTimeOrder(points: readonly HistoryPoint[]): HistoryPoint[] {
  * restarts there. A run whose context differs in a `segmentOn` field from the previous valid run
  * restarts the segment too. Invalid points and points without the metric are never in a baseline.
  */
-// eslint-disable-next-line max-lines-per-function -- 90 lines, over the 80-line budget until it is split (docs/conventions.md)
 export function analyzeSeries(
   points: readonly HistoryPoint[],
   metric: MetricName,
@@ -188,7 +188,7 @@ export function analyzeSeries(
   const s = detectionSettingsSchema.parse(settingsIn);
   const sign: 1 | -1 = HIGHER_IS_BETTER[metric] ? -1 : 1; // worse = smaller when higher is better
   const ordered = inTimeOrder(points);
-  const usable: { p: HistoryPoint; v: number }[] = [];
+  const usable: UsablePoint[] = [];
   const changes: ChangePoint[] = [];
   const evaluations: MetricEvaluation[] = [];
   let segStart = 0;
@@ -224,51 +224,66 @@ export function analyzeSeries(
       evaluations.push(base);
       continue;
     }
-    const b = usable.slice(baseStart, winStart);
-    const w = usable.slice(winStart, t + 1);
-    const bv = b.map((x) => x.v);
-    const wv = w.map((x) => x.v);
-    const bMed = median(bv);
-    const wMed = median(wv);
-    const rel = bMed === 0 ? (wMed === 0 ? 0 : Number.POSITIVE_INFINITY * Math.sign(wMed)) : (wMed - bMed) / Math.abs(bMed);
-    // test the direction the window moved (the other direction's p-value would be large)
-    const worse = sign * (wMed - bMed) > 0;
-    const dirSign: 1 | -1 = worse ? sign : (-sign as 1 | -1);
-    const test = shiftTest(bv, wv, dirSign, { permutations: s.permutations, seed: s.seed });
-    // the magnitude gate, like the statistic, asks every one of the k runs to have moved that far
-    const smallestMove = bMed === 0 ? 0 : minShift(bv, wv, dirSign) / Math.abs(bMed);
-    const significant = test.pValue <= s.alpha && smallestMove >= s.minRelativeChange;
-    const ev: MetricEvaluation = {
-      ...base,
-      status: significant ? (worse ? 'regression' : 'improvement') : 'unchanged',
-      baseline: bMed,
-      relativeChange: rel,
-      pValue: test.pValue,
-      baselineRunIds: b.map((x) => x.p.runId),
-      windowRunIds: w.map((x) => x.p.runId),
-      relativeNoise: bMed === 0 ? null : mad(bv) / Math.abs(bMed),
-    };
-    if (significant) {
-      const first = w[0]!.p;
-      const before = b[b.length - 1]!.p;
-      ev.change = {
-        metric,
-        direction: worse ? 'regression' : 'improvement',
-        firstRunId: first.runId,
-        previousRunId: before.runId,
-        detectedAtRunId: p.runId,
-        baseline: bMed,
-        value: wMed,
-        relativeChange: rel,
-        pValue: test.pValue,
-        baselineRunIds: ev.baselineRunIds,
-        windowRunIds: ev.windowRunIds,
-        attribution: contextChanges(before.context, first.context),
-      };
+    const ev = compareWindow(base, usable.slice(baseStart, winStart), usable.slice(winStart, t + 1), sign, s);
+    if (ev.change) {
       changes.push(ev.change);
       segStart = winStart;
     }
     evaluations.push(ev);
   }
   return { metric, changes, evaluations };
+}
+
+/** A valid point with the metric measured, and its value. */
+interface UsablePoint {
+  p: HistoryPoint;
+  v: number;
+}
+
+/**
+ * Test the window `w` (the last k valid runs, the last of them the run being evaluated) against its
+ * baseline `b` (pure): the shift in the direction the window moved, and its magnitude. A significant,
+ * large-enough shift carries its change point (at the window's first run).
+ */
+function compareWindow(base: MetricEvaluation, b: UsablePoint[], w: UsablePoint[], sign: 1 | -1, s: DetectionSettings): MetricEvaluation {
+  const bv = b.map((x) => x.v);
+  const wv = w.map((x) => x.v);
+  const bMed = median(bv);
+  const wMed = median(wv);
+  const rel = bMed === 0 ? (wMed === 0 ? 0 : Number.POSITIVE_INFINITY * Math.sign(wMed)) : (wMed - bMed) / Math.abs(bMed);
+  // test the direction the window moved (the other direction's p-value would be large)
+  const worse = sign * (wMed - bMed) > 0;
+  const dirSign: 1 | -1 = worse ? sign : (-sign as 1 | -1);
+  const test = shiftTest(bv, wv, dirSign, { permutations: s.permutations, seed: s.seed });
+  // the magnitude gate, like the statistic, asks every one of the k runs to have moved that far
+  const smallestMove = bMed === 0 ? 0 : minShift(bv, wv, dirSign) / Math.abs(bMed);
+  const significant = test.pValue <= s.alpha && smallestMove >= s.minRelativeChange;
+  const ev: MetricEvaluation = {
+    ...base,
+    status: significant ? (worse ? 'regression' : 'improvement') : 'unchanged',
+    baseline: bMed,
+    relativeChange: rel,
+    pValue: test.pValue,
+    baselineRunIds: b.map((x) => x.p.runId),
+    windowRunIds: w.map((x) => x.p.runId),
+    relativeNoise: bMed === 0 ? null : mad(bv) / Math.abs(bMed),
+  };
+  if (!significant) return ev;
+  const first = w[0]!.p;
+  const before = b[b.length - 1]!.p;
+  ev.change = {
+    metric: base.metric,
+    direction: worse ? 'regression' : 'improvement',
+    firstRunId: first.runId,
+    previousRunId: before.runId,
+    detectedAtRunId: w[w.length - 1]!.p.runId,
+    baseline: bMed,
+    value: wMed,
+    relativeChange: rel,
+    pValue: test.pValue,
+    baselineRunIds: ev.baselineRunIds,
+    windowRunIds: ev.windowRunIds,
+    attribution: contextChanges(before.context, first.context),
+  };
+  return ev;
 }
