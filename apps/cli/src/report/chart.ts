@@ -99,16 +99,22 @@ function marker(shape: (typeof MARKERS)[number], cx: number, cy: number, color: 
   }
 }
 
-/**
- * One SVG: every series' points as markers (class `marker`, data-series/data-label), a dashed
- * line through each series' Pareto frontier, axes with nice ticks, a legend. Empty series are
- * listed in the legend as "no valid points".
- */
-// eslint-disable-next-line max-lines-per-function -- 92 lines, over the 80-line budget until it is split (docs/conventions.md)
-export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): string {
+/** The plot area of one chart: margins, size, the axes' ticks and the data → pixel maps. */
+interface PlotFrame {
+  W: number;
+  H: number;
+  m: { l: number; r: number; t: number; b: number };
+  pw: number;
+  ph: number;
+  xt: number[];
+  yt: number[];
+  X: (v: number) => number;
+  Y: (v: number) => number;
+}
+
+function plotFrame(series: readonly ChartSeries[], opts: ChartOptions): PlotFrame {
   const W = opts.width ?? 760;
   const H = opts.height ?? 440;
-  const id = opts.id ?? 'chart';
   const m = { l: 72, r: 24, t: 44, b: 58 + 18 * Math.ceil(series.length / 3) };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
@@ -117,15 +123,38 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
   const yt = niceTicks(Math.max(0, ...all.map((p) => p.y)) * 1.05);
   const xMax = xt[xt.length - 1]!;
   const yMax = yt[yt.length - 1]!;
-  const X = (v: number) => m.l + (v / xMax) * pw;
-  const Y = (v: number) => m.t + ph - (v / yMax) * ph;
-  const o: string[] = [];
-  o.push(
+  return { W, H, m, pw, ph, xt, yt, X: (v) => m.l + (v / xMax) * pw, Y: (v) => m.t + ph - (v / yMax) * ph };
+}
+
+/**
+ * One SVG: every series' points as markers (class `marker`, data-series/data-label), a dashed
+ * line through each series' Pareto frontier, axes with nice ticks, a legend. Empty series are
+ * listed in the legend as "no valid points".
+ */
+export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): string {
+  const f = plotFrame(series, opts);
+  const { W, H, m } = f;
+  const id = opts.id ?? 'chart';
+  const off = opts.styleOffset ?? 0;
+  return [
     `<svg xmlns="http://www.w3.org/2000/svg" id="${esc(id)}" class="pareto" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(opts.title)}" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">`,
-  );
-  o.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
-  o.push(`<text x="${m.l}" y="24" font-size="15" font-weight="600" fill="#111">${esc(opts.title)}</text>`);
-  // grid + ticks
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    `<text x="${m.l}" y="24" font-size="15" font-weight="600" fill="#111">${esc(opts.title)}</text>`,
+    ...axes(
+      f,
+      opts,
+      series.every((s) => s.points.length === 0),
+    ),
+    ...series.flatMap((s, j) => seriesMarks(f, s, j + off, opts)),
+    ...concurrencyMarks(f, series, opts),
+    ...series.flatMap((s, j) => legendEntry(f, s, j, j + off)),
+    '</svg>',
+  ].join('\n');
+}
+
+/** Grid, ticks, the frame and the axis labels; a note when there is nothing to plot. */
+function axes({ m, pw, ph, xt, yt, X, Y }: PlotFrame, opts: ChartOptions, empty: boolean): string[] {
+  const o: string[] = [];
   for (const v of yt) {
     o.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#e5e7eb"/>`);
     o.push(`<text x="${m.l - 8}" y="${(Y(v) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#444">${fmtNum(v)}</text>`);
@@ -139,42 +168,50 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
   o.push(
     `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${esc(opts.yLabel)}</text>`,
   );
-  if (all.length === 0) {
+  if (empty) {
     o.push(
       `<text x="${m.l + pw / 2}" y="${m.t + ph / 2}" font-size="13" text-anchor="middle" fill="#6b7280">no valid points to plot</text>`,
     );
   }
-  const off = opts.styleOffset ?? 0;
-  series.forEach((s, j) => {
-    const i = j + off;
-    const color = PALETTE[i % PALETTE.length]!;
-    const shape = MARKERS[i % MARKERS.length]!;
-    const front = paretoFrontier(s.points);
-    if (front.length > 1) {
-      const d = front.map((p, k) => `${k === 0 ? 'M' : 'L'}${X(p.x).toFixed(1)} ${Y(p.y).toFixed(1)}`).join('');
-      o.push(
-        `<path class="frontier" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${color}" stroke-width="2" stroke-dasharray="5 4" opacity="0.8"/>`,
-      );
-    }
-    for (const p of [...s.points].sort((a, b) => a.x - b.x)) {
-      const onFront = front.includes(p);
-      o.push(`<g>`);
-      o.push(
-        marker(
-          shape,
-          X(p.x),
-          Y(p.y),
-          color,
-          onFront ? 'marker on-frontier' : 'marker',
-          `data-series="${esc(s.name)}" data-label="${esc(p.label)}"`,
-        ),
-      );
-      o.push(
-        `<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`,
-      );
-      o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
-    }
-  });
+  return o;
+}
+
+/** One series (style `i`): its frontier as a dashed line, then each point's marker, tooltip and label. */
+function seriesMarks({ X, Y }: PlotFrame, s: ChartSeries, i: number, opts: ChartOptions): string[] {
+  const o: string[] = [];
+  const color = PALETTE[i % PALETTE.length]!;
+  const shape = MARKERS[i % MARKERS.length]!;
+  const front = paretoFrontier(s.points);
+  if (front.length > 1) {
+    const d = front.map((p, k) => `${k === 0 ? 'M' : 'L'}${X(p.x).toFixed(1)} ${Y(p.y).toFixed(1)}`).join('');
+    o.push(
+      `<path class="frontier" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${color}" stroke-width="2" stroke-dasharray="5 4" opacity="0.8"/>`,
+    );
+  }
+  for (const p of [...s.points].sort((a, b) => a.x - b.x)) {
+    const onFront = front.includes(p);
+    o.push(`<g>`);
+    o.push(
+      marker(
+        shape,
+        X(p.x),
+        Y(p.y),
+        color,
+        onFront ? 'marker on-frontier' : 'marker',
+        `data-series="${esc(s.name)}" data-label="${esc(p.label)}"`,
+      ),
+    );
+    o.push(
+      `<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`,
+    );
+    o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
+  }
+  return o;
+}
+
+/** The marked concurrencies (SLO limit, …) circled on the first series' points. */
+function concurrencyMarks({ X, Y }: PlotFrame, series: readonly ChartSeries[], opts: ChartOptions): string[] {
+  const o: string[] = [];
   for (const [k, mk] of (opts.marks ?? []).entries()) {
     const p = series[0]?.points.find((q) => q.label === `c=${mk.concurrency}`);
     if (!p) continue;
@@ -184,18 +221,15 @@ export function paretoSvg(series: readonly ChartSeries[], opts: ChartOptions): s
         `<text x="${(X(p.x) + 14).toFixed(1)}" y="${(Y(p.y) + 16 + 13 * k).toFixed(1)}" font-size="11" font-weight="600" fill="${color}">${esc(mk.text)}</text><title>${esc(`${mk.text}\n${mk.detail}`)}</title></g>`,
     );
   }
-  // legend
-  series.forEach((s, j) => {
-    const i = j + off;
-    const col = j % 3;
-    const row = Math.floor(j / 3);
-    const lx = m.l + col * (pw / 3);
-    const ly = m.t + ph + 54 + row * 18;
-    o.push(marker(MARKERS[i % MARKERS.length]!, lx + 6, ly - 4, PALETTE[i % PALETTE.length]!, 'legend-marker', ''));
-    o.push(
-      `<text x="${lx + 18}" y="${ly}" font-size="12" fill="#111">${esc(s.name)}${s.points.length === 0 ? ' (no valid points)' : ''}</text>`,
-    );
-  });
-  o.push('</svg>');
-  return o.join('\n');
+  return o;
+}
+
+/** The legend entry of series `j` (style `i`), three to a row under the plot. */
+function legendEntry({ m, pw, ph }: PlotFrame, s: ChartSeries, j: number, i: number): string[] {
+  const lx = m.l + (j % 3) * (pw / 3);
+  const ly = m.t + ph + 54 + Math.floor(j / 3) * 18;
+  return [
+    marker(MARKERS[i % MARKERS.length]!, lx + 6, ly - 4, PALETTE[i % PALETTE.length]!, 'legend-marker', ''),
+    `<text x="${lx + 18}" y="${ly}" font-size="12" fill="#111">${esc(s.name)}${s.points.length === 0 ? ' (no valid points)' : ''}</text>`,
+  ];
 }
