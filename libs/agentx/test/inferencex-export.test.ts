@@ -77,9 +77,9 @@ const IX_PROCESSOR_OUTPUT = JSON.parse(data('inferencex-processor-aiperf-c8.json
 
 const aiperfRequests = (): RequestRecord[] => aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
 
-/** A record built from real exports: aiperf 0.13.0 per-request rows and a vLLM DP2 /metrics scrape. */
+/** A record built from real exports: aiperf 0.13.0 per-request rows and a real vLLM DP=2 /metrics scrape under load (its header says how). */
 function realRecord(conc: number, gpus: number, requests = aiperfRequests()): PointResult {
-  const samples = parsePrometheus(data('vllm-dp2-metrics.txt')).samples;
+  const samples = parsePrometheus(data('vllm-dp2-metrics-load.txt')).samples;
   const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
   const server = serverMetricsWindow(
     [{ endpoint: 'http://h:8000/metrics', samples: startSamples }],
@@ -379,16 +379,29 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(kvPoolTokensFromServerLogs(['no such line'])).toBeNull();
 
     const record = realRecord(8, 32);
-    // the record's cross-check: vllm:cache_config_info, 2 engines × 31836 blocks × 16 tokens
-    expect(record.server_metrics.kv_cache.gpu_total_tokens).toBe(2 * 31836 * 16);
+    // the record's cross-check: vllm:cache_config_info, 2 engines × 8192 blocks × 128 tokens
+    expect(record.server_metrics.kv_cache.gpu_total_tokens).toBe(2 * 8192 * 128);
     const withLogs = toInferencex(record, ctx, { requests: aiperfRequests(), serverLogs: [headLog, workerLog] });
     expect(withLogs.kv_cache_pool_tokens).toBe(18_500_000);
     expect(withLogs.server_metrics.kv_cache.gpu_total_tokens).toBe(18_500_000);
     expect(toInferencex(record, ctx, { requests: aiperfRequests() }).kv_cache_pool_tokens).toBeNull();
   });
 
+  it('the real vLLM CPU logs: InferenceX\'s pattern finds no "GPU KV cache size" line (the CPU build logs "CPU KV cache size")', () => {
+    // vllm-dp2-server-logs/: the real logs of the deployment the /metrics fixtures were scraped from. InferenceX's
+    // backends/vllm.py @ 843c6254f (_GPU_KV_SIZE_RE) reads only "GPU KV cache size: N tokens", so on vLLM's CPU build
+    // its kv_cache_pool_tokens is null, and so is ours
+    const logs = ['rank0-node1.txt', 'rank1-node2.txt'].map((f) => data(`vllm-dp2-server-logs/${f}`));
+    expect(logs.map((l) => /\(EngineCore_DP(\d)[^)]*\).*CPU KV cache size: ([\d,]+) tokens/.exec(l)?.slice(1))).toEqual([
+      ['0', '524,288'],
+      ['1', '524,288'],
+    ]);
+    expect(kvPoolTokensFromServerLogs(logs)).toBeNull();
+  });
+
   it('server metrics: usage as a fraction, per-engine sources in the vLLM adapter shape, unmeasured blocks null', () => {
-    expect(agg.server_metrics.kv_cache.gpu_usage_pct).toBeCloseTo(0.4125, 5);
+    // the real scrape under load: vllm:kv_cache_usage_perc 0.000244… (a fraction) on each engine
+    expect(agg.server_metrics.kv_cache.gpu_usage_pct).toBeCloseTo(0.00024420024420024333, 5);
     expect(agg.server_metrics.sources.map((s) => s.id)).toEqual([
       'combined|http://h:8000/metrics|engine=0',
       'combined|http://h:8000/metrics|engine=1',

@@ -13,7 +13,9 @@ import {
   type DrainObservation,
 } from '@infersweep/agentx';
 
+/** Real scrapes of a DP=2 vLLM CPU deployment (how and when: the header of each file): one engine idle, and under load. */
 const fixture = readFileSync(new URL('./data/vllm-dp2-metrics.txt', import.meta.url), 'utf8');
+const underLoad = readFileSync(new URL('./data/vllm-dp2-metrics-load.txt', import.meta.url), 'utf8');
 
 describe('parsePrometheus', () => {
   it('parses the vLLM DP=2 fixture keeping labels and types', () => {
@@ -22,11 +24,33 @@ describe('parsePrometheus', () => {
     expect(types['vllm:iteration_tokens_total']).toBe('histogram');
     const run = samples.filter((s) => s.name === 'vllm:num_requests_running');
     expect(run.map((s) => s.labels.engine)).toEqual(['0', '1']);
-    expect(run[0]!.labels.model_name).toBe('unsloth/Llama-3.2-1B-Instruct');
-    expect(sumMetric(samples, 'vllm:request_success_total')).toBe(40);
+    expect(run[0]!.labels.model_name).toBe('infersweep/tiny-moe');
+    // one streamed request of 32 tokens (max_tokens), served by engine 0
+    expect(sumMetric(samples, 'vllm:request_success_total')).toBe(1);
     expect(sumMetric(samples, 'vllm:request_success_total', (l) => l.engine === '1')).toBe(0);
-    expect(samples.find((s) => s.labels.le === '+Inf')!.value).toBe(1561);
+    expect(sumMetric(samples, 'vllm:generation_tokens_total', (l) => l.engine === '0')).toBe(32);
+    expect(samples.find((s) => s.labels.le === '+Inf')!.value).toBe(1);
     expect(sumMetric(samples, 'vllm:absent')).toBeNull();
+    // the KV pool per engine: vllm:cache_config_info's labels (num_gpu_blocks × block_size, and vLLM's own token count)
+    const cfg = samples.filter((s) => s.name === 'vllm:cache_config_info');
+    expect(cfg.map((s) => [s.labels.engine, s.labels.num_gpu_blocks, s.labels.block_size, s.labels.kv_cache_size_tokens])).toEqual([
+      ['0', '8192', '128', '524288'],
+      ['1', '8192', '128', '524288'],
+    ]);
+  });
+  it('parses the scrape under load: both engines running, KV usage a fraction, every engine series labelled', () => {
+    const { samples } = parsePrometheus(underLoad);
+    const by = (name: string) => samples.filter((s) => s.name === name).map((s) => [s.labels.engine, s.value]);
+    expect(by('vllm:num_requests_running')).toEqual([
+      ['0', 1],
+      ['1', 1],
+    ]);
+    // a fraction, not a percentage: two blocks of the ~8192-block pool in use on each engine
+    for (const [, v] of by('vllm:kv_cache_usage_perc')) expect(v).toBeCloseTo(2 / 8192, 6);
+    expect(sumMetric(samples, 'vllm:num_requests_waiting')).toBe(35);
+    const unlabelled = samples.filter((s) => s.name.startsWith('vllm:') && s.labels.engine === undefined).map((s) => s.name);
+    // every engine series carries engine=; only the API server's own admission counter does not
+    expect([...new Set(unlabelled)]).toEqual(['vllm:admission_rejections_total', 'vllm:admission_rejections_created']);
   });
   it('handles escapes, special values, timestamps, unlabelled and CRLF lines', () => {
     const t = 'a{x="q\\"uote",y="back\\\\slash",z="new\\nline"} +Inf 1700000000000\r\nb NaN\nc{} -Inf\nd 1.5e3\n# EOF\n';
@@ -70,8 +94,13 @@ describe('checkIdleRanks', () => {
     expect(r.ok).toBe(false);
     expect(r.missing).toEqual([1]);
     expect(r.message).toContain('idle DP rank 1');
-    expect(r.perEngine).toEqual({ '0': 40, '1': 0 });
+    expect(r.perEngine).toEqual({ '0': 1, '1': 0 });
     expect(checkIdleRanks(fixture, [0], 'post-warmup').ok).toBe(true);
+  });
+  it('post-warmup under load: both engines served → ok', () => {
+    const r = checkIdleRanks(underLoad, [0, 1], 'post-warmup');
+    expect(r.ok).toBe(true);
+    expect(r.perEngine).toEqual({ '0': 2, '1': 2 });
   });
   it('counts both finished_reason and finish_reason (simulator dialect)', () => {
     const t =
@@ -120,10 +149,12 @@ describe('drain gate', () => {
   });
   it('observeDrain sums running+waiting over all label sets and endpoints; absent gauge → missing-metric', () => {
     const o = observeDrain([
-      { endpoint: 'a', text: fixture },
+      { endpoint: 'a', text: underLoad },
       { endpoint: 'b', text: 'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\ndynamo_frontend_active_requests 4\n' },
     ]);
-    expect(o).toEqual({ kind: 'ok', busy: 10, perEndpoint: { a: 5, b: 5 } });
+    // a: running 1 + 1, waiting 18 + 17 (the real scrape under load); b: 1 + 0 + 4
+    expect(o).toEqual({ kind: 'ok', busy: 42, perEndpoint: { a: 37, b: 5 } });
+    expect(observeDrain([{ endpoint: 'a', text: fixture }])).toEqual({ kind: 'ok', busy: 0, perEndpoint: { a: 0 } });
     expect(observeDrain([{ endpoint: 'a', text: 'vllm:num_requests_running 0\n' }])).toMatchObject({
       kind: 'missing-metric',
       metric: 'vllm:num_requests_waiting',
