@@ -13,9 +13,9 @@ import {
   type RequestRecord,
   readRequestRecords,
 } from '@infersweep/agentx';
-import { sweepPlanSchema } from '@infersweep/topology';
 import { ResultsLayout } from '@infersweep/core';
 import type { SweepResults } from './records';
+import { readPlanFile } from './plan-file';
 
 export interface InferencexWritten {
   sweepId: string;
@@ -52,11 +52,12 @@ export function writeInferencex(
   const skipped: string[] = [];
   for (const s of sweeps) {
     const layout = new ResultsLayout(s.resultsDir);
-    if (!existsSync(layout.planFile)) {
-      skipped.push(`${s.sweepId}: no ${layout.planFile} (the plan supplies hw, precision and topology)`);
+    const { plan, problem } = readPlanFile(s.resultsDir);
+    if (!plan) {
+      skipped.push(`${s.sweepId}: ${problem} (the plan supplies hw, precision and topology)`);
       continue;
     }
-    const ctx = inferencexContext(sweepPlanSchema.parse(JSON.parse(readFileSync(layout.planFile, 'utf8'))));
+    const ctx = inferencexContext(plan);
     const serverLogs = readServerLogs(layout.logsDir);
     for (const p of s.points) {
       const record = p.resultPath ?? layout.pointRecord(p.concurrency);

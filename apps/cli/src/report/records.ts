@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { AllocationRecord, PointState, PointStatus, SweepProgress } from '@infersweep/sweep';
 import { PROGRESS_SNAPSHOT_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, pointSummary, type PointResult } from '@infersweep/agentx';
+import { readPlanFile } from './plan-file';
 import { searchViewOf, type SearchView } from './search-marks';
 
 /** One ConcurrencyPoint as the report shows it. Latencies in ms, throughputs in tokens/s. */
@@ -73,32 +74,6 @@ export interface SweepResults {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The value at a dotted path, or undefined. */
-export function at(o: unknown, path: string): unknown {
-  let cur: unknown = o;
-  for (const k of path.split('.')) {
-    if (!isObj(cur)) return undefined;
-    cur = cur[k];
-  }
-  return cur;
-}
-
-function num(o: unknown, ...paths: string[]): number | null {
-  for (const p of paths) {
-    const v = at(o, p);
-    if (typeof v === 'number' && Number.isFinite(v)) return v;
-  }
-  return null;
-}
-
-function str(o: unknown, ...paths: string[]): string | null {
-  for (const p of paths) {
-    const v = at(o, p);
-    if (typeof v === 'string' && v !== '') return v;
-  }
-  return null;
-}
-
 const orNull = <T>(x: T | undefined): T | null => (x === undefined ? null : x);
 
 /** Per-engine request counts of a record: the profile's server counters, else the warmup idle-rank check's. */
@@ -119,7 +94,7 @@ export function engineRequestsOf(r: Pick<PointResult, 'server_metrics' | 'idle_r
 export function rowFromRecord(record: unknown, resultPath: string | null): PointRow {
   const parsed = pointResultSchema.safeParse(record);
   if (!parsed.success) {
-    const conc = at(record, 'conc');
+    const conc = isObj(record) ? record.conc : undefined;
     const why = parsed.error.issues
       .slice(0, 3)
       .map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`)
@@ -281,7 +256,7 @@ export const PROGRESS_SNAPSHOT = PROGRESS_SNAPSHOT_FILE;
  * or the `progress.json` snapshot an earlier `report`/`results` left, or the files alone).
  */
 export function loadSweepResults(resultsDir: string, progress?: SweepProgress, sweepIdHint?: string): SweepResults {
-  const plan = readJson(new ResultsLayout(resultsDir).planFile);
+  const { plan } = readPlanFile(resultsDir);
   let source: SweepResults['source'] = 'temporal';
   let prog = progress;
   if (prog === undefined) {
@@ -303,31 +278,25 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     const rows = prog.points.map((pt) => mergePoint(pt, records.get(pt.concurrency)));
     points = rows;
   } else {
-    const planned = at(plan, 'points');
-    const conc = new Set<number>([
-      ...(Array.isArray(planned) ? planned.filter((x): x is number => typeof x === 'number') : []),
-      ...records.keys(),
-    ]);
+    const conc = new Set<number>([...(plan?.points ?? []), ...records.keys()]);
     points = [...conc]
       .sort((a, b) => a - b)
       .map((c) => records.get(c) ?? mergePoint({ concurrency: c, status: 'pending', attempts: 0 }, undefined));
   }
-  const t = at(plan, 'topology');
-  const topo = isObj(t)
-    ? `TP${String(t.tp)} PP${String(t.pp)} DP${String(t.dp)} EP${String(t.ep)} · ${String(t.nodes)} node(s) × ${String(t.gpusPerNode)} GPUs`
-    : null;
+  const t = plan?.topology;
+  const topo = t ? `TP${t.tp} PP${t.pp} DP${t.dp} EP${t.ep} · ${t.nodes} node(s) × ${t.gpusPerNode} GPUs` : null;
   const dirName = resultsDir.replace(/\/+$/, '').split('/').pop() ?? resultsDir;
   return {
     sweepId: prog?.sweepId ?? sweepIdHint ?? dirName,
     resultsDir,
-    orientation: prog?.orientation ?? str(plan, 'orientation') ?? '?',
-    cluster: prog?.cluster ?? str(plan, 'cluster') ?? '?',
-    model: prog?.model ?? str(plan, 'model.servedName', 'model.name') ?? '?',
-    configName: prog?.configName ?? str(plan, 'sweep') ?? '?',
-    image: str(plan, 'image'),
+    orientation: prog?.orientation ?? plan?.orientation ?? '?',
+    cluster: prog?.cluster ?? plan?.cluster ?? '?',
+    model: prog?.model ?? plan?.model.servedName ?? '?',
+    configName: prog?.configName ?? plan?.sweep ?? '?',
+    image: plan?.image ?? null,
     topology: topo,
-    gpus: num(plan, 'topology.gpus'),
-    planHash: prog?.planHash ?? str(plan, 'planHash'),
+    gpus: plan?.topology.gpus ?? null,
+    planHash: prog?.planHash ?? plan?.planHash ?? null,
     points,
     allocations: prog?.allocations ?? [],
     phase: prog?.phase ?? null,
