@@ -25,7 +25,7 @@ mkdir -p "$OUT"
 # raise them when tests are added, lower them only with the commit that removes tests).
 FLOORS=${TEST_FLOORS:-'{
   "unit":        { "tests": 520, "files": 76 },
-  "integration": { "tests": 95,  "files": 25 },
+  "integration": { "tests": 98,  "files": 26 },
   "production":  { "tests": 8,   "files": 5 },
   "nightly":     { "tests": 6,   "files": 3 }
 }'}

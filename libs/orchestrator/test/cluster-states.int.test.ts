@@ -30,8 +30,16 @@ import {
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
 const scontrol = (...args: string[]): string => execFileSync('scontrol', args, { encoding: 'utf8' });
+/** Every node of the local cluster, and those drained now (`scontrol show node -o`: one line per node). */
+const nodeStates = (): { node: string; state: string }[] =>
+  scontrol('show', 'node', '-o')
+    .split('\n')
+    .map((l) => ({ node: /NodeName=(\S+)/.exec(l)?.[1] ?? '', state: /State=(\S+)/.exec(l)?.[1] ?? '' }))
+    .filter((n) => n.node);
 const allNodes = (): string =>
-  [...new Set(execFileSync('sinfo', ['-h', '-N', '-o', '%N'], { encoding: 'utf8' }).split('\n').filter(Boolean))].join(',');
+  nodeStates()
+    .map((n) => n.node)
+    .join(',');
 const shortSweep = () =>
   testPlan('latency', [1], (p) => {
     notSaturationGated(p);
@@ -90,8 +98,7 @@ describe('cluster states', () => {
       expect(result.result.allocations.map((a) => [a.attempt, a.jobId, a.ended])).toEqual([[1, result.pendingJobId, 'released']]);
     } finally {
       // after a failure: the nodes back in service (scontrol refuses to resume nodes already resumed)
-      if (execFileSync('sinfo', ['-h', '-N', '-t', 'drain', '-o', '%N'], { encoding: 'utf8' }).trim())
-        scontrol('update', `nodename=${nodes}`, 'state=resume');
+      if (nodeStates().some((n) => n.state.includes('DRAIN'))) scontrol('update', `nodename=${nodes}`, 'state=resume');
     }
   }, 150_000);
 
