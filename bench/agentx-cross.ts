@@ -1,13 +1,13 @@
 /**
  * The cross-client row of `npm run bench -- agentx`: infersweep's client (in its own process) and PyPI
- * aiperf 0.13 replay the same workload (libs/agentx/test/cross-client.ts) against one simulator, and the
+ * aiperf 0.13 replay the same workload (libs/agentx/test/cross-client.ts) side by side against one simulator, and the
  * relative differences of TTFT p50, ITL p50 and output throughput are printed (issue 22: within 5 %).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pointResultSchema, runAiperfPoint } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus } from '../libs/agentx/test/cross-client';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { identity, runClient } from './common';
 
@@ -29,20 +29,25 @@ export async function crossClientBench(concs: number[], duration: number, out: s
       const base = { concurrency: c, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
       const oursDir = join(out, `cross-ours-c${c}`);
       const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-      await runClient({ ...base, settings: { ...settings, traces: { kind: 'file' as const, path: corpus } }, outDir: oursDir });
-      const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
-      const theirs = clientFigures(
-        await runAiperfPoint({
-          ...base,
-          settings: {
-            ...settings,
-            warmupGracePeriodSeconds: 120,
-            aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
-          },
-          outDir: join(out, `cross-aiperf-c${c}`),
-          traceFile: corpus,
-        }),
+      const both = await sideBySide(
+        (onLog) =>
+          runAiperfPoint(
+            {
+              ...base,
+              settings: {
+                ...settings,
+                warmupGracePeriodSeconds: 120,
+                aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
+              },
+              outDir: join(out, `cross-aiperf-c${c}`),
+              traceFile: corpus,
+            },
+            { onLog },
+          ),
+        () => runClient({ ...base, settings: { ...settings, traces: { kind: 'file' as const, path: corpus } }, outDir: oursDir }),
       );
+      const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
+      const theirs = clientFigures(both.aiperf);
       const d = crossClientDiff(ours, theirs);
       const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
       const pair = (a: number, b: number, k: number): string => `${a.toFixed(k)} / ${b.toFixed(k)}`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus } from './cross-client';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide } from './cross-client';
 import { startSim, type Sim } from './sim';
 
 /**
@@ -57,47 +57,39 @@ describe('cross-client agreement on llm-d-inference-sim (TTFT 100 ms, ITL 10 ms,
     sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096, maxNumSeqs: 256 });
     const traces = sameWorkloadCorpus({ seed: 11, traces: 16, out: OUT, maxContextTokens: 2048 });
     const base = { concurrency: N, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
-    // Both clients run at the same time (each at N, the simulator's latency does not depend on load), so
-    // both see the same host: run one after the other, a 2-core host loaded by other work between the two
-    // windows moved aiperf's throughput by 17 %. aiperf spends ~25 s configuring; ours starts when aiperf's
-    // warmup phase starts, so the two 20 s profiling windows are offset by our warmup (~1-2 s).
     const aiperfOut = mkdtempSync(join(tmpdir(), 'agentx-xclient-aiperf-'));
-    let aiperfLog = '';
-    let warm!: () => void;
-    const aiperfWarm = new Promise<void>((resolve) => (warm = resolve));
-    const aiperfRun = runAiperfPoint(
-      {
-        ...base,
-        settings: {
-          profileDurationSeconds: PROFILE_S,
-          nonCanonical: true,
-          warmupGracePeriodSeconds: 60,
-          aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
-        },
-        outDir: aiperfOut,
-        traceFile: traces,
-      },
-      {
-        onLog: (chunk) => {
-          aiperfLog = (aiperfLog + chunk).slice(-4096);
-          if (/\(warmup\) started|\(profiling\) started/.test(aiperfLog)) warm();
-        },
-      },
+    const both = await sideBySide(
+      (onLog) =>
+        runAiperfPoint(
+          {
+            ...base,
+            settings: {
+              profileDurationSeconds: PROFILE_S,
+              nonCanonical: true,
+              warmupGracePeriodSeconds: 60,
+              aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
+            },
+            outDir: aiperfOut,
+            traceFile: traces,
+          },
+          { onLog },
+        ),
+      () =>
+        runPoint({
+          ...base,
+          settings: {
+            traces: { kind: 'file', path: traces },
+            profileDurationSeconds: PROFILE_S,
+            nonCanonical: true,
+            warmupRequestsPerLane: 2,
+            minMetricCoverage: 0.8,
+            clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 },
+          },
+          outDir: mkdtempSync(join(tmpdir(), 'agentx-xclient-ours-')),
+        }),
     );
-    await Promise.race([aiperfWarm, aiperfRun]);
-    ours = await runPoint({
-      ...base,
-      settings: {
-        traces: { kind: 'file', path: traces },
-        profileDurationSeconds: PROFILE_S,
-        nonCanonical: true,
-        warmupRequestsPerLane: 2,
-        minMetricCoverage: 0.8,
-        clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 },
-      },
-      outDir: mkdtempSync(join(tmpdir(), 'agentx-xclient-ours-')),
-    });
-    const run = await aiperfRun;
+    ours = both.ours;
+    const run = both.aiperf;
     expect(run.aiperf.exitCode).toBe(0);
     theirs = run;
     aiperfAgg = JSON.parse(readFileSync(join(aiperfOut, 'aiperf_artifacts', 'profile_export_aiperf.json'), 'utf8')) as typeof aiperfAgg;

@@ -62,3 +62,28 @@ export function crossClientDiff(ours: ClientFigures, aiperf: ClientFigures): { t
     `output throughput ${ours.outTps.toFixed(1)} / ${aiperf.outTps.toFixed(1)} tok/s (${pc(d.tput)})`;
   return { ...d, line };
 }
+
+/** aiperf's log line when its warmup (or, without one, its profiling) phase starts (aiperf 0.13.0 timing/phase/runner.py). */
+const AIPERF_PHASE_STARTED = /\((?:warmup|profiling)\) started/;
+
+/**
+ * Both clients side by side: aiperf first (it spends ~25 s configuring), ours once aiperf's warmup phase
+ * has started, so the two profiling windows overlap but for our warmup (~1-2 s) and host load hits both
+ * alike (one after the other, a loaded 2-core host moved aiperf's throughput by 17 %). Only for a server
+ * whose latency does not depend on load (the simulator): the server then serves 2 × N sessions.
+ */
+export async function sideBySide<A, B>(
+  aiperf: (onLog: (chunk: string) => void) => Promise<A>,
+  ours: () => Promise<B>,
+): Promise<{ ours: B; aiperf: A }> {
+  let log = '';
+  let started!: () => void;
+  const warm = new Promise<void>((resolve) => (started = resolve));
+  const run = aiperf((chunk) => {
+    log = (log + chunk).slice(-4096);
+    if (AIPERF_PHASE_STARTED.test(log)) started();
+  });
+  await Promise.race([warm, run]);
+  const b = await ours();
+  return { ours: b, aiperf: await run };
+}
