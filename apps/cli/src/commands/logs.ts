@@ -7,11 +7,10 @@ import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { executorForProfile, type Executor } from '@infersweep/slurm';
-import { remoteSweepLogDir, ResultsLayout } from '@infersweep/core';
-import type { LoginHost } from '@infersweep/topology';
+import { remoteSweepLogDir } from '@infersweep/core';
 import { action, out, err, parsePositiveInt, usageExits, EXIT, ExitWith } from '../ops/cli';
 import { resolveSweeps } from '../report/generate';
-import type { SweepResults } from '../report/records';
+import { readPlanFile } from '../report/plan-file';
 
 interface LogsOpts {
   node?: string;
@@ -26,14 +25,6 @@ export function matchesNode(file: string, node: string | undefined): boolean {
   const m = /(?:^|\/)(?:rank(\d+)-)?([^/]+)\.log$/.exec(file);
   if (!m) return false;
   return /^\d+$/.test(node) && m[1] !== undefined ? m[1] === node : m[2] === node;
-}
-
-function planOf(s: SweepResults): { sharedDir?: string; login?: LoginHost } {
-  try {
-    return JSON.parse(readFileSync(new ResultsLayout(s.resultsDir).planFile, 'utf8')) as { sharedDir?: string; login?: LoginHost };
-  } catch {
-    return {};
-  }
 }
 
 /**
@@ -66,17 +57,12 @@ export function register(program: Command): void {
           const r = await resolveSweeps(id);
           let shown = 0;
           for (const s of r.sweeps) {
-            const plan = planOf(s);
-            const live =
-              !opts.captured &&
-              s.phase !== null &&
-              !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) &&
-              plan.sharedDir &&
-              plan.login;
+            const { plan } = readPlanFile(s.resultsDir);
+            const live = !opts.captured && s.phase !== null && !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) && plan;
             if (live) {
-              const exec = executorForProfile({ loginHost: plan.login! });
+              const exec = executorForProfile({ loginHost: live.login });
               try {
-                const dir = remoteSweepLogDir(plan.sharedDir!, s.sweepId);
+                const dir = remoteSweepLogDir(live.sharedDir, s.sweepId);
                 const found = await exec.run(['find', dir, '-name', '*.log', '-type', 'f'], { timeoutMs: 30_000, idempotent: true });
                 const files = found.stdout
                   .split('\n')
