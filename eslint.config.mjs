@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import vitest from '@vitest/eslint-plugin';
 
 export default [
-  { ignores: ['**/node_modules/**', '.tools/**', '.infersweep/**', 'dist/**', 'test-results/**', '.nx/**'] },
+  { ignores: ['**/node_modules/**', '.tools/**', '.infersweep/**', '.infersweep-*/**', 'dist/**', 'test-results/**', '.nx/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -59,8 +59,10 @@ export default [
   {
     // Size budgets for source (tests excluded), counted without blank and comment lines: a file
     // holds at most 500 lines and a function at most 80. Growth past them is a split, named after
-    // the noun it moves out (docs/conventions.md "Budgets").
+    // the noun it moves out (docs/conventions.md "Size budgets"). No source file switches a rule off
+    // with an inline comment (noInlineConfig), so the budgets hold without exception.
     files: ['libs/*/src/**/*.ts', 'apps/*/src/**/*.ts'],
+    linterOptions: { noInlineConfig: true },
     rules: {
       'max-lines': ['error', { max: 500, skipBlankLines: true, skipComments: true }],
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
