@@ -1,5 +1,5 @@
 import { hash32, rng } from '../rng';
-import type { WekaLeafRequest } from '../trace/model';
+import type { WekaEntry, WekaLeafRequest, WekaSubagent } from '../trace/model';
 
 /**
  * Pure replay decisions (unit-tested): where a lane starts, how long it thinks, how the whole-system idle
@@ -106,4 +106,41 @@ export class TimeWeighted {
     if (this.windowStart === null || this.windowEnd === null || this.windowEnd <= this.windowStart) return null;
     return this.area / (this.windowEnd - this.windowStart);
   }
+}
+
+const JOIN_EPSILON_SECONDS = 1e-6;
+
+/** A subagent's recorded end, seconds (aiperf 0.13.0 `_sa_end_seconds`): spawn + `duration_ms`, else its requests' ends. */
+export function subagentEndSeconds(sa: WekaSubagent): number {
+  if (sa.duration_ms !== null && sa.duration_ms !== undefined) {
+    const d = sa.duration_ms / 1000;
+    return sa.t + (Number.isFinite(d) && d > 0 ? d : 0);
+  }
+  let end = sa.t;
+  for (const r of sa.requests) {
+    // a child timestamp before the spawn marker is relative to it (older captures)
+    const start = r.t + JOIN_EPSILON_SECONDS < sa.t ? sa.t + r.t : r.t;
+    const api = r.api_time !== null && r.api_time !== undefined && Number.isFinite(r.api_time) ? Math.max(0, r.api_time) : 0;
+    end = Math.max(end, start + api);
+  }
+  return end;
+}
+
+/**
+ * Where each subagent of a trace is joined, as aiperf 0.13.0 replays it (hence InferenceX;
+ * aiperf/dataset/loader/weka_trace.py `convert_to_conversations`): before the first later root request
+ * whose recorded `t` is at or after the subagent's recorded end, or nowhere (`null`: it runs in the
+ * background until the trace ends). `status` plays no part. Index i of the result belongs to entry i
+ * (`undefined` for root requests).
+ */
+export function subagentJoins(entries: readonly WekaEntry[]): Array<number | null | undefined> {
+  return entries.map((e, i) => {
+    if (e.type !== 'subagent') return undefined;
+    const end = subagentEndSeconds(e);
+    for (let j = i + 1; j < entries.length; j++) {
+      const r = entries[j]!;
+      if (r.type !== 'subagent' && r.t + JOIN_EPSILON_SECONDS >= end) return j;
+    }
+    return null;
+  });
 }

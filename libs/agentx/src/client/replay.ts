@@ -9,7 +9,7 @@ import type { WekaLeafRequest, WekaSubagent, WekaTrace } from '../trace/model';
 import { EndpointPool, streamChat } from './http';
 import { IdleCappedTimers } from './idle-capped-timers';
 import { toRequestRecord } from './request-record';
-import { sampleStartIndex, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
+import { sampleStartIndex, subagentJoins, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
 
 export { toRequestRecord, type RequestContext } from './request-record';
 
@@ -69,8 +69,11 @@ interface Play {
   pos: number;
   prevRoot: WekaLeafRequest | null;
   rootTurn: number;
-  pending: Promise<void>[];
+  /** subagent chains by the entry index of the root request they are joined before (aiperf's rule) */
+  pending: Map<number, Promise<void>[]>;
   background: Promise<void>[];
+  /** `subagentJoins` of the trace */
+  joins: Array<number | null | undefined>;
 }
 
 interface Lane {
@@ -351,8 +354,9 @@ export class ReplayRun {
       pos: 0,
       prevRoot: null,
       rootTurn: 0,
-      pending: [],
+      pending: new Map(),
       background: [],
+      joins: subagentJoins(trace.requests),
     };
   }
 
@@ -466,9 +470,9 @@ export class ReplayRun {
   }
 
   private async settle(play: Play): Promise<void> {
-    await Promise.all(play.pending);
+    await Promise.all([...play.pending.values()].flat());
     await Promise.all(play.background);
-    play.pending = [];
+    play.pending.clear();
     play.background = [];
   }
 
@@ -486,13 +490,16 @@ export class ReplayRun {
       const e = entries[play.pos]!;
       if (e.type === 'subagent') {
         const child = this.runChild(lane, play, e, p, budget, think, maxOut);
-        (e.status === 'async_launched' ? play.background : play.pending).push(child);
+        const at = play.joins[play.pos];
+        if (at === null || at === undefined) play.background.push(child);
+        else play.pending.set(at, [...(play.pending.get(at) ?? []), child]);
         play.pos++;
         continue;
       }
-      if (play.pending.length > 0) {
-        await Promise.all(play.pending);
-        play.pending = [];
+      const joined = play.pending.get(play.pos);
+      if (joined) {
+        await Promise.all(joined);
+        play.pending.delete(play.pos);
       }
       if (think && play.prevRoot) await this.timers.sleep(thinkGapSeconds(e, play.prevRoot, this.s.traceIdleGapCapSeconds) * 1000);
       if (this.stopped || !budget()) return;

@@ -41,7 +41,7 @@ export const wekaSubagentSchema = z
     duration_ms: z.number().int().nullable().optional(),
     total_tokens: z.number().int().nullable().optional(),
     tool_use_count: z.number().int().nullable().optional(),
-    /** 'completed' (the parent joins it before its next request) or 'async_launched' (background). */
+    /** 'completed' or 'async_launched': recorded, but the replay joins by recorded time, as aiperf (client/plan.ts subagentJoins). */
     status: z.string(),
     requests: z.array(wekaLeafRequestSchema),
     models: z.array(z.string()),
