@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { loadClientConfigProfile } from '@temporalio/envconfig';
 import { dataDirOf, parseStackEnv, stackEnvFile } from '@infersweep/core';
-import { loadTlsConfig, tlsFilesFromEnv, type TemporalTlsConfig, type TemporalTlsFiles } from './temporal-tls';
+import { definedEnv, loadTlsConfig, tlsFilesOf, type TemporalTlsConfig, type TemporalTlsFiles } from './temporal-tls';
 
 /**
- * Where Temporal is: TEMPORAL_ADDRESS (+ TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY, and
- * TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH, TEMPORAL_TLS_SERVER_NAME
- * for a private CA and mutual TLS) for a deployed cluster; otherwise the embedded default, the
- * local dev server of scripts/stack.sh.
+ * Where Temporal is: a deployed cluster when an address is configured the way Temporal's CLI and
+ * SDKs read it (@temporalio/envconfig: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+ * TEMPORAL_TLS, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH,
+ * TEMPORAL_TLS_SERVER_NAME, over a TOML profile chosen by TEMPORAL_CONFIG_FILE and
+ * TEMPORAL_PROFILE); otherwise the embedded default, the local dev server of scripts/stack.sh.
  */
 export interface TemporalTarget {
   address: string;
@@ -33,14 +35,17 @@ export function readStackEnv(): Record<string, string> {
 }
 
 export function temporalTarget(env: NodeJS.ProcessEnv = process.env): TemporalTarget {
-  const namespace = env.TEMPORAL_NAMESPACE ?? 'default';
-  if (env.TEMPORAL_ADDRESS) {
-    const tlsFiles = tlsFilesFromEnv(env);
+  const profile = loadClientConfigProfile({ overrideEnvVars: definedEnv(env) });
+  const namespace = profile.namespace ?? 'default';
+  if (profile.address) {
+    const tlsFiles = tlsFilesOf(profile.tls);
+    const disabled = profile.tls?.disabled;
     return {
-      address: env.TEMPORAL_ADDRESS,
+      address: profile.address,
       namespace,
-      tls: env.TEMPORAL_TLS === 'true' || env.TEMPORAL_TLS === '1' || !!env.TEMPORAL_API_KEY || !!tlsFiles,
-      apiKey: env.TEMPORAL_API_KEY,
+      // as envconfig decides: TEMPORAL_TLS=true/1 turns TLS on, false/0 off; else an API key or a TLS file turns it on
+      tls: disabled === undefined ? !!profile.apiKey || !!tlsFiles : !disabled,
+      apiKey: profile.apiKey,
       tlsFiles,
       uiBase: env.TEMPORAL_UI_URL ?? 'https://cloud.temporal.io',
       embedded: false,

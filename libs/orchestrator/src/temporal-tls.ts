@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { loadClientConfigProfile, type ClientConfigTLS, type ConfigDataSource } from '@temporalio/envconfig';
 import { InfersweepError } from '@infersweep/core';
 
 /**
- * TLS to a deployed Temporal frontend, from the environment variables Temporal's own clients use
- * (the Temporal CLI, @temporalio/envconfig): a private CA, a client certificate for mutual TLS and
- * a server-name override. With none of them set, TLS (when on) trusts the system's CAs.
- * scripts/stack-production.sh writes them for its throwaway CA (docs/deploy.md).
+ * TLS to a deployed Temporal frontend, as Temporal's own clients configure it: the TEMPORAL_TLS_*
+ * variables or a TOML profile, read by @temporalio/envconfig; a private CA, a client certificate for
+ * mutual TLS and a server-name override. With none of them set, TLS (when on) trusts the system's CAs.
+ * scripts/stack-production.sh writes them for its throwaway CA (docs/deploy.md). This file adds
+ * what envconfig leaves out: a half-configured client certificate and a file that is not PEM are
+ * refused with the variable named, before a connection fails on them.
  */
 export interface TemporalTlsFiles {
   /** TEMPORAL_TLS_SERVER_CA_CERT_PATH: PEM of the CA that signed the frontend's certificate */
@@ -37,13 +40,34 @@ export class TemporalTlsConfigError extends InfersweepError {
 
 const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() !== '' ? v : undefined);
 
-/** Read (not load) the TLS settings; a half-configured client certificate is an error. */
+/** The environment as @temporalio/envconfig takes it: unset variables left out. */
+export function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Read (not load) the TLS settings of the environment alone (no profile file). */
 export function tlsFilesFromEnv(env: NodeJS.ProcessEnv): TemporalTlsFiles | undefined {
+  return tlsFilesOf(loadClientConfigProfile({ overrideEnvVars: definedEnv(env), disableFile: true }).tls);
+}
+
+/** A file setting: its path, blank counting as unset. Inline PEM (`…_DATA`) is refused: name a file. */
+function pathOf(variable: string, source: ConfigDataSource | undefined): string | undefined {
+  if (source !== undefined && !('path' in source))
+    throw new TemporalTlsConfigError(
+      variable.replace(/_PATH$/, '_DATA'),
+      '(inline PEM)',
+      `${variable.replace(/_PATH$/, '_DATA')} (or its *_data profile key) is not supported: write the PEM to a file and set ${variable}`,
+    );
+  return nonEmpty(source?.path);
+}
+
+/** The TLS files of envconfig's TLS settings (environment over profile); a half-configured client certificate is an error. */
+export function tlsFilesOf(tls: ClientConfigTLS | undefined): TemporalTlsFiles | undefined {
   const files: TemporalTlsFiles = {
-    serverCaCertPath: nonEmpty(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
-    clientCertPath: nonEmpty(env.TEMPORAL_TLS_CLIENT_CERT_PATH),
-    clientKeyPath: nonEmpty(env.TEMPORAL_TLS_CLIENT_KEY_PATH),
-    serverName: nonEmpty(env.TEMPORAL_TLS_SERVER_NAME),
+    serverCaCertPath: pathOf('TEMPORAL_TLS_SERVER_CA_CERT_PATH', tls?.serverCACert),
+    clientCertPath: pathOf('TEMPORAL_TLS_CLIENT_CERT_PATH', tls?.clientCert),
+    clientKeyPath: pathOf('TEMPORAL_TLS_CLIENT_KEY_PATH', tls?.clientKey),
+    serverName: nonEmpty(tls?.serverName),
   };
   if (files.clientCertPath && !files.clientKeyPath)
     throw new TemporalTlsConfigError(

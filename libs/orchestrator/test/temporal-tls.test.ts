@@ -84,3 +84,72 @@ describe('temporalTarget with TLS variables', () => {
     expect(connectionTls(temporalTarget({ TEMPORAL_ADDRESS: 'x:1' }))).toBeUndefined();
   });
 });
+
+/**
+ * The connection settings are read by @temporalio/envconfig 1.24.0 (the version of the other
+ * @temporalio packages): environment variables over a TOML profile (TEMPORAL_CONFIG_FILE,
+ * TEMPORAL_PROFILE), TEMPORAL_TLS as on/off (lib/envconfig-toml.js `applyProfileEnvVars`,
+ * `getTLSFromEnvVars` in the published package).
+ */
+describe('temporalTarget through @temporalio/envconfig', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'infersweep-envconfig-'));
+  const ca = join(dir, 'ca.pem');
+  writeFileSync(ca, PEM('CERTIFICATE'));
+  const toml = join(dir, 'temporal.toml');
+  writeFileSync(
+    toml,
+    [
+      '[profile.default]',
+      'address = "default.lab:7233"',
+      '[profile.lab]',
+      'address = "temporal.lab:7233"',
+      'namespace = "sweeps"',
+      '[profile.lab.tls]',
+      `server_ca_cert_path = "${ca}"`,
+      'server_name = "temporal.internal"',
+    ].join('\n'),
+  );
+
+  it('a TOML profile chosen by TEMPORAL_PROFILE gives the address, namespace and TLS files', () => {
+    const t = temporalTarget({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'lab' });
+    expect(t).toMatchObject({
+      address: 'temporal.lab:7233',
+      namespace: 'sweeps',
+      tls: true,
+      embedded: false,
+      tlsFiles: { serverCaCertPath: ca, serverName: 'temporal.internal' },
+    });
+    expect(connectionTls(t)?.serverNameOverride).toBe('temporal.internal');
+    expect(temporalTarget({ TEMPORAL_CONFIG_FILE: toml }).address).toBe('default.lab:7233');
+  });
+
+  it('environment variables win over the profile', () => {
+    const t = temporalTarget({
+      TEMPORAL_CONFIG_FILE: toml,
+      TEMPORAL_PROFILE: 'lab',
+      TEMPORAL_ADDRESS: 'other:7233',
+      TEMPORAL_NAMESPACE: 'n',
+    });
+    expect([t.address, t.namespace, t.tlsFiles?.serverCaCertPath]).toEqual(['other:7233', 'n', ca]);
+  });
+
+  it('TEMPORAL_TLS=false turns TLS off even with an API key; an API key alone turns it on', () => {
+    expect(temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls).toBe(false);
+    expect(temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_API_KEY: 'k' })).toMatchObject({ tls: true, apiKey: 'k' });
+  });
+
+  it('a profile named but not in the file is refused; inline PEM data is refused with the file variable to use', () => {
+    expect(() => temporalTarget({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'nope' })).toThrow(/Profile 'nope' not found/);
+    const inline = () => temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_TLS_SERVER_CA_CERT_DATA: PEM('CERTIFICATE') });
+    expect(inline).toThrow(TemporalTlsConfigError);
+    expect(inline).toThrow(/write the PEM to a file and set TEMPORAL_TLS_SERVER_CA_CERT_PATH/);
+  });
+
+  it('without an address anywhere the target is the embedded local stack', () => {
+    expect(temporalTarget({ TEMPORAL_CONFIG_FILE: join(dir, 'absent.toml'), TEMPORAL_NAMESPACE: 'n' })).toMatchObject({
+      embedded: true,
+      namespace: 'n',
+      tls: false,
+    });
+  });
+});
