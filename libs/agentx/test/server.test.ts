@@ -5,6 +5,7 @@ import {
   checkIdleRanks,
   drainStep,
   initialDrainState,
+  kvPoolTokens,
   observeDrain,
   parsePrometheus,
   PrometheusParseError,
@@ -37,6 +38,15 @@ describe('parsePrometheus', () => {
       ['0', '8192', '128', '524288'],
       ['1', '8192', '128', '524288'],
     ]);
+    // the pool is vLLM's own count per engine (the figure its log line prints), not blocks × block size
+    // (8192 × 128 = 1,048,576 per engine here); summed over the two engines
+    expect(kvPoolTokens([{ endpoint: 'e0', samples }], 'vllm:cache_config_info')).toBe(2 * 524_288);
+    const withoutOwnCount = samples.map((s) => {
+      if (s.name !== 'vllm:cache_config_info') return s;
+      const { kv_cache_size_tokens: _dropped, ...labels } = s.labels;
+      return { ...s, labels };
+    });
+    expect(kvPoolTokens([{ endpoint: 'e0', samples: withoutOwnCount }], 'vllm:cache_config_info')).toBe(2 * 8192 * 128);
   });
   it('parses the scrape under load: both engines running, KV usage a fraction, every engine series labelled', () => {
     const { samples } = parsePrometheus(underLoad);

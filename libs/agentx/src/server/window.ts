@@ -35,7 +35,7 @@ export const serverMetricsSchema = z
       .object({
         gpu_usage_pct: z.number().nullable(),
         samples: z.number().int(),
-        /** KV-cache pool of the whole deployment, tokens: Σ over engines of num_gpu_blocks × block_size (vllm:cache_config_info). */
+        /** KV-cache pool of the whole deployment, tokens: Σ over engines of vLLM's own count (vllm:cache_config_info; kvPoolTokens). */
         gpu_total_tokens: z.number().nullable().optional(),
       })
       .strict(),
@@ -190,9 +190,12 @@ export function engineWindows(
 }
 
 /**
- * The KV-cache pool in tokens from the engines' cache-config info gauge (one series per engine, labels
- * `num_gpu_blocks` and `block_size`), summed over engines and endpoints: what InferenceX stores as
- * `kv_cache_pool_tokens` (it parses "GPU KV cache size" log lines per engine and sums them). Null when absent.
+ * The KV-cache pool in tokens from the engines' cache-config info gauge (one series per engine), summed over
+ * engines and endpoints: what InferenceX stores as `kv_cache_pool_tokens` (it parses "GPU KV cache size" log
+ * lines per engine and sums them). Per engine, vLLM's own count (label `kv_cache_size_tokens`, the figure
+ * its log line prints) where the engine exports it, else `num_gpu_blocks × block_size`, which over-counts a
+ * model with several KV-cache groups: the real DP=2 capture (libs/agentx/test/data/vllm-dp2-metrics.txt)
+ * has 8192 blocks of 128 = 1,048,576 where vLLM says 524,288 tokens. Null when absent.
  */
 export function kvPoolTokens(snapshots: readonly EndpointSnapshot[], metric: string | null): number | null {
   if (metric === null) return null;
@@ -202,15 +205,22 @@ export function kvPoolTokens(snapshots: readonly EndpointSnapshot[], metric: str
     const seen = new Set<string>();
     for (const s of e.samples ?? []) {
       if (s.name !== metric) continue;
-      const blocks = Number(s.labels.num_gpu_blocks);
-      const size = Number(s.labels.block_size);
-      if (!Number.isFinite(blocks) || !Number.isFinite(size) || blocks <= 0 || size <= 0) continue;
+      const tokens = enginePoolTokens(s.labels);
       const key = JSON.stringify(s.labels);
-      if (seen.has(key)) continue;
+      if (tokens === null || seen.has(key)) continue;
       seen.add(key);
-      total += blocks * size;
+      total += tokens;
       found = true;
     }
   }
   return found ? total : null;
+}
+
+/** One engine's pool from its cache-config labels: vLLM's `kv_cache_size_tokens`, else blocks × block size. */
+function enginePoolTokens(labels: Record<string, string>): number | null {
+  const own = Number(labels.kv_cache_size_tokens);
+  if (labels.kv_cache_size_tokens !== undefined && Number.isFinite(own) && own > 0) return own;
+  const blocks = Number(labels.num_gpu_blocks);
+  const size = Number(labels.block_size);
+  return Number.isFinite(blocks) && Number.isFinite(size) && blocks > 0 && size > 0 ? blocks * size : null;
 }
