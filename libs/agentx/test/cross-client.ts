@@ -6,7 +6,7 @@ import { generateTraces, type PointResult } from '@infersweep/agentx';
 /**
  * One workload for two clients (libs/agentx/README.md "Two clients, one answer"): the cross-client
  * test and `npm run bench -- agentx` replay this corpus with infersweep's client and with aiperf.
- * - no subagents: aiperf 0.13.0 and infersweep join a subagent at different parent turns (README);
+ * - no subagents (`subagentCorpus` keeps them: the clients now join them alike);
  * - every output `out` tokens (both clients then ask for the same `max_tokens`; aiperf also needs
  *   `--extra-inputs ignore_eos:true`, our client always sends it);
  * - recorded timing back to back (requests 10 ms apart, api_time 10 ms, zero think): aiperf starts each
@@ -31,6 +31,28 @@ export function sameWorkloadCorpus(opts: { seed: number; traces: number; out: nu
       r.api_time = 0.01;
       r.think_time = 0;
     });
+    writeFileSync(join(dir, `${t.id}.json`), JSON.stringify(t));
+  }
+  return dir;
+}
+
+/**
+ * The generator's corpus as it is (subagents, recorded timing), every output `out` tokens: both clients
+ * join each subagent at aiperf's turn (client/plan.ts `subagentJoins`).
+ */
+export function subagentCorpus(opts: { seed: number; traces: number; out: number; maxContextTokens: number }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentx-xclient-sub-'));
+  for (const t of generateTraces({
+    seed: opts.seed,
+    traces: opts.traces,
+    maxContextTokens: opts.maxContextTokens,
+    thinkTimeScale: 0,
+    outputMedian: opts.out,
+  })) {
+    for (const r of t.requests) {
+      if (r.type === 'subagent') for (const c of r.requests) c.out = opts.out;
+      else r.out = opts.out;
+    }
     writeFileSync(join(dir, `${t.id}.json`), JSON.stringify(t));
   }
   return dir;
