@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pointResultSchema, runAiperfPoint } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide } from '../libs/agentx/test/cross-client';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide, subagentCorpus } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { identity, runClient } from './common';
 
@@ -16,46 +16,51 @@ const ITL_MS = 10;
 const OUT = 32;
 
 export async function crossClientBench(concs: number[], duration: number, out: string): Promise<void> {
-  const corpus = sameWorkloadCorpus({ seed: 11, traces: 64, out: OUT, maxContextTokens: 2048 });
-  console.log(
-    `\n## Cross-client agreement — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${OUT}-token outputs, no subagents; infersweep / aiperf`,
-  );
-  console.log('| conc | TTFT p50 ms | ITL p50 ms | output tok/s | Δ TTFT | Δ ITL | Δ throughput |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const c of concs) {
-    let sim: Sim | undefined;
-    try {
-      sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096, maxNumSeqs: Math.max(256, 4 * c) });
-      const base = { concurrency: c, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
-      const oursDir = join(out, `cross-ours-c${c}`);
-      const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-      const both = await sideBySide(
-        (onLog) =>
-          runAiperfPoint(
-            {
-              ...base,
-              settings: {
-                ...settings,
-                warmupGracePeriodSeconds: 120,
-                aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
-              },
-              outDir: join(out, `cross-aiperf-c${c}`),
-              traceFile: corpus,
+  const corpusOpts = { seed: 11, traces: 64, out: OUT, maxContextTokens: 2048 };
+  const corpora: Array<[string, string]> = [
+    ['none', sameWorkloadCorpus(corpusOpts)],
+    ["generator's", subagentCorpus(corpusOpts)],
+  ];
+  console.log(`\n## Cross-client agreement — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${OUT}-token outputs; infersweep / aiperf`);
+  console.log('| conc | subagents | TTFT p50 ms | ITL p50 ms | output tok/s | Δ TTFT | Δ ITL | Δ throughput |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const c of concs) for (const [label, corpus] of corpora) await crossRow(c, label, corpus, duration, out);
+}
+
+async function crossRow(c: number, label: string, corpus: string, duration: number, out: string): Promise<void> {
+  let sim: Sim | undefined;
+  try {
+    sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096, maxNumSeqs: Math.max(256, 4 * c) });
+    const base = { concurrency: c, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
+    const tag = `c${c}-${label === 'none' ? 'plain' : 'sub'}`;
+    const oursDir = join(out, `cross-ours-${tag}`);
+    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
+    const both = await sideBySide(
+      (onLog) =>
+        runAiperfPoint(
+          {
+            ...base,
+            settings: {
+              ...settings,
+              warmupGracePeriodSeconds: 120,
+              aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
             },
-            { onLog },
-          ),
-        () => runClient({ ...base, settings: { ...settings, traces: { kind: 'file' as const, path: corpus } }, outDir: oursDir }),
-      );
-      const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
-      const theirs = clientFigures(both.aiperf);
-      const d = crossClientDiff(ours, theirs);
-      const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
-      const pair = (a: number, b: number, k: number): string => `${a.toFixed(k)} / ${b.toFixed(k)}`;
-      console.log(
-        `| ${c} | ${pair(ours.ttftP50 * 1000, theirs.ttftP50 * 1000, 2)} | ${pair(ours.itlP50 * 1000, theirs.itlP50 * 1000, 3)} | ${pair(ours.outTps, theirs.outTps, 1)} | ${pc(d.ttft)} | ${pc(d.itl)} | ${pc(d.tput)} |`,
-      );
-    } finally {
-      await sim?.stop();
-    }
+            outDir: join(out, `cross-aiperf-${tag}`),
+            traceFile: corpus,
+          },
+          { onLog },
+        ),
+      () => runClient({ ...base, settings: { ...settings, traces: { kind: 'file' as const, path: corpus } }, outDir: oursDir }),
+    );
+    const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
+    const theirs = clientFigures(both.aiperf);
+    const d = crossClientDiff(ours, theirs);
+    const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
+    const pair = (a: number, b: number, k: number): string => `${a.toFixed(k)} / ${b.toFixed(k)}`;
+    console.log(
+      `| ${c} | ${label} | ${pair(ours.ttftP50 * 1000, theirs.ttftP50 * 1000, 2)} | ${pair(ours.itlP50 * 1000, theirs.itlP50 * 1000, 3)} | ${pair(ours.outTps, theirs.outTps, 1)} | ${pc(d.ttft)} | ${pc(d.itl)} | ${pc(d.tput)} |`,
+    );
+  } finally {
+    await sim?.stop();
   }
 }
