@@ -379,8 +379,9 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(kvPoolTokensFromServerLogs(['no such line'])).toBeNull();
 
     const record = realRecord(8, 32);
-    // the record's cross-check: vllm:cache_config_info, 2 engines × 8192 blocks × 128 tokens
-    expect(record.server_metrics.kv_cache.gpu_total_tokens).toBe(2 * 8192 * 128);
+    // the record's cross-check: vllm:cache_config_info, vLLM's own kv_cache_size_tokens of its 2 engines
+    // (524,288 each; their 8192 blocks × 128 would say twice that)
+    expect(record.server_metrics.kv_cache.gpu_total_tokens).toBe(2 * 524_288);
     const withLogs = toInferencex(record, ctx, { requests: aiperfRequests(), serverLogs: [headLog, workerLog] });
     expect(withLogs.kv_cache_pool_tokens).toBe(18_500_000);
     expect(withLogs.server_metrics.kv_cache.gpu_total_tokens).toBe(18_500_000);
