@@ -3,7 +3,17 @@ import tseslint from 'typescript-eslint';
 import vitest from '@vitest/eslint-plugin';
 
 export default [
-  { ignores: ['**/node_modules/**', '.tools/**', '.infersweep/**', '.infersweep-*/**', 'dist/**', 'test-results/**', '.nx/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.tools/**',
+      '.infersweep/**',
+      '.infersweep-*/**',
+      'dist/**',
+      'test-results/**',
+      '.nx/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -25,7 +35,12 @@ export default [
   },
   {
     // pure libs and workflow code: no I/O modules at all
-    files: ['libs/core/src/**/*.ts', 'libs/topology/src/**/*.ts', 'libs/sweep/src/**/*.ts', 'libs/orchestrator/src/workflows/**/*.ts'],
+    files: [
+      'libs/core/src/**/*.ts',
+      'libs/topology/src/**/*.ts',
+      'libs/sweep/src/**/*.ts',
+      'libs/orchestrator/src/workflows/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -80,7 +95,10 @@ export default [
   {
     // the Nx inference plugin is CommonJS (Nx loads it with require)
     files: ['tools/**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', exports: 'writable', module: 'writable' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', exports: 'writable', module: 'writable' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

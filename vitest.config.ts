@@ -36,7 +36,12 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts'],
+          include: [
+            'libs/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            'test/**/*.test.ts',
+            'bench/test/**/*.test.ts',
+          ],
           exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/*.nightly.test.ts', '**/node_modules/**'],
           testTimeout: 20_000,
         },

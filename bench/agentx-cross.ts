@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pointResultSchema, runAiperfPoint } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide, subagentCorpus } from '../libs/agentx/test/cross-client';
+import {
+  clientFigures,
+  crossClientDiff,
+  sameWorkloadCorpus,
+  sideBySide,
+  subagentCorpus,
+} from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { identity, runClient } from './common';
 
@@ -21,7 +27,9 @@ export async function crossClientBench(concs: number[], duration: number, out: s
     ['none', sameWorkloadCorpus(corpusOpts)],
     ["generator's", subagentCorpus(corpusOpts)],
   ];
-  console.log(`\n## Cross-client agreement — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${OUT}-token outputs; infersweep / aiperf`);
+  console.log(
+    `\n## Cross-client agreement — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms, ${OUT}-token outputs; infersweep / aiperf`,
+  );
   console.log('| conc | subagents | TTFT p50 ms | ITL p50 ms | output tok/s | Δ TTFT | Δ ITL | Δ throughput |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const c of concs) for (const [label, corpus] of corpora) await crossRow(c, label, corpus, duration, out);
@@ -30,8 +38,20 @@ export async function crossClientBench(concs: number[], duration: number, out: s
 async function crossRow(c: number, label: string, corpus: string, duration: number, out: string): Promise<void> {
   let sim: Sim | undefined;
   try {
-    sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096, maxNumSeqs: Math.max(256, 4 * c) });
-    const base = { concurrency: c, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
+    sim = await startSim({
+      ttft: `${TTFT_MS}ms`,
+      itl: `${ITL_MS}ms`,
+      maxModelLen: 4096,
+      maxNumSeqs: Math.max(256, 4 * c),
+    });
+    const base = {
+      concurrency: c,
+      endpoints: [sim.url],
+      metricsEndpoints: [sim.url],
+      servedModel: 'agentx-sim',
+      gpuCount: 1,
+      identity,
+    };
     const tag = `c${c}-${label === 'none' ? 'plain' : 'sub'}`;
     const oursDir = join(out, `cross-ours-${tag}`);
     const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
@@ -43,14 +63,24 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
             settings: {
               ...settings,
               warmupGracePeriodSeconds: 120,
-              aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
+              aiperf: {
+                binary: aiperfBinary,
+                flavor: 'pypi',
+                tokenizer: aiperfTokenizer,
+                extraInputs: ['ignore_eos:true'],
+              },
             },
             outDir: join(out, `cross-aiperf-${tag}`),
             traceFile: corpus,
           },
           { onLog },
         ),
-      () => runClient({ ...base, settings: { ...settings, traces: { kind: 'file' as const, path: corpus } }, outDir: oursDir }),
+      () =>
+        runClient({
+          ...base,
+          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
+          outDir: oursDir,
+        }),
     );
     const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
     const theirs = clientFigures(both.aiperf);

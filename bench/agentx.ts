@@ -34,7 +34,8 @@ function streamingCorpus(): string {
   return writeCorpus(traces);
 }
 
-const pct = (x: number | null, ref: number): string => (x === null ? 'n/a' : `${(((x * 1000) / ref - 1) * 100).toFixed(2)} %`);
+const pct = (x: number | null, ref: number): string =>
+  x === null ? 'n/a' : `${(((x * 1000) / ref - 1) * 100).toFixed(2)} %`;
 
 export async function agentxBench(args: string[]): Promise<void> {
   const opt = (k: string): string | undefined => {
@@ -47,14 +48,23 @@ export async function agentxBench(args: string[]): Promise<void> {
   if (withAiperf) assertAiperfAvailable();
   const out = mkdtempSync(join(tmpdir(), 'agentx-bench-'));
   const corpus = streamingCorpus();
-  console.log(`# AgentX client bench — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms; profile ${duration} s per point; corpus ${corpus}`);
-  console.log('| conc | client | out tok | CPU s | tok/CPU-s | CPU % core | TTFT err | ITL err | sessions | loop p99 ms |');
+  console.log(
+    `# AgentX client bench — sim TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms; profile ${duration} s per point; corpus ${corpus}`,
+  );
+  console.log(
+    '| conc | client | out tok | CPU s | tok/CPU-s | CPU % core | TTFT err | ITL err | sessions | loop p99 ms |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const ratios: string[] = [];
   for (const c of concs) {
     let sim: Sim | undefined;
     try {
-      sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 8192, maxNumSeqs: Math.max(256, 4 * c) });
+      sim = await startSim({
+        ttft: `${TTFT_MS}ms`,
+        itl: `${ITL_MS}ms`,
+        maxModelLen: 8192,
+        maxNumSeqs: Math.max(256, 4 * c),
+      });
       const base = {
         concurrency: c,
         endpoints: [sim.url],
@@ -86,7 +96,10 @@ export async function agentxBench(args: string[]): Promise<void> {
           outDir: join(out, `aiperf-c${c}`),
           traceFile: corpus,
         });
-        const toks = readRequestRecords(join(out, `aiperf-c${c}`, 'requests.jsonl')).reduce((s, x) => s + (x.ok ? (x.osl ?? 0) : 0), 0);
+        const toks = readRequestRecords(join(out, `aiperf-c${c}`, 'requests.jsonl')).reduce(
+          (s, x) => s + (x.ok ? (x.osl ?? 0) : 0),
+          0,
+        );
         const cpu = b.aiperf.childCpuSeconds ?? NaN;
         const bTps = toks / cpu;
         console.log(
@@ -110,7 +123,13 @@ export async function agentxBench(args: string[]): Promise<void> {
   if (!args.includes('--no-rss')) {
     let sim: Sim | undefined;
     try {
-      sim = await startSim({ ttft: '20ms', itl: '2ms', maxModelLen: 131072, maxNumSeqs: 160, extra: ['--max-request-body-size-mb', '64'] });
+      sim = await startSim({
+        ttft: '20ms',
+        itl: '2ms',
+        maxModelLen: 131072,
+        maxNumSeqs: 160,
+        extra: ['--max-request-body-size-mb', '64'],
+      });
       const long = growingCorpus({ traces: 32, turns: 12, contextTokens: 100_000, step: 1_500, osl: 4 });
       mkdirSync(join(out, 'rss'), { recursive: true });
       const r = await runClient({

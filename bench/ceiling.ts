@@ -52,8 +52,23 @@ export async function ceilingBench(
     try {
       sim = await startSim({ ttft: '0ms', itl: `${itl}ms`, maxModelLen: 4096, maxNumSeqs: 4 * c + 16 });
       const url = sim.url;
-      const row = (reader: CeilingRow['reader'], requests: number, tokens: number, cpu: number, wall: number, errors: number): void => {
-        const r = { concurrency: c, reader, tokens, cpuSeconds: cpu, wallSeconds: wall, errors, tokPerCpuSecond: tokens / cpu };
+      const row = (
+        reader: CeilingRow['reader'],
+        requests: number,
+        tokens: number,
+        cpu: number,
+        wall: number,
+        errors: number,
+      ): void => {
+        const r = {
+          concurrency: c,
+          reader,
+          tokens,
+          cpuSeconds: cpu,
+          wallSeconds: wall,
+          errors,
+          tokPerCpuSecond: tokens / cpu,
+        };
         console.log(
           `| ${c} | ${reader} | ${requests} | ${tokens} | ${fmt(cpu, 2)} | ${fmt(wall, 1)} | ${fmt((100 * cpu) / wall)} | ${fmt(r.tokPerCpuSecond)} | ${errors} |`,
         );
@@ -90,14 +105,28 @@ export async function ceilingBench(
           });
           if (!readers) throw new Error('the client never opened its profile window');
           const [b, r] = await readers;
-          row('client', a.profiledRequests, a.windowTokens, a.windowCpuSeconds ?? NaN, a.windowWallSeconds ?? NaN, a.errors);
+          row(
+            'client',
+            a.profiledRequests,
+            a.windowTokens,
+            a.windowCpuSeconds ?? NaN,
+            a.windowWallSeconds ?? NaN,
+            a.errors,
+          );
           row('bare', b.responses, b.tokens, b.cpuSeconds, b.wallSeconds, b.errors);
           row('raw', r.responses, r.tokens, r.cpuSeconds, r.wallSeconds, r.errors);
           continue;
         }
         // sequential, interleaved (client, bare, raw, client, …)
         const a = await runClient(clientInput(rep));
-        row('client', a.profiledRequests, a.windowTokens, a.windowCpuSeconds ?? NaN, a.windowWallSeconds ?? NaN, a.errors);
+        row(
+          'client',
+          a.profiledRequests,
+          a.windowTokens,
+          a.windowCpuSeconds ?? NaN,
+          a.windowWallSeconds ?? NaN,
+          a.errors,
+        );
         for (const kind of ['bare', 'raw'] as const) {
           const b = await runReader({ kind, url, concurrency: c, durationSeconds: duration, body, maxTokens: osl });
           row(kind, b.responses, b.tokens, b.cpuSeconds, b.wallSeconds, b.errors);
@@ -108,7 +137,11 @@ export async function ceilingBench(
         const rs = rows.filter((r) => r.concurrency === c && r.reader === reader);
         return rs.reduce((x, r) => x + r.tokens, 0) / rs.reduce((x, r) => x + r.cpuSeconds, 0);
       };
-      ratios.push({ concurrency: c, ofBare: pooled('client') / pooled('bare'), ofRaw: pooled('client') / pooled('raw') });
+      ratios.push({
+        concurrency: c,
+        ofBare: pooled('client') / pooled('bare'),
+        ofRaw: pooled('client') / pooled('raw'),
+      });
     } finally {
       await sim?.stop();
     }

@@ -64,11 +64,18 @@ async function child<T>(script: string, arg: unknown, timeoutMs: number): Promis
 }
 
 /** One point of infersweep's AgentX client (runPoint) in its own process; `onProfiling` fires when its profile window opens. */
-export function runClient(input: unknown, opts: { timeoutMs?: number; onProfiling?: () => void } = {}): Promise<ChildSummary> {
+export function runClient(
+  input: unknown,
+  opts: { timeoutMs?: number; onProfiling?: () => void } = {},
+): Promise<ChildSummary> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      [join(repoDir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(__dirname, 'agentx-child.ts'), JSON.stringify(input)],
+      [
+        join(repoDir, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+        join(__dirname, 'agentx-child.ts'),
+        JSON.stringify(input),
+      ],
       {
         cwd: repoDir,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -93,7 +100,11 @@ export function runClient(input: unknown, opts: { timeoutMs?: number; onProfilin
       try {
         resolve(JSON.parse(out.trim().split('\n').at(-1)!) as ChildSummary);
       } catch (e) {
-        reject(new Error(`agentx-child printed no summary (${(e as Error).message}): ${out.slice(-1000)} ${err.slice(-2000)}`));
+        reject(
+          new Error(
+            `agentx-child printed no summary (${(e as Error).message}): ${out.slice(-1000)} ${err.slice(-2000)}`,
+          ),
+        );
       }
     });
   });
@@ -112,7 +123,13 @@ export function writeCorpus(traces: WekaTrace[], prefix = 'agentx-bench-traces-'
  * Uniform traces: every request has `isl` prompt tokens (one shared prefix per trace) and `osl` output
  * tokens, zero think time; so the client's requests match the reference readers' fixed request.
  */
-export function uniformCorpus(opts: { traces: number; turns: number; isl: number; osl: number; blockSize?: number }): string {
+export function uniformCorpus(opts: {
+  traces: number;
+  turns: number;
+  isl: number;
+  osl: number;
+  blockSize?: number;
+}): string {
   const bs = opts.blockSize ?? 64;
   const traces: WekaTrace[] = [];
   for (let k = 0; k < opts.traces; k++) {
@@ -166,7 +183,13 @@ export const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
  * every later turn `step` tokens longer on a shared prefix (block-exact, so the client's block cache and a
  * server's prefix cache see a growing history), `osl` output tokens, zero think time.
  */
-export function growingCorpus(opts: { traces: number; turns: number; contextTokens: number; step: number; osl: number }): string {
+export function growingCorpus(opts: {
+  traces: number;
+  turns: number;
+  contextTokens: number;
+  step: number;
+  osl: number;
+}): string {
   const bs = 64;
   const traces: WekaTrace[] = [];
   for (let k = 0; k < opts.traces; k++) {

@@ -28,13 +28,18 @@ import {
 function stackValue(key: string): string | undefined {
   const file = join(process.env.INFERSWEEP_DATA ?? join(repoDir, '.infersweep'), 'stack', 'env');
   if (!existsSync(file)) return undefined;
-  for (const line of readFileSync(file, 'utf8').split('\n')) if (line.startsWith(`${key}=`)) return line.slice(key.length + 1);
+  for (const line of readFileSync(file, 'utf8').split('\n'))
+    if (line.startsWith(`${key}=`)) return line.slice(key.length + 1);
   return undefined;
 }
 
 function sh(cmd: string, args: string[], opts: { stdout?: (s: string) => void } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { cwd: repoDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, INFERSWEEP_PLAIN: '1' } });
+    const p = spawn(cmd, args, {
+      cwd: repoDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, INFERSWEEP_PLAIN: '1' },
+    });
     let err = '';
     p.stdout.on('data', (d: Buffer) => opts.stdout?.(d.toString()));
     p.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
@@ -69,7 +74,10 @@ async function runSweep(
   const exit = await sh(join(repoDir, 'bin', 'infersweep'), args, {
     stdout: (s) => (out += s),
   });
-  const summary = JSON.parse(out.trim().split('\n')[0]!) as { sweepId: string; orientations: Array<{ resultsDir: string }> };
+  const summary = JSON.parse(out.trim().split('\n')[0]!) as {
+    sweepId: string;
+    orientations: Array<{ resultsDir: string }>;
+  };
   return { sweepId: summary.sweepId, resultsDir: summary.orientations[0]!.resultsDir, exit };
 }
 
@@ -81,7 +89,12 @@ function pointWindows(resultsDir: string, concurrencies: number[]): PointWindow[
     if (!existsSync(f)) continue;
     const t = (
       JSON.parse(readFileSync(f, 'utf8')) as {
-        timing: { started_at: string; profiling_started_at: string | null; profiling_ended_at: string | null; ended_at: string };
+        timing: {
+          started_at: string;
+          profiling_started_at: string | null;
+          profiling_ended_at: string | null;
+          ended_at: string;
+        };
       }
     ).timing;
     const ms = (s: string | null): number | null => (s === null ? null : Date.parse(s));
@@ -135,7 +148,9 @@ export async function overheadBench(args: string[]): Promise<OverheadResult> {
     resultsDir ??= (desc.memo as { resultsDir?: string } | undefined)?.resultsDir;
     if (!resultsDir) throw new Error(`sweep ${sweepId}: no resultsDir in its memo; pass a sweep started by infersweep`);
     const concs = [
-      ...new Set(spans.activities.filter((a) => a.type === 'runPoint' && a.concurrency !== undefined).map((a) => a.concurrency!)),
+      ...new Set(
+        spans.activities.filter((a) => a.type === 'runPoint' && a.concurrency !== undefined).map((a) => a.concurrency!),
+      ),
     ];
     const report = overheadBreakdown({ ...spans, points: pointWindows(resultsDir, concs) });
     const nPoints = Math.max(1, report.points.length);
@@ -145,7 +160,8 @@ export async function overheadBench(args: string[]): Promise<OverheadResult> {
     console.log('| where the sweep wall time went | s | share |');
     console.log('|---|---|---|');
     for (const c of CATEGORIES)
-      if (report.byCategory[c] > 0) console.log(`| ${c} | ${s(report.byCategory[c])} | ${pc(report.byCategory[c] / report.wallMs)} |`);
+      if (report.byCategory[c] > 0)
+        console.log(`| ${c} | ${s(report.byCategory[c])} | ${pc(report.byCategory[c] / report.wallMs)} |`);
     console.log(`| **sweep wall** | ${s(report.wallMs)} | 100 % |`);
     console.log('\n| point | activity s | profiled s | drain gate s | warmup s | tail s | outside the window |');
     console.log('|---|---|---|---|---|---|---|');

@@ -162,7 +162,16 @@ async function raw(i: ReaderInput, deadline: number, out: ReaderSummary): Promis
 
 async function main(): Promise<void> {
   const i = JSON.parse(process.argv[2]!) as ReaderInput;
-  const out: ReaderSummary = { kind: i.kind, responses: 0, errors: 0, tokens: 0, frames: 0, wallSeconds: 0, cpuSeconds: 0, maxRssBytes: 0 };
+  const out: ReaderSummary = {
+    kind: i.kind,
+    responses: 0,
+    errors: 0,
+    tokens: 0,
+    frames: 0,
+    wallSeconds: 0,
+    cpuSeconds: 0,
+    maxRssBytes: 0,
+  };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const deadline = t0 + i.durationSeconds * 1000;

@@ -32,7 +32,12 @@ async function all(argv: string[]): Promise<void> {
   console.log(
     `\n# Summary — npm run bench -- all${args.length ? ` ${args.join(' ')}` : ''} (started ${started}, ${((performance.now() - t0) / 60000).toFixed(1)} min)`,
   );
-  for (const l of summaryLines({ ceiling: ceiling.ratios, timing: timing.rows, overhead: overhead?.report ?? null, scaling: scaling.rows }))
+  for (const l of summaryLines({
+    ceiling: ceiling.ratios,
+    timing: timing.rows,
+    overhead: overhead?.report ?? null,
+    scaling: scaling.rows,
+  }))
     console.log(l);
 }
 

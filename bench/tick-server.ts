@@ -26,7 +26,8 @@ const cfg = JSON.parse(process.argv[2] ?? '{}') as { port?: number; ttftMs?: num
 const itlUs = (cfg.itlMs ?? 2) * 1000;
 const ttftUs = (cfg.ttftMs ?? 0) * 1000;
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
-const HEAD = 'data: {"id":"tick","object":"chat.completion.chunk","created":0,"model":"tick","choices":[{"index":0,"delta":{"content":"@';
+const HEAD =
+  'data: {"id":"tick","object":"chat.completion.chunk","created":0,"model":"tick","choices":[{"index":0,"delta":{"content":"@';
 const TAIL = '"},"finish_reason":null}]}\n\n';
 const chunk = (s: string): string => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
 

@@ -154,7 +154,8 @@ export async function timingBench(args: string[]): Promise<{ rows: TimingRow[] }
         reader: 'client',
         targetRate: rate,
         eventsPerSecond: a.windowTokens / (a.windowWallSeconds ?? NaN),
-        cpuFraction: a.windowCpuSeconds !== null && a.windowWallSeconds ? a.windowCpuSeconds / a.windowWallSeconds : null,
+        cpuFraction:
+          a.windowCpuSeconds !== null && a.windowWallSeconds ? a.windowCpuSeconds / a.windowWallSeconds : null,
         errors: stats(j.errorsMs),
         allEvents: null,
         unmatched: j.unmatched,

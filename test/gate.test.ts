@@ -59,7 +59,11 @@ describe('scripts/test.sh gate', () => {
   it('passes a clean run at its floors and ends with the summary line', async () => {
     const r = await gate(`${unit()}=0`, `${integration()}=0`);
     expect([r.code, r.last]).toEqual([0, '3 passed, 0 failed']);
-    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toMatchObject({ passed: 3, failed: 0, problems: [] });
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toMatchObject({
+      passed: 3,
+      failed: 0,
+      problems: [],
+    });
   });
 
   it('fails on a skipped or todo test, naming it', async () => {

@@ -96,7 +96,10 @@ describe('scripts/apt-safe.sh: Debian packages without system services', () => {
 
   it('under it, invoke-rc.d (what package scripts call) is forbidden to start anything; the previous policy is restored', () => {
     const before = existsSync(policy) ? readFileSync(policy, 'utf8') : null;
-    const r = spawnSync('bash', [script, 'run', 'invoke-rc.d', '--query', 'ssh', 'start'], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('bash', [script, 'run', 'invoke-rc.d', '--query', 'ssh', 'start'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     // invoke-rc.d --query returns what policy-rc.d said: 101 = action forbidden
     expect(r.status, r.stderr).toBe(101);
     expect(existsSync(policy) ? readFileSync(policy, 'utf8') : null).toBe(before);
@@ -127,7 +130,11 @@ describe('scripts/apt-safe.sh: Debian packages without system services', () => {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'hk')]);
     // what a postinst ignoring policy-rc.d would do: start the system sshd (here on loopback)
     const start = `/usr/sbin/sshd -f /dev/null -h ${dir}/hk -o ListenAddress=127.0.0.1 -o Port=${port} -o PidFile=${dir}/sshd.pid`;
-    const r = spawnSync('bash', [script, 'run', 'sh', '-c', start], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH } });
+    const r = spawnSync('bash', [script, 'run', 'sh', '-c', start], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH },
+    });
     expect(r.status, r.stderr).toBe(3);
     expect(r.stderr).toMatch(/a system service was started despite policy-rc\.d; stopping it/);
     expect(r.stderr).toContain(`127.0.0.1:${port}`);
@@ -135,7 +142,8 @@ describe('scripts/apt-safe.sh: Debian packages without system services', () => {
     expect(pid, r.stderr).toBeDefined();
     const gone = await new Promise<boolean>((res) => {
       const deadline = Date.now() + 10_000;
-      const check = () => (!existsSync(`/proc/${pid}`) ? res(true) : Date.now() > deadline ? res(false) : setTimeout(check, 100));
+      const check = () =>
+        !existsSync(`/proc/${pid}`) ? res(true) : Date.now() > deadline ? res(false) : setTimeout(check, 100);
       check();
     });
     expect(gone).toBe(true);

@@ -11,11 +11,14 @@ function sources(dir: string): string[] {
 }
 
 describe('workspace layout', () => {
-  it.each(['core', 'topology', 'slurm', 'agentx', 'sweep', 'orchestrator'])('libs/%s exposes exactly one index.ts entry', (lib) => {
-    const pkg = JSON.parse(readFileSync(join(repoRoot, 'libs', lib, 'package.json'), 'utf8'));
-    expect(pkg.exports).toEqual({ '.': './src/index.ts' });
-    expect(existsSync(join(repoRoot, 'libs', lib, 'src', 'index.ts'))).toBe(true);
-  });
+  it.each(['core', 'topology', 'slurm', 'agentx', 'sweep', 'orchestrator'])(
+    'libs/%s exposes exactly one index.ts entry',
+    (lib) => {
+      const pkg = JSON.parse(readFileSync(join(repoRoot, 'libs', lib, 'package.json'), 'utf8'));
+      expect(pkg.exports).toEqual({ '.': './src/index.ts' });
+      expect(existsSync(join(repoRoot, 'libs', lib, 'src', 'index.ts'))).toBe(true);
+    },
+  );
 
   it('libs/core and libs/topology import no I/O module', () => {
     const io = /from\s+['"](node:[^'"]+|fs|path|child_process|net|http|https|os|ssh2|undici|@temporalio\/[^'"]+)['"]/;

@@ -236,7 +236,12 @@ export function activitySpans(events: readonly JsonHistoryEvent[]): {
   for (const e of events) {
     const s = e.activityTaskScheduledEventAttributes;
     if (s) {
-      const span: ActivitySpan = { type: s.activityType?.name ?? 'unknown', scheduledMs: t(e), startedMs: null, closedMs: NaN };
+      const span: ActivitySpan = {
+        type: s.activityType?.name ?? 'unknown',
+        scheduledMs: t(e),
+        startedMs: null,
+        closedMs: NaN,
+      };
       if (span.type === 'runPoint') {
         const c = (firstJsonArg(s) as { concurrency?: unknown } | undefined)?.concurrency;
         if (typeof c === 'number') span.concurrency = c;
@@ -264,5 +269,10 @@ export function activitySpans(events: readonly JsonHistoryEvent[]): {
   const end = t(events[events.length - 1]!);
   for (const s of order) if (Number.isNaN(s.closedMs)) s.closedMs = end;
   const firstTask = events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
-  return { workflowStartMs: t(events[0]!), workflowEndMs: end, firstWorkflowTaskMs: firstTask ? t(firstTask) : null, activities: order };
+  return {
+    workflowStartMs: t(events[0]!),
+    workflowEndMs: end,
+    firstWorkflowTaskMs: firstTask ? t(firstTask) : null,
+    activities: order,
+  };
 }

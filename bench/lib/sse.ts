@@ -21,12 +21,16 @@ export class NeedleCounter {
     if (this.carry.length > 0) {
       // needles that start in the carried tail and end in this chunk
       const edge = Buffer.concat([this.carry, buf.subarray(0, n - 1)]);
-      for (let i = edge.indexOf(this.needle); i >= 0 && i < this.carry.length; i = edge.indexOf(this.needle, i + 1)) found++;
+      for (let i = edge.indexOf(this.needle); i >= 0 && i < this.carry.length; i = edge.indexOf(this.needle, i + 1))
+        found++;
     }
     for (let i = buf.indexOf(this.needle); i >= 0; i = buf.indexOf(this.needle, i + n)) found++;
     const keep = Math.min(n - 1, buf.length);
     // a carried tail shorter than n-1 (tiny chunks) keeps its older bytes too
-    this.carry = keep === n - 1 ? Buffer.from(buf.subarray(buf.length - keep)) : Buffer.concat([this.carry, buf]).subarray(-(n - 1));
+    this.carry =
+      keep === n - 1
+        ? Buffer.from(buf.subarray(buf.length - keep))
+        : Buffer.concat([this.carry, buf]).subarray(-(n - 1));
     this.count += found;
     return found;
   }

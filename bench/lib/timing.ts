@@ -33,7 +33,10 @@ export interface ClientEventTimes {
  * every request), joined on the request's sequence number. Requests missing on either side are counted
  * as unmatched (a non-zero count is printed: it means records and log disagree).
  */
-export function joinErrors(log: readonly SendLogEntry[], client: readonly ClientEventTimes[]): { errorsMs: number[]; unmatched: number } {
+export function joinErrors(
+  log: readonly SendLogEntry[],
+  client: readonly ClientEventTimes[],
+): { errorsMs: number[]; unmatched: number } {
   const bySeq = new Map(log.map((e) => [e.seq, e]));
   const errorsMs: number[] = [];
   let unmatched = 0;
@@ -55,7 +58,13 @@ export function joinErrors(log: readonly SendLogEntry[], client: readonly Client
  * The last token time is the one the client's ITL uses: first + ITL·(OSL − 1).
  */
 export function clientEventTimes(
-  rec: { cached_tokens: number | null; start_ms: number; ttft_ms: number | null; itl_ms: number | null; osl: number | null },
+  rec: {
+    cached_tokens: number | null;
+    start_ms: number;
+    ttft_ms: number | null;
+    itl_ms: number | null;
+    osl: number | null;
+  },
   offsetMs: number,
 ): ClientEventTimes | null {
   if (rec.cached_tokens === null || rec.ttft_ms === null) return null;
@@ -70,7 +79,12 @@ export function clientEventTimes(
  * packets (`packets: [{name: "data", value}]`; older builds: `text`), each with the tick server's
  * `@<send µs>`. Profiling-phase records only (when the phase is given).
  */
-export function aiperfRawErrors(jsonl: string): { errorsMs: number[]; firstLastMs: number[]; events: number; spanSeconds: number } {
+export function aiperfRawErrors(jsonl: string): {
+  errorsMs: number[];
+  firstLastMs: number[];
+  events: number;
+  spanSeconds: number;
+} {
   const errorsMs: number[] = [];
   const firstLastMs: number[] = [];
   let lo = Infinity;

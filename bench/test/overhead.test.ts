@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CATEGORIES, activitySpans, overheadBreakdown, projectedShare, unionLength, type JsonHistoryEvent } from '../lib/overhead';
+import {
+  CATEGORIES,
+  activitySpans,
+  overheadBreakdown,
+  projectedShare,
+  unionLength,
+  type JsonHistoryEvent,
+} from '../lib/overhead';
 
 // a real sweep history (3 points on the local stack), recorded for the workflow replay test
 const fixture = join(__dirname, '..', '..', 'libs', 'orchestrator', 'test', 'fixtures', 'histories', 'happy-path.json');
@@ -40,8 +47,8 @@ describe('activitySpans (Temporal proto-JSON history)', () => {
         (e) =>
           e.activityTaskCompletedEventAttributes &&
           e.eventId !== '8' &&
-          events.find((x) => x.eventId === e.activityTaskCompletedEventAttributes!.scheduledEventId)?.activityTaskScheduledEventAttributes
-            ?.activityType?.name === 'runPoint',
+          events.find((x) => x.eventId === e.activityTaskCompletedEventAttributes!.scheduledEventId)
+            ?.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint',
       ),
     );
     const s = activitySpans(cut);

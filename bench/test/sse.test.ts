@@ -71,7 +71,11 @@ describe('SseFramer', () => {
         const got: string[] = [];
         const f = new SseFramer((d) => got.push(d));
         for (const part of cut(stream(n), cuts)) f.feed(part);
-        return got.length === n + 1 && got[n] === '[DONE]' && (n === 0 || got[n - 1] === `{"choices":[{"delta":{"content":"w${n - 1}"}}]}`);
+        return (
+          got.length === n + 1 &&
+          got[n] === '[DONE]' &&
+          (n === 0 || got[n - 1] === `{"choices":[{"delta":{"content":"w${n - 1}"}}]}`)
+        );
       }),
     );
   });

@@ -12,7 +12,12 @@ const row = (reader: string, targetRate: number, values: number[]) => ({
 
 describe('bench summary', () => {
   it('finds the highest rate up to which p99 holds, stopping at the first breach', () => {
-    const rows = [row('client', 20_000, [0.5]), row('client', 5_000, [0.2]), row('client', 10_000, [2]), row('client', 40_000, [0.1])];
+    const rows = [
+      row('client', 20_000, [0.5]),
+      row('client', 5_000, [0.2]),
+      row('client', 10_000, [2]),
+      row('client', 40_000, [0.1]),
+    ];
     expect(p99HoldsUpTo(rows, 1)).toBe(5_000);
     expect(p99HoldsUpTo([row('client', 5_000, [3])], 1)).toBeNull();
     expect(p99HoldsUpTo([row('client', 5_000, [])], 1)).toBeNull();
@@ -26,7 +31,9 @@ describe('bench summary', () => {
         { type: 'waitReady', scheduledMs: 0, startedMs: 0, closedMs: 10_000 },
         { type: 'runPoint', scheduledMs: 10_000, startedMs: 10_000, closedMs: 100_000, concurrency: 4 },
       ],
-      points: [{ concurrency: 4, clientStartMs: 10_000, profileStartMs: 12_000, profileEndMs: 98_000, clientEndMs: 100_000 }],
+      points: [
+        { concurrency: 4, clientStartMs: 10_000, profileStartMs: 12_000, profileEndMs: 98_000, clientEndMs: 100_000 },
+      ],
     });
     const lines = summaryLines({
       ceiling: [
@@ -47,7 +54,9 @@ describe('bench summary', () => {
     expect(lines[1]).toMatch(/goal p99 ≤ 1 ms up to 20000 events\/s\/core: met by the client$/);
     expect(lines[2]).toContain('14 % of the sweep outside the profiled windows, 4 % beyond the engine');
     expect(lines[2]).toContain('goal ≤ 5 %: met');
-    expect(lines[3]).toBe('4. scaling: peak RSS 300 MiB at c=16 × 1,048,576 tokens; highest client CPU 90 % of a core at c=1024 × 4,096');
+    expect(lines[3]).toBe(
+      '4. scaling: peak RSS 300 MiB at c=16 × 1,048,576 tokens; highest client CPU 90 % of a core at c=1024 × 4,096',
+    );
   });
 
   it('says when the overhead was not measured', () => {

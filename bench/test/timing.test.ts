@@ -36,8 +36,10 @@ describe('timing error helpers', () => {
   });
 
   it('reads receive − send from aiperf raw records (packets, or text), profiling phase only', () => {
-    const data = (sendUs: number | string) => `{"id":"tick","choices":[{"index":0,"delta":{"content":"@${sendUs}"},"finish_reason":null}]}`;
-    const rec = (phase: string, responses: unknown[]) => JSON.stringify({ metadata: { benchmark_phase: phase }, status: 200, responses });
+    const data = (sendUs: number | string) =>
+      `{"id":"tick","choices":[{"index":0,"delta":{"content":"@${sendUs}"},"finish_reason":null}]}`;
+    const rec = (phase: string, responses: unknown[]) =>
+      JSON.stringify({ metadata: { benchmark_phase: phase }, status: 200, responses });
     const jsonl = [
       rec('warmup', [{ perf_ns: 5_000_000, packets: [{ name: 'data', value: data(1) }] }]),
       // two packets read together share aiperf's receive time

@@ -40,11 +40,14 @@ export function prodEnv(): Record<string, string> {
  */
 export function uiGet(path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ socketPath: prodEnv().TEMPORAL_UI_SOCKET, path, headers: { host: 'localhost' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = httpRequest(
+      { socketPath: prodEnv().TEMPORAL_UI_SOCKET, path, headers: { host: 'localhost' } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -86,12 +89,16 @@ export function spawnWorker(cluster: string): WorkerProcess {
   mkdirSync(logDir, { recursive: true });
   const log = join(logDir, `test-worker-${cluster}.log`);
   const fd = openSync(log, 'a');
-  const proc = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', cluster], {
-    cwd: repoRoot,
-    env: { ...process.env, ...workerEnv(cluster) },
-    stdio: ['ignore', fd, fd],
-    detached: true,
-  });
+  const proc = spawn(
+    join(repoRoot, 'node_modules', '.bin', 'tsx'),
+    [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', cluster],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...workerEnv(cluster) },
+      stdio: ['ignore', fd, fd],
+      detached: true,
+    },
+  );
   closeSync(fd);
   return {
     cluster,
@@ -180,7 +187,10 @@ export async function runPointCounts(h: WorkflowHandle): Promise<Map<number, Poi
 }
 
 /** Each point of a sweep: its runPoint scheduled once and completed once (no point lost or recorded twice). */
-export async function expectEachPointOnce(h: WorkflowHandle, points: number[]): Promise<Map<number, PointActivityCounts>> {
+export async function expectEachPointOnce(
+  h: WorkflowHandle,
+  points: number[],
+): Promise<Map<number, PointActivityCounts>> {
   const counts = await runPointCounts(h);
   const seen = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([c, n]) => [c, n.scheduled, n.completed]);
   if (JSON.stringify(seen) !== JSON.stringify(points.map((c) => [c, 1, 1])))

@@ -88,7 +88,9 @@ describe('restarts of the Temporal server and of PostgreSQL', () => {
     }
     stack('start-postgres');
     const pgDownMs = Date.now() - t0;
-    console.log(`temporal-server down ${temporalDownMs} ms; PostgreSQL down ${pgDownMs} ms (${failedCalls} refused calls)`);
+    console.log(
+      `temporal-server down ${temporalDownMs} ms; PostgreSQL down ${pgDownMs} ms (${failedCalls} refused calls)`,
+    );
 
     const result = await h.result();
     expect(result.status).toBe('completed');

@@ -78,7 +78,10 @@ function foreignCa(): { ca: string; cert: string; key: string } {
   run('req', '-new', '-key', 'w.key', '-subj', '/CN=worker-east', '-out', 'w.csr');
   // the same X.509 v3 extensions as the stack's own client certificates (scripts/stack-production.sh):
   // only the issuing CA differs (a v1 certificate would be refused for its version, not its CA)
-  writeFileSync(join(d, 'w.ext'), 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+  writeFileSync(
+    join(d, 'w.ext'),
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+  );
   run(
     'x509',
     '-req',
@@ -130,7 +133,12 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     expect(noCert.stderr).toMatch(/certificate required|bad certificate|tls|broken pipe|connection reset/i);
     expect(noCert.stderr).not.toMatch(/connection refused|no such host/i);
     // …while the same command with the stack's client certificate is answered (same binary, address, CA)
-    const withCert = health(['--tls-cert-path', e.TEMPORAL_TLS_CLIENT_CERT_PATH!, '--tls-key-path', e.TEMPORAL_TLS_CLIENT_KEY_PATH!]);
+    const withCert = health([
+      '--tls-cert-path',
+      e.TEMPORAL_TLS_CLIENT_CERT_PATH!,
+      '--tls-key-path',
+      e.TEMPORAL_TLS_CLIENT_KEY_PATH!,
+    ]);
     expect(withCert.status, withCert.stderr).toBe(0);
     expect(withCert.stdout).toMatch(/SERVING/);
     // the namespace's data lives in PostgreSQL (temporal.namespaces), reached with the stack's own role over TLS
@@ -159,15 +167,21 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     const f = foreignCa();
     const e = prodEnv();
     // trusts the wrong CA: the worker refuses the frontend's certificate
-    expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca })))).toMatch(/UnknownIssuer/);
+    expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca })))).toMatch(
+      /UnknownIssuer/,
+    );
     // presents a certificate of the wrong CA: the frontend refuses the worker
     expect(
-      await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key }))),
+      await tlsRefusal(
+        connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key })),
+      ),
     ).toMatch(/UnknownCA|BadCertificate|bad certificate|unknown certificate authority/i);
     // no client certificate at all
-    expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })))).toMatch(
-      /CertificateRequired|certificate required|HandshakeFailure|broken pipe|connection reset/i,
-    );
+    expect(
+      await tlsRefusal(
+        connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })),
+      ),
+    ).toMatch(/CertificateRequired|certificate required|HandshakeFailure|broken pipe|connection reset/i);
     // plain text to a TLS frontend: reached (not refused), but no gRPC conversation
     expect(await tlsRefusal(connectWorker({ ...prodTarget(), tls: false, tlsFiles: undefined }))).toMatch(
       /h2 protocol error|connection (closed|reset)|frame|transport error/i,
@@ -237,7 +251,9 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     expect(c.code, c.stderr).toBe(0);
     try {
       const list = await cli(['schedule', 'list', '--json']);
-      expect((JSON.parse(list.stdout) as { scheduleId: string }[]).map((x) => x.scheduleId)).toContain(`infersweep-${name}`);
+      expect((JSON.parse(list.stdout) as { scheduleId: string }[]).map((x) => x.scheduleId)).toContain(
+        `infersweep-${name}`,
+      );
       const d = await cli(['schedule', 'describe', name, '--json']);
       expect(JSON.parse(d.stdout)).toMatchObject({ paused: true });
       // a triggered run starts sweepAllWorkflow in the namespace on east's queue; the east worker runs it
@@ -245,7 +261,8 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
       const run = await until(
         'the triggered schedule run',
         async () => {
-          for await (const w of client.workflow.list({ query: `TemporalScheduledById = "infersweep-${name}"` })) return w;
+          for await (const w of client.workflow.list({ query: `TemporalScheduledById = "infersweep-${name}"` }))
+            return w;
           return undefined;
         },
         60_000,

@@ -22,7 +22,9 @@ describe('smoke: Temporal dev server', () => {
       });
       const client = new Client({ connection });
       const workflowId = `smoke-${randomUUID()}`;
-      const result = await worker.runUntil(client.workflow.execute(smokeWorkflow, { taskQueue, workflowId, args: ['infersweep'] }));
+      const result = await worker.runUntil(
+        client.workflow.execute(smokeWorkflow, { taskQueue, workflowId, args: ['infersweep'] }),
+      );
       expect(result).toBe(`hello infersweep from pid ${process.pid}`);
 
       const history = await client.workflow.getHandle(workflowId).fetchHistory();

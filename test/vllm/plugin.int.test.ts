@@ -37,7 +37,8 @@ describe('infersweep vLLM plugin (Python, in the vLLM venv)', () => {
       maxBuffer: 16 * 1024 * 1024,
     }).catch((err: { stdout?: string; stderr?: string; code?: number }) => err);
     log = `${r.stdout ?? ''}${r.stderr ?? ''}`.slice(-4000);
-    if (!existsSync(out)) throw new Error(`the Python test run wrote no results (exit ${'code' in r ? r.code : 0}):\n${log}`);
+    if (!existsSync(out))
+      throw new Error(`the Python test run wrote no results (exit ${'code' in r ? r.code : 0}):\n${log}`);
     for (const line of readFileSync(out, 'utf8').split('\n').filter(Boolean)) {
       const rec = JSON.parse(line) as { id: string; outcome: string; detail: string };
       results.set(rec.id, rec);

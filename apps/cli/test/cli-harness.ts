@@ -25,7 +25,10 @@ export function cli(args: string[], env: Record<string, string> = {}, timeoutMs 
  * Run `infersweep …` with exactly `env` (a test can leave a variable out). Asynchronous: a CLI
  * spawned synchronously blocks the event loop, which starves vitest's worker RPC on a busy host.
  */
-export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  opts: { env: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string },
+): Promise<CliRun> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, args, { cwd: opts.cwd ?? repoRoot, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -35,7 +38,11 @@ export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; timeoutMs
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`infersweep ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `infersweep ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -45,7 +52,12 @@ export function runCli(args: string[], opts: { env: NodeJS.ProcessEnv; timeoutMs
 }
 
 /** Poll `fn` until it returns a value (not undefined) or the deadline passes. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -55,7 +67,8 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, t
     } catch (e) {
       lastErr = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

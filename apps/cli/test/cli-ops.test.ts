@@ -51,7 +51,17 @@ const view = (p: SweepProgress, status: SweepView['status'] = 'RUNNING'): SweepV
   searchAttributes: {},
   memo: {},
   progress: p,
-  live: [{ concurrency: 8, phase: 'profiling', completed: 120, inFlight: 8, etaSeconds: 95, activity: 'runPoint', attempt: 1 }],
+  live: [
+    {
+      concurrency: 8,
+      phase: 'profiling',
+      completed: 120,
+      inFlight: 8,
+      etaSeconds: 95,
+      activity: 'runPoint',
+      attempt: 1,
+    },
+  ],
   children: [],
 });
 
@@ -106,7 +116,12 @@ describe('status and progress views', () => {
   it('shows what went wrong on an allocation without ending it (a failed log capture) and a release that failed', () => {
     const p = progress(pts);
     p.allocations = [
-      { ...p.allocations[0]!, ended: undefined, reason: undefined, warnings: ['log capture of server 1 on job 12 failed: rsync exit 23'] },
+      {
+        ...p.allocations[0]!,
+        ended: undefined,
+        reason: undefined,
+        warnings: ['log capture of server 1 on job 12 failed: rsync exit 23'],
+      },
       {
         attempt: 2,
         jobName: 'infersweep-x-a2',
@@ -123,7 +138,12 @@ describe('status and progress views', () => {
   });
   it('status --json is the progress object plus workflow status and link', () => {
     const j = statusJson(view(progress(pts)));
-    expect(j).toMatchObject({ workflowStatus: 'RUNNING', uiLink: 'http://ui/x', phase: 'running-point', sweepId: 'sweep-x' });
+    expect(j).toMatchObject({
+      workflowStatus: 'RUNNING',
+      uiLink: 'http://ui/x',
+      phase: 'running-point',
+      sweepId: 'sweep-x',
+    });
     expect((j.points as PointState[]).map((p) => p.concurrency)).toEqual([4, 8, 16]);
   });
   it('a sweep succeeded only if it completed with every point done', () => {
@@ -175,17 +195,20 @@ describe('status and progress views', () => {
     expect(statusText(v)).toContain('  queue        allocating: job 123 PENDING (Resources) for 12m05s');
     expect(sweepHeader(p, v)).toBe('balanced: 1/3 points · allocating · job 123 PENDING (Resources) for 12m05s');
     // before squeue lists the job: its name; Slurm's reason "None" is not a reason
-    expect(allocatingLine({ ...queued, jobId: undefined, state: 'submitting', reason: undefined, waitedSeconds: 1 })).toBe(
-      'allocating: infersweep-x-a2 submitting for 1s',
-    );
+    expect(
+      allocatingLine({ ...queued, jobId: undefined, state: 'submitting', reason: undefined, waitedSeconds: 1 }),
+    ).toBe('allocating: infersweep-x-a2 submitting for 1s');
     expect(allocatingLine({ ...queued, state: 'CONFIGURING', reason: 'None', waitedSeconds: 3700 })).toBe(
       'allocating: job 123 CONFIGURING for 1h01m',
     );
     // no allocate heartbeat: no queue line; a granted allocation is shown as the job it holds
     expect(statusText(view(p))).not.toContain('queue ');
-    expect(sweepHeader({ ...p, allocation: { jobId: '12', nodes: ['node1'], attempt: 1, grantedAt: 't', timeLimitMinutes: 60 } }, v)).toBe(
-      'balanced: 1/3 points · allocating · job 12 on node1',
-    );
+    expect(
+      sweepHeader(
+        { ...p, allocation: { jobId: '12', nodes: ['node1'], attempt: 1, grantedAt: 't', timeLimitMinutes: 60 } },
+        v,
+      ),
+    ).toBe('balanced: 1/3 points · allocating · job 12 on node1');
     const lines: string[] = [];
     const r = new PlainReporter((l) => lines.push(l), 30_000);
     r.update(v, 1_000);

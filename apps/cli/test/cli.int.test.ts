@@ -80,15 +80,21 @@ async function startTracked(input: SweepInput): Promise<StartedSweep> {
 }
 
 /** The request records of a point (libs/agentx writes one JSON line per request). */
-const requestsOf = (resultsDir: string, c: number) => readRequestRecords(new ResultsLayout(resultsDir).pointRequests(c));
+const requestsOf = (resultsDir: string, c: number) =>
+  readRequestRecords(new ResultsLayout(resultsDir).pointRequests(c));
 
 /** What squeue says of a job: its name, state and nodes (expanded by scontrol). */
 function squeueJob(jobId: string): { name: string; state: string; nodes: string[] } {
-  const [name = '', state = '', nodeList = ''] = execFileSync('squeue', ['-h', '-j', jobId, '-o', '%j|%T|%N'], { env: slurmEnv })
+  const [name = '', state = '', nodeList = ''] = execFileSync('squeue', ['-h', '-j', jobId, '-o', '%j|%T|%N'], {
+    env: slurmEnv,
+  })
     .toString()
     .trim()
     .split('|');
-  const nodes = execFileSync('scontrol', ['show', 'hostnames', nodeList], { env: slurmEnv }).toString().trim().split('\n');
+  const nodes = execFileSync('scontrol', ['show', 'hostnames', nodeList], { env: slurmEnv })
+    .toString()
+    .trim()
+    .split('\n');
   return { name, state, nodes };
 }
 
@@ -114,7 +120,9 @@ const pointMeasuring = (id: string, c: number, timeoutMs = 180_000): Promise<Sta
     `c=${c} running with completed requests`,
     async () => {
       const s = await status(id);
-      return s.phase === 'running-point' && s.currentPoint === c && (s.live.find((l) => l.concurrency === c)?.completed ?? 0) > 0
+      return s.phase === 'running-point' &&
+        s.currentPoint === c &&
+        (s.live.find((l) => l.concurrency === c)?.completed ?? 0) > 0
         ? s
         : undefined;
     },
@@ -188,7 +196,12 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
         cli(['list', '--cluster', cluster, '--orientation', 'throughput', '--json']),
         cli(['list', '--limit', 'ten']),
       ]),
-      skip: Promise.all([skipPending, skipRunning, cli(['skip', started.workflowId, '--point', 'x']), cli(['skip', started.workflowId])]),
+      skip: Promise.all([
+        skipPending,
+        skipRunning,
+        cli(['skip', started.workflowId, '--point', 'x']),
+        cli(['skip', started.workflowId]),
+      ]),
     };
     expect(s.workflowStatus).toBe('RUNNING');
     expect(s.uiLink).toContain(`/workflows/${started.workflowId}`);
@@ -242,7 +255,9 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
     );
     // the request records say why: the simulator refused c=8's requests
     // (sent inside the stream with code 429: classified rate_limit, libs/agentx/src/client/http.ts classifyStreamError)
-    const refused = requestsOf(input.resultsDir, 8).filter((q) => q.error === 'Failed to enqueue request, waiting requests queue is full');
+    const refused = requestsOf(input.resultsDir, 8).filter(
+      (q) => q.error === 'Failed to enqueue request, waiting requests queue is full',
+    );
     expect(refused.length).toBeGreaterThan(0);
     expect(new Set(refused.map((q) => q.error_category))).toEqual(new Set(['rate_limit']));
     expect(readPoint(input.resultsDir, 4).submission_valid).toBe(true);
@@ -303,7 +318,9 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
     const { browser, close } = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      await page.goto(`${target.uiBase}/namespaces/default/workflows?query=${encodeURIComponent(`InfersweepCluster="${cluster}"`)}`);
+      await page.goto(
+        `${target.uiBase}/namespaces/default/workflows?query=${encodeURIComponent(`InfersweepCluster="${cluster}"`)}`,
+      );
       await page.getByRole('link', { name: started.workflowId }).first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: join(artifacts, 'web-ui-list.png') });
       await page.goto(`${target.uiBase}/namespaces/default/workflows/${started.workflowId}/${started.runId}/query`);
@@ -346,7 +363,11 @@ describe('cancel and resume (real worker, real activities)', () => {
     expect(squeueJob(running.allocations[0]!.jobId).state).toBe('RUNNING');
     const c = await cli(['cancel', started.workflowId]);
     expect(c.code, c.stderr).toBe(0);
-    await until('cancelled', async () => ((await started.handle.describe()).status.name === 'CANCELLED' ? true : undefined), 120_000);
+    await until(
+      'cancelled',
+      async () => ((await started.handle.describe()).status.name === 'CANCELLED' ? true : undefined),
+      120_000,
+    );
     // the workflow's cleanup released the allocation before the sweep closed
     expect(await liveJobsOf(slurm, jobNames)).toEqual([]);
     const again = await cli(['cancel', started.workflowId]);
@@ -396,11 +417,22 @@ describe('sweep command', () => {
 
   it('--detach --json prints one object with the sweep id and Web UI link; a second start is refused', async () => {
     const label = `clitest-${randomUUID().slice(0, 8)}`;
-    const r = await cli(['sweep', '--orientation', 'balanced', '--points', '4', '--label', label, '--detach', '--json']);
+    const r = await cli([
+      'sweep',
+      '--orientation',
+      'balanced',
+      '--points',
+      '4',
+      '--label',
+      label,
+      '--detach',
+      '--json',
+    ]);
     const cleanup = async (id: string) => {
       const h = client.workflow.getHandle(id);
       // with no worker polling nothing ran: terminate; otherwise cancel so cleanup releases Slurm
-      if ((await activePollers(client, target.namespace, 'local')) === 0) await h.terminate('test cleanup').catch(() => undefined);
+      if ((await activePollers(client, target.namespace, 'local')) === 0)
+        await h.terminate('test cleanup').catch(() => undefined);
       else await h.cancel().catch(() => undefined);
     };
     expect(r.code, r.stderr).toBe(0);
@@ -451,19 +483,27 @@ describe('schedule', () => {
       expect(d.taskQueue).toBe(queue);
       expect(d.policies).toEqual({ overlap: 'SKIP', catchupWindow: 30 * 60 * 1000, pauseOnFailure: true });
       // every orientation of the shipped config, in config order: the bash runner's three, then InferenceX's two
-      expect(d.orientations.map((o) => o.orientation)).toEqual(['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced']);
+      expect(d.orientations.map((o) => o.orientation)).toEqual([
+        'latency',
+        'balanced',
+        'throughput',
+        'ix-latency',
+        'ix-balanced',
+      ]);
       expect(d.nextActionTimes[0]).toMatch(/T02:00:00/);
       expect((await cli(['schedule', 'pause', name])).code).toBe(0);
       expect(json<{ paused: boolean }>((await cli(['schedule', 'describe', name, '--json'])).stdout).paused).toBe(true);
       expect((await cli(['schedule', 'unpause', name])).code).toBe(0);
       const list = await cli(['schedule', 'list', '--json']);
-      expect(json<{ scheduleId: string; paused: boolean }[]>(list.stdout).find((x) => x.scheduleId === `infersweep-${name}`)?.paused).toBe(
-        false,
-      );
+      expect(
+        json<{ scheduleId: string; paused: boolean }[]>(list.stdout).find((x) => x.scheduleId === `infersweep-${name}`)
+          ?.paused,
+      ).toBe(false);
 
       expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
       const run = await until('the triggered run', async () => {
-        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` })) return w;
+        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` }))
+          return w;
         return undefined;
       });
       const h = client.workflow.getHandle(run.workflowId);
@@ -490,7 +530,17 @@ describe('schedule', () => {
       expect(input2.sweeps.map((x) => x.sweepId)).toEqual(input.sweeps.map((x) => x.sweepId));
       await again.terminate('test cleanup');
 
-      const dup = await cli(['schedule', 'create', name, '--cron', '0 2 * * *', '--orientation', 'all', '--task-queue', queue]);
+      const dup = await cli([
+        'schedule',
+        'create',
+        name,
+        '--cron',
+        '0 2 * * *',
+        '--orientation',
+        'all',
+        '--task-queue',
+        queue,
+      ]);
       expect(dup.code).toBe(1);
       expect(dup.stderr).toContain('already exists');
     } finally {
@@ -498,7 +548,17 @@ describe('schedule', () => {
     }
     const gone = await cli(['schedule', 'describe', name]);
     expect(gone.code).toBe(1);
-    const bad = await cli(['schedule', 'create', `${name}-b`, '--cron', '0 99 * * *', '--orientation', 'balanced', '--task-queue', queue]);
+    const bad = await cli([
+      'schedule',
+      'create',
+      `${name}-b`,
+      '--cron',
+      '0 99 * * *',
+      '--orientation',
+      'balanced',
+      '--task-queue',
+      queue,
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Hour is not in range');
   });
@@ -554,7 +614,9 @@ describe('janitor', () => {
     const orphan = sbatch(`${deploymentJobPrefix(mine)}${tag}-nosuchsweep-deadbeef-a1`);
     // a second deployment sharing the login account (same namespace name, another id): its running
     // sweep is unknown to our Temporal, and must be left alone all the same
-    const otherDeployment = sbatch(allocationJobName(`sweep-${tag}-their-running-sweep`, 1, deploymentTag('default', `other-${tag}`)));
+    const otherDeployment = sbatch(
+      allocationJobName(`sweep-${tag}-their-running-sweep`, 1, deploymentTag('default', `other-${tag}`)),
+    );
     // someone's job array whose name even starts like ours: never parsed as ours, never cancelled
     const array = sbatch(`${deploymentJobPrefix(mine)}${tag}-array`, ['--array=1-2']);
     jobs.push(kept, orphan, otherDeployment, array);
@@ -567,7 +629,11 @@ describe('janitor', () => {
     const list = await cli(['janitor', '--name-contains', tag, '--json']);
     expect(list.code, list.stderr).toBe(0);
     const v = json<{ jobId: string; verdict: string; sweepId?: string; cancelled: boolean }[]>(list.stdout);
-    expect(v.find((x) => x.jobId === kept)).toMatchObject({ verdict: 'running-sweep', sweepId: idle.workflowId, cancelled: false });
+    expect(v.find((x) => x.jobId === kept)).toMatchObject({
+      verdict: 'running-sweep',
+      sweepId: idle.workflowId,
+      cancelled: false,
+    });
     expect(v.find((x) => x.jobId === orphan)).toMatchObject({ verdict: 'unknown-sweep', cancelled: false });
     expect(alive(orphan)).toBe(true);
 
@@ -585,7 +651,9 @@ describe('janitor', () => {
 
     // once the sweep is closed, its job is an orphan too
     await idle.handle.terminate('janitor test: sweep closed');
-    const after = json<{ jobId: string; verdict: string }[]>((await cli(['janitor', '--name-contains', tag, '--json'])).stdout);
+    const after = json<{ jobId: string; verdict: string }[]>(
+      (await cli(['janitor', '--name-contains', tag, '--json'])).stdout,
+    );
     expect(after.find((x) => x.jobId === kept)?.verdict).toBe('closed-sweep');
   });
 });
@@ -609,7 +677,10 @@ describe('help and exit codes', () => {
       ['stack'],
     ];
     // the spawns are independent: all at once (each is mostly tsx start-up)
-    const [u, ...helps] = await Promise.all([cli(['status', '--bogus']), ...commands.map((cmd) => cli([...cmd, '--help']))]);
+    const [u, ...helps] = await Promise.all([
+      cli(['status', '--bogus']),
+      ...commands.map((cmd) => cli([...cmd, '--help'])),
+    ]);
     expect(helps.map((r, i) => [commands[i]!.join(' '), r.code, r.stdout.includes('Exit codes:')])).toEqual(
       commands.map((cmd) => [cmd.join(' '), 0, true]),
     );

@@ -18,15 +18,30 @@ function configFile(name: string, text: string): string {
 const lol = Array.from({ length: 9 }, () => '"lol"').join(', ');
 const levels = 'abcdefghi'.split('');
 const bomb = levels
-  .map((l, i) => (i === 0 ? `${l}: &${l} [${lol}]` : `${l}: &${l} [${Array.from({ length: 9 }, () => `*${levels[i - 1]}`).join(', ')}]`))
+  .map((l, i) =>
+    i === 0
+      ? `${l}: &${l} [${lol}]`
+      : `${l}: &${l} [${Array.from({ length: 9 }, () => `*${levels[i - 1]}`).join(', ')}]`,
+  )
   .join('\n');
-const duplicate = shipped.replace('image: vllm/vllm-openai:kimi-k3\n', 'image: vllm/vllm-openai:kimi-k3\nimage: other\n');
-const unclosed = shipped.replace('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4');
+const duplicate = shipped.replace(
+  'image: vllm/vllm-openai:kimi-k3\n',
+  'image: vllm/vllm-openai:kimi-k3\nimage: other\n',
+);
+const unclosed = shipped.replace(
+  '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }',
+  '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4',
+);
 
 describe('a hostile YAML config is a config error (exit 2, file, line, a sentence; no JavaScript stack)', () => {
   const cases = [
     { name: 'bomb.yaml', text: bomb, line: 5, sentence: 'aliases expand this config to more than 10000 values' },
-    { name: 'duplicate.yaml', text: duplicate, line: lineOf(duplicate, 'image: other'), sentence: 'Map keys must be unique' },
+    {
+      name: 'duplicate.yaml',
+      text: duplicate,
+      line: lineOf(duplicate, 'image: other'),
+      sentence: 'Map keys must be unique',
+    },
     {
       name: 'unclosed.yaml',
       text: unclosed,

@@ -23,7 +23,14 @@ import { RefusedInputError } from '../../../libs/orchestrator/src/activities/inp
 import { classify, lossEnd, type FailureClass } from '../../../libs/orchestrator/src/workflows/failures';
 import { EXIT, exitCodeFor } from '../src/ops/cli';
 
-type Row = [error: InfersweepError, kind: ErrorKind, retried: boolean, workflow: FailureClass, exit: number, end?: string];
+type Row = [
+  error: InfersweepError,
+  kind: ErrorKind,
+  retried: boolean,
+  workflow: FailureClass,
+  exit: number,
+  end?: string,
+];
 
 const ctx = { jobId: '7', step: 'x' };
 const ROWS: Row[] = [
@@ -76,7 +83,9 @@ describe('every error class: kind, activity retry, workflow class, CLI exit code
     const failure = toFailure(error) as ApplicationFailure;
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure.nonRetryable).toBe(!retried);
-    const seen = classify(new ActivityFailure('activity failed', 'runPoint', '1', RetryState.NON_RETRYABLE_FAILURE, 'w', failure));
+    const seen = classify(
+      new ActivityFailure('activity failed', 'runPoint', '1', RetryState.NON_RETRYABLE_FAILURE, 'w', failure),
+    );
     expect(seen.class).toBe(workflow);
     expect(seen.activity).toBe('runPoint');
     expect(workflow === 'loss' ? lossEnd(seen) : undefined).toBe(end);

@@ -79,7 +79,11 @@ describe('nightly regression detection', () => {
         if (o?.kind !== 'simulator') throw new Error('the local cluster does not run the simulator');
         o.interTokenLatencyMs = itl;
       });
-      const input: SweepAllInput = { sweeps: [testInput(plan, `history-${tag}`)], maxConcurrentSweeps: 1, perRun: { resultsRoot: root } };
+      const input: SweepAllInput = {
+        sweeps: [testInput(plan, `history-${tag}`)],
+        maxConcurrentSweeps: 1,
+        perRun: { resultsRoot: root },
+      };
       // a schedule's run id: the schedule id with the run's time appended
       const parentId = `sweep-history-${tag}-all-2026-01-0${i + 1}T02:00:00Z`;
       const t0 = Date.now();

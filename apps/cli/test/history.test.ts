@@ -51,10 +51,15 @@ describe('history on the command line', { timeout: 90_000 }, () => {
   });
 
   it('`history PREFIX` prints every series under it; an unknown series is a usage error', async () => {
-    const prefix = (await runCli(['history', '--root', root], { env: env() })).stdout.split('\n')[0]!.replace(/:c1$/, '');
+    const prefix = (await runCli(['history', '--root', root], { env: env() })).stdout
+      .split('\n')[0]!
+      .replace(/:c1$/, '');
     const both = await runCli(['history', prefix, '--root', root, '--json'], { env: env() });
     expect(both.code, both.stderr).toBe(0);
-    expect((JSON.parse(both.stdout) as { series: string }[]).map((s) => s.series)).toEqual([`${prefix}:c1`, `${prefix}:c2`]);
+    expect((JSON.parse(both.stdout) as { series: string }[]).map((s) => s.series)).toEqual([
+      `${prefix}:c1`,
+      `${prefix}:c2`,
+    ]);
     const none = await runCli(['history', 'nope:x', '--root', root], { env: env() });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no series matches nope:x');
@@ -73,7 +78,9 @@ describe('history on the command line', { timeout: 90_000 }, () => {
     const store = join(mkdtempSync(join(tmpdir(), 'cli-hist-store-')), HISTORY_FILE);
     const r = await runCli(['history', 'rebuild', '--root', root, '--store', store], { env: env() });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`history rebuilt in ${store}: 7 runs, 14 points from ${root}; 1 regressed points across all runs`);
+    expect(r.stdout).toContain(
+      `history rebuilt in ${store}: 7 runs, 14 points from ${root}; 1 regressed points across all runs`,
+    );
     const lines = readFileSync(store, 'utf8').trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as { runId: string }).runId)).toEqual(dirs.map((_, i) => `night-${i}`));
     const c2 = (JSON.parse(lines[6]!) as { points: HistoryPoint[] }).points.map((p) => seriesId(p.key));

@@ -23,7 +23,12 @@ describe('readPlanFile', () => {
     expect(plan?.topology.gpus).toBeGreaterThan(0);
     const r = loadSweepResults(dir);
     expect(r.source).toBe('files');
-    expect([r.model, r.cluster, r.configName, r.gpus]).toEqual([plan!.model.servedName, 'local-vllm', plan!.sweep, plan!.topology.gpus]);
+    expect([r.model, r.cluster, r.configName, r.gpus]).toEqual([
+      plan!.model.servedName,
+      'local-vllm',
+      plan!.sweep,
+      plan!.topology.gpus,
+    ]);
     expect(r.topology).toBe(
       `TP${plan!.topology.tp} PP${plan!.topology.pp} DP${plan!.topology.dp} EP${plan!.topology.ep} · ${plan!.topology.nodes} node(s) × ${plan!.topology.gpusPerNode} GPUs`,
     );

@@ -48,7 +48,9 @@ describe('infersweep plan (spawned)', () => {
     ]);
     expect(plans[2].slurm.nodes).toBe(4);
     // every plan carries its derived engine settings and capacity numbers
-    expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([8, 16, 8, 5, 8]); // the ix-* arms pin InferenceX's 5 and 8
+    expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([
+      8, 16, 8, 5, 8,
+    ]); // the ix-* arms pin InferenceX's 5 and 8
     expect(plans.every((p: { capacity: { checked: boolean } }) => p.capacity.checked)).toBe(true);
   }, 60_000); // two CLI spawns on a loaded 2-core host
 
@@ -69,7 +71,10 @@ describe('infersweep plan (spawned)', () => {
   it('a bad config exits non-zero with the specific error on stderr and prints no plan', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-cli-'));
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8').replace('dp: 16, ep: 16', 'dp: 16, ep: 8'));
+    writeFileSync(
+      bad,
+      readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8').replace('dp: 16, ep: 16', 'dp: 16, ep: 8'),
+    );
     const r = await cli(['plan', '--orientation', 'throughput', '--config', bad, '--json']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
@@ -91,11 +96,15 @@ describe('infersweep plan (spawned)', () => {
   }, 60_000); // three CLI spawns of ~7 s each on a loaded 2-core host
 
   it('bin/infersweep runs the same program', () => {
-    const r = spawnSync(join(root, 'bin/infersweep'), ['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'], {
-      cwd: tmpdir(),
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const r = spawnSync(
+      join(root, 'bin/infersweep'),
+      ['plan', '--orientation', 'latency', '--cluster', 'h200', '--json'],
+      {
+        cwd: tmpdir(),
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).topology.replica).toBe('spans-nodes');
   });

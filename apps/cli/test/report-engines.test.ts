@@ -8,7 +8,14 @@ const window = (requests: number[]) =>
   Object.fromEntries(
     requests.map((r, i) => [
       String(i),
-      { requests: r, prompt_tokens: 10 * r, generation_tokens: 5 * r, prefix_hits: 0, prefix_queries: 10 * r, kv_usage_pct_max: 1.5 },
+      {
+        requests: r,
+        prompt_tokens: 10 * r,
+        generation_tokens: 5 * r,
+        prefix_hits: 0,
+        prefix_queries: 10 * r,
+        kv_usage_pct_max: 1.5,
+      },
     ]),
   );
 const check = (phase: 'readiness' | 'post-warmup', perEngine: Record<string, number>, applicable = true) => ({
@@ -21,9 +28,11 @@ const check = (phase: 'readiness' | 'post-warmup', perEngine: Record<string, num
   perEngine,
   message: null,
 });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record's nested blocks, edited in place
+type Loose = Record<string, any>;
 /** The real record fixture with this point's server numbers and idle-rank checks. */
 function record(per: Record<string, unknown>, checks: unknown[], cache = 0.42, kv = 3.25) {
-  const r = pointRecord('s', 'balanced', { concurrency: 2, valid: true, tputPerGpu: 10, interactivity: 5 }) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = pointRecord('s', 'balanced', { concurrency: 2, valid: true, tputPerGpu: 10, interactivity: 5 }) as Loose;
   r.server_metrics = {
     ...r.server_metrics,
     per_engine: per,
@@ -36,7 +45,10 @@ function record(per: Record<string, unknown>, checks: unknown[], cache = 0.42, k
 
 describe('per-engine request counts in the report', () => {
   it('reads the profile counts, the prefix hit rate and the KV peak, and shows them in the point table', () => {
-    const rec = record(window([7, 6]), [check('readiness', { '0': 1, '1': 1 }), check('post-warmup', { '0': 2, '1': 2 })]);
+    const rec = record(window([7, 6]), [
+      check('readiness', { '0': 1, '1': 1 }),
+      check('post-warmup', { '0': 2, '1': 2 }),
+    ]);
     const r = rowFromRecord(rec, null);
     expect(r.engineRequests).toEqual({ phase: 'profiling', perEngine: { '0': 7, '1': 6 } });
     expect(r.prefixCacheHitRate).toBe(0.42);

@@ -10,7 +10,11 @@ import { launchChromium } from '../src/ops/browser';
 import { tempRoot, writeSweep } from './fixtures/sweep-results';
 
 const root = tempRoot();
-const ended = { requestedAt: '2026-01-01T00:00:00.000Z', grantedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T01:00:00.000Z' };
+const ended = {
+  requestedAt: '2026-01-01T00:00:00.000Z',
+  grantedAt: '2026-01-01T00:00:00.000Z',
+  endedAt: '2026-01-01T01:00:00.000Z',
+};
 const s = writeSweep(root, {
   sweepId: 'sweep-kimik3-balanced-local-L1',
   orientation: 'balanced',
@@ -25,8 +29,24 @@ const s = writeSweep(root, {
     },
   ],
   allocations: [
-    { attempt: 1, jobName: 'infersweep-x-a1', jobId: '101', nodes: ['node1'], ...ended, ended: 'released', reason: 'None' },
-    { attempt: 2, jobName: 'infersweep-x-a2', jobId: '102', nodes: ['node2'], ...ended, ended: 'NODE_FAIL', reason: 'node2 died' },
+    {
+      attempt: 1,
+      jobName: 'infersweep-x-a1',
+      jobId: '101',
+      nodes: ['node1'],
+      ...ended,
+      ended: 'released',
+      reason: 'None',
+    },
+    {
+      attempt: 2,
+      jobName: 'infersweep-x-a2',
+      jobId: '102',
+      nodes: ['node2'],
+      ...ended,
+      ended: 'NODE_FAIL',
+      reason: 'node2 died',
+    },
   ],
 });
 const html = renderReport({ sweeps: [loadSweepResults(s.dir, s.progress)], outDir: root });
@@ -59,7 +79,9 @@ describe('the report in a 1300 px browser window', () => {
   it('an allocation with the Slurm reason None shows an empty reason cell; a real reason is shown', async () => {
     const page = await chromium.browser.newPage();
     await page.setContent(html);
-    const reasons = await page.$$eval('table.allocations tbody tr td.reasons', (cells) => cells.map((c) => c.textContent));
+    const reasons = await page.$$eval('table.allocations tbody tr td.reasons', (cells) =>
+      cells.map((c) => c.textContent),
+    );
     expect(reasons).toEqual(['', 'node2 died']);
   });
 });

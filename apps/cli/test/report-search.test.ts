@@ -17,7 +17,13 @@ function searchedSweep() {
       { concurrency: 4, valid: true, tputPerGpu: 400, interactivity: 90 },
       { concurrency: 8, valid: true, tputPerGpu: 780, interactivity: 85 },
       { concurrency: 12, valid: true, tputPerGpu: 820, interactivity: 60 },
-      { concurrency: 16, valid: false, reasons: ['run_cancelled: waiting requests queue is full'], tputPerGpu: 1, interactivity: 1 },
+      {
+        concurrency: 16,
+        valid: false,
+        reasons: ['run_cancelled: waiting requests queue is full'],
+        tputPerGpu: 1,
+        interactivity: 1,
+      },
     ],
   });
   const reason: Record<number, string> = {
@@ -28,7 +34,13 @@ function searchedSweep() {
   for (const pt of c.progress.points)
     if (reason[pt.concurrency]) Object.assign(pt, { origin: 'search', searchReason: reason[pt.concurrency] });
   c.progress.search = {
-    limit: { concurrency: 12, below: 12, above: 16, status: 'found', text: '12 (c=12 meets the SLO, c=16 fails; resolution 4)' },
+    limit: {
+      concurrency: 12,
+      below: 12,
+      above: 16,
+      status: 'found',
+      text: '12 (c=12 meets the SLO, c=16 fails; resolution 4)',
+    },
     knee: { concurrency: 8, below: 4, above: 12, status: 'found', text: 'c=8 (turn 61° between c=4 and c=12)' },
     stoppedBy: 'resolved',
     pointsAdded: 3,
@@ -43,7 +55,9 @@ describe('report and status of a searched sweep', () => {
     expect(html).toMatch(
       /<g class="mark slo-limit" data-concurrency="12">.*SLO limit c=12<\/text><title>SLO limit c=12\nbetween c=12 and c=16: 12 \(c=12 meets the SLO, c=16 fails; resolution 4\)<\/title>/s,
     );
-    expect(html).toMatch(/<g class="mark knee" data-concurrency="8">.*knee c=8<\/text><title>knee c=8\nbetween c=4 and c=12: /s);
+    expect(html).toMatch(
+      /<g class="mark knee" data-concurrency="8">.*knee c=8<\/text><title>knee c=8\nbetween c=4 and c=12: /s,
+    );
     expect(html).toContain('<li>1 configured + 3 added point(s), ended: resolved</li>');
     expect(html).toContain('<li>SLO limit 12 (c=12 meets the SLO, c=16 fails; resolution 4)</li>');
     expect((html.match(/<span class="added" title="[^"]+">added<\/span>/g) ?? []).length).toBe(3);

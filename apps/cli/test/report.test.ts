@@ -12,7 +12,13 @@ const markers = (html: string) => (html.match(/class="marker[ "]/g) ?? []).lengt
 describe('point records', () => {
   it('reads the InferenceX-shaped record: per-GPU throughput, interactivity, latencies in ms', () => {
     const r = rowFromRecord(
-      pointRecord('s', 'balanced', { concurrency: 16, valid: true, tputPerGpu: 812.5, interactivity: 42, ttftSeconds: 0.25 }),
+      pointRecord('s', 'balanced', {
+        concurrency: 16,
+        valid: true,
+        tputPerGpu: 812.5,
+        interactivity: 42,
+        ttftSeconds: 0.25,
+      }),
       '/x/c16.json',
     );
     expect(r).toMatchObject({
@@ -48,7 +54,13 @@ describe('point records', () => {
 
   it('a record that does not validate against its schema is an invalid point with the reason, no numbers', () => {
     const r = rowFromRecord({ conc: 8, submission_valid: true }, '/x/c8/result.json');
-    expect(r).toMatchObject({ concurrency: 8, status: 'invalid', valid: false, totalThroughputPerGpu: null, interactivityP50: null });
+    expect(r).toMatchObject({
+      concurrency: 8,
+      status: 'invalid',
+      valid: false,
+      totalThroughputPerGpu: null,
+      interactivityP50: null,
+    });
     expect(r.reasons[0]).toMatch(/^the record \/x\/c8\/result.json does not validate: /);
   });
 });
@@ -91,7 +103,9 @@ describe('Pareto frontier and axes', () => {
     );
     expect(markers(svg)).toBe(2);
     expect(svg).toContain('class="frontier"');
-    expect(paretoSvg([{ name: 'a', points: [] }], { title: 't', xLabel: 'x', yLabel: 'y' })).toContain('no valid points');
+    expect(paretoSvg([{ name: 'a', points: [] }], { title: 't', xLabel: 'x', yLabel: 'y' })).toContain(
+      'no valid points',
+    );
   });
 });
 
@@ -228,7 +242,9 @@ describe('results folder layouts', () => {
     mkdirSync(join(dir, 'points', 'c4'), { recursive: true });
     writeFileSync(
       join(dir, 'points', 'c4', 'result.json'),
-      JSON.stringify(pointRecord('sweep-y', 'balanced', { concurrency: 4, valid: true, tputPerGpu: 423, interactivity: 182 })),
+      JSON.stringify(
+        pointRecord('sweep-y', 'balanced', { concurrency: 4, valid: true, tputPerGpu: 423, interactivity: 182 }),
+      ),
     );
     writeFileSync(join(dir, 'points', 'c4', 'requests.jsonl'), '{}\n');
     const r = loadSweepResults(dir);

@@ -64,7 +64,8 @@ describe('a scheduled sweep', () => {
     const run = await until(
       'the triggered run',
       async () => {
-        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` })) return w;
+        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` }))
+          return w;
         return undefined;
       },
       60_000,
@@ -92,6 +93,8 @@ describe('a scheduled sweep', () => {
     const html = readFileSync(report, 'utf8');
     expect(html).toContain(child.sweepId);
     expect((html.match(/<tr class="point/g) ?? []).length).toBe(1);
-    console.log(`[measure] scheduled run: create → trigger → completed → report in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `[measure] scheduled run: create → trigger → completed → report in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
   }, 420_000);
 });

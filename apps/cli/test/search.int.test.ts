@@ -83,7 +83,12 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
   });
 
   it('the plan states the search bounds and a time limit for the worst case', () => {
-    expect(plan.search).toMatchObject({ minConcurrency: 1, maxConcurrency: 16, maxAddedPoints: 8, sloLimitPointBound: 4 + 4 });
+    expect(plan.search).toMatchObject({
+      minConcurrency: 1,
+      maxConcurrency: 16,
+      maxAddedPoints: 8,
+      sloLimitPointBound: 4 + 4,
+    });
     expect(plan.timeLimit.derivation).toContain('9 × (warmup');
     expect(plan.nodes[0]!.launchArgv.join(' ')).toContain(`--max-num-seqs ${SIM.maxNumSeqs}`);
   });
@@ -102,7 +107,9 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     );
     const first = during.allocation!.jobId;
     const cut = during.currentPoint!;
-    const finishedBefore = during.points.filter((x) => x.status === 'done' || x.status === 'invalid').map((x) => x.concurrency);
+    const finishedBefore = during.points
+      .filter((x) => x.status === 'done' || x.status === 'invalid')
+      .map((x) => x.concurrency);
     expect(finishedBefore.length).toBeGreaterThanOrEqual(2);
     execFileSync('scancel', [first], { env: { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF } });
     await h.result();
@@ -117,10 +124,14 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     expect(limit.below).toBeGreaterThanOrEqual(SIM.maxNumSeqs);
     expect(limit.below).toBeLessThanOrEqual(SIM.maxNumSeqs + SIM.waiting);
     // the evidence is the simulator's: the failing point's requests were refused by its full queue
-    const refused = readRequestRecords(new ResultsLayout(input.resultsDir).pointRequests(limit.above!)).filter((r) => r.error === REFUSED);
+    const refused = readRequestRecords(new ResultsLayout(input.resultsDir).pointRequests(limit.above!)).filter(
+      (r) => r.error === REFUSED,
+    );
     expect(refused.length).toBeGreaterThan(0);
     const below = readPoint(input.resultsDir, limit.below!);
-    expect(below.request_accounting.records_error_dropped / below.request_accounting.records_profiled).toBeLessThanOrEqual(0.05);
+    expect(
+      below.request_accounting.records_error_dropped / below.request_accounting.records_profiled,
+    ).toBeLessThanOrEqual(0.05);
     // within the stated bound; configured point first, every other one added by the search with its reason
     const added = final.points.filter((x) => x.origin === 'search');
     expect(added.length).toBeLessThanOrEqual(plan.search!.sloLimitPointBound!);
@@ -129,7 +140,9 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     expect(added.every((x) => /^(bracket|bisect): /.test(x.searchReason ?? ''))).toBe(true);
     // finished points ran once, on the first allocation; only the cut point ran again
     const history = await h.fetchHistory();
-    const runs = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint').length;
+    const runs = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint',
+    ).length;
     expect(runs).toBe(final.points.length + 1);
     for (const c of finishedBefore) expect(readPoint(input.resultsDir, c).identity.jobId).toBe(first);
     expect(readPoint(input.resultsDir, cut).identity.jobId).not.toBe(first);
@@ -150,7 +163,9 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     const artifacts = join(repoRoot, 'test-results', 'search');
     mkdirSync(artifacts, { recursive: true });
     writeFileSync(join(artifacts, 'status.txt'), s.stdout);
-    expect(s.stdout).toContain(`SLO limit ${limit.below} (c=${limit.below} meets the SLO, c=${limit.above} fails; resolution 1)`);
+    expect(s.stdout).toContain(
+      `SLO limit ${limit.below} (c=${limit.below} meets the SLO, c=${limit.above} fails; resolution 1)`,
+    );
     expect(s.stdout).toMatch(/\(added by search\)/);
     const r = await cli(['report', input.sweepId]);
     expect(r.code, r.stderr).toBe(0);

@@ -32,7 +32,9 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
   it('a missing SSH key: sweep with the embedded worker exits 2 with field, expanded value and line; plan warns and exits 0', async () => {
     const r = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], embedded);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`clusters.h200.loginHost.keyPath: "${home}/.ssh/infersweep_ed25519" — the SSH private key does not exist`);
+    expect(r.stderr).toContain(
+      `clusters.h200.loginHost.keyPath: "${home}/.ssh/infersweep_ed25519" — the SSH private key does not exist`,
+    );
     expect(r.stderr).toContain(`(line ${keyLine})`);
     expect(r.stderr).not.toMatch(/temporal server|dev server|connect/i);
     const p = await cli(['plan', '--orientation', 'latency', '--cluster', 'h200'], env);
@@ -50,7 +52,10 @@ describe('site checks before anything starts (spawned CLI)', { timeout: 180_000 
     expect(r.stderr).toMatch(
       /keyPath: .* accessible by group or others \(mode 0644\); refused as OpenSSH refuses an unprotected private key: chmod 600/,
     );
-    const rel = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], { ...env, INFERSWEEP_DATA: 'data' });
+    const rel = await cli(['sweep', '--orientation', 'latency', '--cluster', 'h200', '--detach'], {
+      ...env,
+      INFERSWEEP_DATA: 'data',
+    });
     expect(rel.code).toBe(2);
     expect(rel.stderr).toMatch(/INFERSWEEP_DATA="data": the results root must be an absolute path/);
   });

@@ -18,7 +18,11 @@ function bundle(): { codePath: string } | undefined {
 
 const program = new Command('infersweep-worker')
   .description('Run the infersweep Temporal worker for one cluster profile')
-  .option('--cluster <profile>', 'cluster profile whose task queue this worker serves', process.env.INFERSWEEP_CLUSTER ?? 'local')
+  .option(
+    '--cluster <profile>',
+    'cluster profile whose task queue this worker serves',
+    process.env.INFERSWEEP_CLUSTER ?? 'local',
+  )
   .option('--task-queue <name>', 'override the task queue (default infersweep-<cluster>)')
   .action(async (opts: { cluster: string; taskQueue?: string }) => {
     const settings = loadWorkerSettings(opts.cluster); // once, before connecting: a bad setting stops here, named

@@ -29,7 +29,9 @@ export class ClientHealth {
     if (p99 !== null && p99 > limits.maxEventLoopDelayP99Ms)
       reasons.push(`event-loop delay p99 ${p99.toFixed(2)} ms > ${limits.maxEventLoopDelayP99Ms} ms`);
     if (this.cpuFraction !== null && this.cpuFraction > limits.maxCpuFraction)
-      reasons.push(`client CPU ${(this.cpuFraction * 100).toFixed(0)} % of a core > ${(limits.maxCpuFraction * 100).toFixed(0)} %`);
+      reasons.push(
+        `client CPU ${(this.cpuFraction * 100).toFixed(0)} % of a core > ${(limits.maxCpuFraction * 100).toFixed(0)} %`,
+      );
     return {
       event_loop_delay_p99_ms: p99,
       event_loop_delay_max_ms: max,

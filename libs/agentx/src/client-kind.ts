@@ -28,7 +28,8 @@ export async function runPointWithClient(
   let phase: Phase = 'warmup';
   let profilingAt: number | null = null;
   const beat = () => {
-    const eta = profilingAt === null ? null : Math.max(0, settings.profileDurationSeconds - (Date.now() - profilingAt) / 1000);
+    const eta =
+      profilingAt === null ? null : Math.max(0, settings.profileDurationSeconds - (Date.now() - profilingAt) / 1000);
     hooks.onProgress?.({ phase, completed: 0, inFlight: 0, etaSeconds: eta });
   };
   const timer = setInterval(beat, 5_000);

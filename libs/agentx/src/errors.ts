@@ -72,7 +72,10 @@ export class RecordInvalidError extends InfersweepError {
   readonly reasons: string[];
   readonly recordPath: string | null;
   constructor(reasons: string[], recordPath: string | null, context: ErrorContext = {}) {
-    super(`point record failed validation: ${reasons.join('; ')}`, { kind: 'fatal', context: { ...context, recordPath } });
+    super(`point record failed validation: ${reasons.join('; ')}`, {
+      kind: 'fatal',
+      context: { ...context, recordPath },
+    });
     this.reasons = reasons;
     this.recordPath = recordPath;
   }

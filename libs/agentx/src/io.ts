@@ -52,7 +52,9 @@ interface ParseIssue {
   message: string;
   keys?: string[];
 }
-type SafeParser<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ParseIssue[] } } };
+type SafeParser<T> = {
+  safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ParseIssue[] } };
+};
 
 /** `value` without the keys a strict schema reported as unrecognized (a copy; the keys' dotted paths in `dropped`). */
 function withoutUnknownKeys(value: unknown, issues: readonly ParseIssue[], dropped: string[]): unknown {
@@ -60,7 +62,8 @@ function withoutUnknownKeys(value: unknown, issues: readonly ParseIssue[], dropp
   for (const i of issues) {
     if (i.code !== 'unrecognized_keys' || !i.keys) continue;
     let at: unknown = copy;
-    for (const seg of i.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[seg] : undefined;
+    for (const seg of i.path)
+      at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[seg] : undefined;
     if (at === null || typeof at !== 'object') continue;
     for (const k of i.keys) {
       delete (at as Record<string, unknown>)[k];
@@ -90,7 +93,11 @@ export function readRecordFile<T>(file: string, schema: SafeParser<T>): StoredRe
   } catch (err) {
     const movedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '')}`;
     renameSync(file, movedTo);
-    return { kind: 'corrupt', movedTo, warning: `corrupt record ${file} (not JSON: ${(err as Error).message}) moved aside to ${movedTo}` };
+    return {
+      kind: 'corrupt',
+      movedTo,
+      warning: `corrupt record ${file} (not JSON: ${(err as Error).message}) moved aside to ${movedTo}`,
+    };
   }
   let r = schema.safeParse(json);
   const ignored: string[] = [];
@@ -104,5 +111,8 @@ export function readRecordFile<T>(file: string, schema: SafeParser<T>): StoredRe
     .slice(0, 3)
     .map((i) => `${i.path.map(String).join('.')}: ${i.message}`)
     .join('; ');
-  return { kind: 'unusable', warning: `record ${file} is not one this version reads (${why}); left in place, not reused` };
+  return {
+    kind: 'unusable',
+    warning: `record ${file} is not one this version reads (${why}); left in place, not reused`,
+  };
 }

@@ -8,7 +8,13 @@ import { publishDir, writeFileAtomic, writeJsonlAtomic } from './io';
 import { accounting, metricCoverage, requestMetrics } from './metrics/aggregate';
 import { prefixCacheGate, validity } from './metrics/validity';
 import { ProfileWindow, serverMetricsMissing } from './profile-window';
-import { identitySchema, pointResultSchema, type PointIdentity, type PointIdentityInput, type PointResult } from './result';
+import {
+  identitySchema,
+  pointResultSchema,
+  type PointIdentity,
+  type PointIdentityInput,
+  type PointResult,
+} from './result';
 import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
@@ -64,7 +70,9 @@ export function droppedSampleWarnings(snapshots: EndpointSnapshot[][]): string[]
         m.set(name, (m.get(name) ?? 0) + 1);
         per.set(e.endpoint, m);
       }
-  return [...per].map(([ep, m]) => `${ep}: non-finite samples dropped (${[...m].map(([n, k]) => `${n} ×${k}`).join(', ')})`);
+  return [...per].map(
+    ([ep, m]) => `${ep}: non-finite samples dropped (${[...m].map(([n, k]) => `${n} ×${k}`).join(', ')})`,
+  );
 }
 
 /** The fields every result record starts with, whichever client measured the point. */
@@ -154,8 +162,10 @@ function pointRecord(p: PointRecordParts) {
   const acc = accounting(r.records);
   const profiled = r.records.filter((x) => x.phase === 'profiling');
   const successes = profiled.filter((x) => x.ok).length;
-  const coverage = r.profileStartMs === null ? 0 : metricCoverage(r.records, r.profileStartMs, settings.profileDurationSeconds);
-  const clientHealth = r.profileStartMs !== null ? window.health.result(settings.clientHealth) : ClientHealth.unmeasured();
+  const coverage =
+    r.profileStartMs === null ? 0 : metricCoverage(r.records, r.profileStartMs, settings.profileDurationSeconds);
+  const clientHealth =
+    r.profileStartMs !== null ? window.health.result(settings.clientHealth) : ClientHealth.unmeasured();
   const sessionsAvg = r.sessions.average();
   const v = validity({
     settings,
@@ -219,7 +229,8 @@ export function pointTiming(
     profiling_ended_at: wall(r.profileEndMs),
     ended_at: endedAt.toISOString(),
     profile_duration_seconds: profileDurationSeconds,
-    measured_profile_seconds: r.profileStartMs !== null && Number.isFinite(lastEnd) ? (lastEnd - r.profileStartMs) / 1000 : null,
+    measured_profile_seconds:
+      r.profileStartMs !== null && Number.isFinite(lastEnd) ? (lastEnd - r.profileStartMs) / 1000 : null,
     warmup_seconds: r.profileStartMs !== null ? (r.profileStartMs - r.warmupStartMs) / 1000 : null,
   };
 }
@@ -236,7 +247,8 @@ function publishPoint(raw: ReturnType<typeof pointRecord>, input: RunPointInput,
     if (staging) {
       writeFileAtomic(
         join(staging, 'result.invalid.json'),
-        JSON.stringify(raw, (_k, x: unknown) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x), 2) + '\n',
+        JSON.stringify(raw, (_k, x: unknown) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x), 2) +
+          '\n',
       );
       publishDir(staging, input.outDir!);
       kept = join(input.outDir!, 'result.invalid.json');

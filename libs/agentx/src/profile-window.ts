@@ -50,7 +50,9 @@ export class ProfileWindow {
     const snap = await this.scrape();
     const bad = snap.find((x) => x.samples === null);
     if (bad)
-      throw new IdleRankError(`readiness idle-rank check: scrape of ${bad.endpoint} failed: ${bad.error}`, [], { step: 'readiness' });
+      throw new IdleRankError(`readiness idle-rank check: scrape of ${bad.endpoint} failed: ${bad.error}`, [], {
+        step: 'readiness',
+      });
     this.pointStart = snap.flatMap((x) => x.samples ?? []);
     this.idleChecks.push(checkIdleRanks(this.pointStart, this.o.expectedEngines, 'readiness', this.o.family));
   }
@@ -67,7 +69,8 @@ export class ProfileWindow {
       // a deployment with an idle rank measures fewer GPUs than it claims: no profile, invalid point
       if (!c.ok) return { cancel: c.message ?? 'idle DP rank' };
     } else this.idleChecks.push(checkIdleRanks([], this.o.expectedEngines, 'post-warmup', this.o.family));
-    if (this.o.metricsEndpoints.length > 0) this.sampler = setInterval(() => this.sample(), this.o.intervalSeconds * 1000);
+    if (this.o.metricsEndpoints.length > 0)
+      this.sampler = setInterval(() => this.sample(), this.o.intervalSeconds * 1000);
     this.health.start();
   }
 
@@ -101,7 +104,12 @@ export class ProfileWindow {
       ? serverMetricsWindow(this.startSnap, this.endSnap, this.during, this.o.family)
       : serverMetricsWindow([], [], [], this.o.family);
     if (profiled && this.startSnap.length > 0)
-      server.per_engine = engineWindows(this.startSnap, await this.scrape(), [...this.during, this.endSnap], this.o.family);
+      server.per_engine = engineWindows(
+        this.startSnap,
+        await this.scrape(),
+        [...this.during, this.endSnap],
+        this.o.family,
+      );
     return server;
   }
 

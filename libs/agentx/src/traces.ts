@@ -11,7 +11,13 @@ export function resolveTraces(
   model = 'synthetic-agent',
 ): {
   traces: WekaTrace[];
-  dataset: { source_type: 'synthetic' | 'file'; loader: string; path: string | null; seed: number | null; entry_count: number };
+  dataset: {
+    source_type: 'synthetic' | 'file';
+    loader: string;
+    path: string | null;
+    seed: number | null;
+    entry_count: number;
+  };
 } {
   if (src.kind === 'synthetic') {
     const traces = generateTraces({
@@ -23,11 +29,20 @@ export function resolveTraces(
     });
     return {
       traces,
-      dataset: { source_type: 'synthetic', loader: 'infersweep-synthetic-v1', path: null, seed: src.seed, entry_count: traces.length },
+      dataset: {
+        source_type: 'synthetic',
+        loader: 'infersweep-synthetic-v1',
+        path: null,
+        seed: src.seed,
+        entry_count: traces.length,
+      },
     };
   }
   const traces = loadTraces(src.path);
-  return { traces, dataset: { source_type: 'file', loader: 'weka_trace', path: src.path, seed: null, entry_count: traces.length } };
+  return {
+    traces,
+    dataset: { source_type: 'file', loader: 'weka_trace', path: src.path, seed: null, entry_count: traces.length },
+  };
 }
 
 type Resolved = ReturnType<typeof resolveTraces>;
@@ -37,7 +52,9 @@ async function filesKey(path: string): Promise<string> {
   const st = await stat(path);
   if (!st.isDirectory()) return `${path}:${st.size}:${st.mtimeMs}`;
   const names = (await readdir(path)).sort();
-  const parts = await Promise.all(names.map(async (n) => stat(join(path, n)).then((s) => `${n}:${s.size}:${s.mtimeMs}`)));
+  const parts = await Promise.all(
+    names.map(async (n) => stat(join(path, n)).then((s) => `${n}:${s.size}:${s.mtimeMs}`)),
+  );
   return `${path}/{${parts.join(',')}}`;
 }
 /** Trace sets a worker loaded, by source (and a file's size and mtime): a few, most recent last. */
@@ -61,7 +78,13 @@ export async function resolveTracesAsync(src: TraceSource, model = 'synthetic-ag
     src.kind === 'file'
       ? await loadTracesAsync(src.path).then((traces) => ({
           traces,
-          dataset: { source_type: 'file' as const, loader: 'weka_trace', path: src.path, seed: null, entry_count: traces.length },
+          dataset: {
+            source_type: 'file' as const,
+            loader: 'weka_trace',
+            path: src.path,
+            seed: null,
+            entry_count: traces.length,
+          },
         }))
       : resolveTraces(src, model);
   cache.set(key, r);

@@ -154,7 +154,12 @@ describe('determinism and abort', () => {
       metricsEndpoints: [fast.url],
       servedModel: 'agentx-sim',
       gpuCount: 1,
-      settings: { traces: { kind: 'file', path: dir }, profileDurationSeconds: 2, nonCanonical: true, warmupRequestsPerLane: 3 },
+      settings: {
+        traces: { kind: 'file', path: dir },
+        profileDurationSeconds: 2,
+        nonCanonical: true,
+        warmupRequestsPerLane: 3,
+      },
       identity,
       outDir: out,
     });
@@ -175,7 +180,8 @@ describe('determinism and abort', () => {
       expect(sa.slice(0, n)).toEqual(sb.slice(0, n));
     }
     // ...and the k-th play replays the same trace in both runs, whichever lane started it
-    const playTraces = (rs: RequestRecord[]) => new Map(rs.filter((r) => r.kind === 'root').map((r) => [r.play, r.trace_id]));
+    const playTraces = (rs: RequestRecord[]) =>
+      new Map(rs.filter((r) => r.kind === 'root').map((r) => [r.play, r.trace_id]));
     const pa = playTraces(a);
     const pb = playTraces(b);
     const common = [...pa.keys()].filter((k) => pb.has(k));
@@ -239,7 +245,11 @@ describe('readiness and drain gate against the real simulator', () => {
     let finished = 0;
     let lastFinishedAt = 0;
     const inflight = Array.from({ length: 3 }, () =>
-      fetch(`${sim.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => {
+      fetch(`${sim.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }).then(async (r) => {
         await r.text();
         finished++;
         lastFinishedAt = performance.now();
@@ -279,7 +289,8 @@ describe('readiness and drain gate against the real simulator', () => {
         onPoll: (p) => {
           polls.push(p);
           if (p.poll === 2) void own.stop(); // stop the simulator after two idle polls
-          if (p.observation.kind === 'scrape-error' && !restarted) restarted = startSim({ ttft: '10ms', itl: '10ms', port: own.port });
+          if (p.observation.kind === 'scrape-error' && !restarted)
+            restarted = startSim({ ttft: '10ms', itl: '10ms', port: own.port });
         },
       },
     );

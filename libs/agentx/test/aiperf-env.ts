@@ -14,5 +14,6 @@ export const aiperfTokenizer = process.env.INFERSWEEP_AIPERF_TOKENIZER ?? join(t
 
 export function assertAiperfAvailable(): void {
   if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
-  if (!existsSync(aiperfTokenizer)) throw new Error(`no local tokenizer at ${aiperfTokenizer}: set INFERSWEEP_AIPERF_TOKENIZER`);
+  if (!existsSync(aiperfTokenizer))
+    throw new Error(`no local tokenizer at ${aiperfTokenizer}: set INFERSWEEP_AIPERF_TOKENIZER`);
 }

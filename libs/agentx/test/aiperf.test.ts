@@ -78,7 +78,10 @@ describe('buildAiperfArgv', () => {
       settings: agentxSettingsSchema.parse({ profileDurationSeconds: 600, nonCanonical: true }),
     });
     expect(short).toContain('--unsafe-override');
-    const canon = buildAiperfArgv({ ...reference, settings: agentxSettingsSchema.parse({ profileDurationSeconds: 900 }) });
+    const canon = buildAiperfArgv({
+      ...reference,
+      settings: agentxSettingsSchema.parse({ profileDurationSeconds: 900 }),
+    });
     expect(canon).not.toContain('--unsafe-override');
     expect(buildAiperfArgv({ ...reference, unsafeOverride: true, settings: agentxSettingsSchema.parse({}) })).toContain(
       '--unsafe-override',

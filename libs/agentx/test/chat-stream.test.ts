@@ -21,7 +21,13 @@ describe('ChatStream', () => {
       [sse(delta('b')) + sse(delta('c')), 170],
       [sse(usage) + sse('[DONE]'), 180],
     ]);
-    expect(out).toMatchObject({ ok: true, firstTokenMs: 150, lastTokenMs: 170, contentChunks: 3, finishReason: 'length' });
+    expect(out).toMatchObject({
+      ok: true,
+      firstTokenMs: 150,
+      lastTokenMs: 170,
+      contentChunks: 3,
+      finishReason: 'length',
+    });
     expect([out.promptTokens, out.completionTokens, out.cachedTokens, out.errorCategory]).toEqual([12, 2, null, null]);
   });
 
@@ -39,7 +45,10 @@ describe('ChatStream', () => {
   });
 
   it('a stream closed before [DONE] is truncated', () => {
-    expect(run([[sse(delta('a')) + sse(usage), 1]]).out).toMatchObject({ ok: false, errorCategory: 'truncated_stream' });
+    expect(run([[sse(delta('a')) + sse(usage), 1]]).out).toMatchObject({
+      ok: false,
+      errorCategory: 'truncated_stream',
+    });
   });
 
   it('an error event classifies by its code; unparseable data is a stream error', () => {

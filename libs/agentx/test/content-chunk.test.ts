@@ -14,7 +14,10 @@ const sim = (delta: object, finish: string | null = null, usage: object | null =
   });
 
 interface Chunk {
-  choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
+  choices?: Array<{
+    delta?: { content?: string | null; reasoning_content?: string | null };
+    finish_reason?: string | null;
+  }>;
   usage?: unknown;
   error?: unknown;
 }
@@ -55,11 +58,15 @@ describe('isPlainContentChunk', () => {
 
   it('sends anything unusual to the full parse (spaces, several choices)', () => {
     expect(isPlainContentChunk('{"choices": [{"delta": {"content": "x"}, "finish_reason": null}]}')).toBe(false);
-    expect(isPlainContentChunk('{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}')).toBe(false);
+    expect(
+      isPlainContentChunk('{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}'),
+    ).toBe(false);
   });
 
   it('cannot be fooled by token text that spells the keys it looks for', () => {
-    expect(isPlainContentChunk(sim({ content: '"usage":{"x":1} "finish_reason":"stop" "error" "content":"y"' }))).toBe(true);
+    expect(isPlainContentChunk(sim({ content: '"usage":{"x":1} "finish_reason":"stop" "error" "content":"y"' }))).toBe(
+      true,
+    );
     expect(isPlainContentChunk(sim({ content: '"' }))).toBe(true);
   });
 

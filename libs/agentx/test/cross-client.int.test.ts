@@ -58,7 +58,14 @@ interface Pair {
 async function measure(traces: string): Promise<Pair> {
   const sim = await startSim({ ttft: `${TTFT_MS}ms`, itl: `${ITL_MS}ms`, maxModelLen: 4096, maxNumSeqs: 256 });
   try {
-    const base = { concurrency: N, endpoints: [sim.url], metricsEndpoints: [sim.url], servedModel: 'agentx-sim', gpuCount: 1, identity };
+    const base = {
+      concurrency: N,
+      endpoints: [sim.url],
+      metricsEndpoints: [sim.url],
+      servedModel: 'agentx-sim',
+      gpuCount: 1,
+      identity,
+    };
     const aiperfOut = mkdtempSync(join(tmpdir(), 'agentx-xclient-aiperf-'));
     const both = await sideBySide(
       (onLog) =>
@@ -69,7 +76,12 @@ async function measure(traces: string): Promise<Pair> {
               profileDurationSeconds: PROFILE_S,
               nonCanonical: true,
               warmupGracePeriodSeconds: 60,
-              aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, extraInputs: ['ignore_eos:true'] },
+              aiperf: {
+                binary: aiperfBinary,
+                flavor: 'pypi',
+                tokenizer: aiperfTokenizer,
+                extraInputs: ['ignore_eos:true'],
+              },
             },
             outDir: aiperfOut,
             traceFile: traces,
@@ -102,7 +114,9 @@ async function measure(traces: string): Promise<Pair> {
 
 function expectAgreement(p: Pair, label: string): void {
   const d = crossClientDiff(clientFigures(p.ours), clientFigures(p.aiperf));
-  console.info(`${label} infersweep / aiperf: ${d.line}; requests ${p.ours.num_requests_successful} / ${p.aiperf.num_requests_successful}`);
+  console.info(
+    `${label} infersweep / aiperf: ${d.line}; requests ${p.ours.num_requests_successful} / ${p.aiperf.num_requests_successful}`,
+  );
   expect(Math.abs(d.ttft)).toBeLessThan(TOL);
   expect(Math.abs(d.itl)).toBeLessThan(TOL);
   expect(Math.abs(d.tput)).toBeLessThan(TOL);

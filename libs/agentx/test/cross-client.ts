@@ -13,7 +13,12 @@ import { generateTraces, type PointResult } from '@infersweep/agentx';
  *   profiling lane after its recorded offset from t* ("spread", the InferenceX default), infersweep
  *   starts every lane at once; with recorded offsets of ~0 both start together.
  */
-export function sameWorkloadCorpus(opts: { seed: number; traces: number; out: number; maxContextTokens: number }): string {
+export function sameWorkloadCorpus(opts: {
+  seed: number;
+  traces: number;
+  out: number;
+  maxContextTokens: number;
+}): string {
   const dir = mkdtempSync(join(tmpdir(), 'agentx-xclient-'));
   const traces = generateTraces({
     seed: opts.seed,
@@ -70,13 +75,21 @@ export interface ClientFigures {
 export function clientFigures(r: PointResult): ClientFigures {
   const l = r.request_metrics.latency;
   const tps = r.request_metrics.throughput.output.tokens_per_second;
-  if (l.ttft.p50 === null || l.itl.p50 === null || tps === null) throw new Error(`${r.client.name}: no TTFT/ITL/throughput measured`);
+  if (l.ttft.p50 === null || l.itl.p50 === null || tps === null)
+    throw new Error(`${r.client.name}: no TTFT/ITL/throughput measured`);
   return { ttftP50: l.ttft.p50, itlP50: l.itl.p50, outTps: tps };
 }
 
 /** Relative differences infersweep / aiperf − 1 of the three figures, and a one-line report. */
-export function crossClientDiff(ours: ClientFigures, aiperf: ClientFigures): { ttft: number; itl: number; tput: number; line: string } {
-  const d = { ttft: ours.ttftP50 / aiperf.ttftP50 - 1, itl: ours.itlP50 / aiperf.itlP50 - 1, tput: ours.outTps / aiperf.outTps - 1 };
+export function crossClientDiff(
+  ours: ClientFigures,
+  aiperf: ClientFigures,
+): { ttft: number; itl: number; tput: number; line: string } {
+  const d = {
+    ttft: ours.ttftP50 / aiperf.ttftP50 - 1,
+    itl: ours.itlP50 / aiperf.itlP50 - 1,
+    tput: ours.outTps / aiperf.outTps - 1,
+  };
   const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
   const line =
     `TTFT p50 ${(ours.ttftP50 * 1000).toFixed(2)} / ${(aiperf.ttftP50 * 1000).toFixed(2)} ms (${pc(d.ttft)}), ` +

@@ -10,7 +10,10 @@ import {
 
 /** vLLM 0.32's per-engine series (label sets as the CPU build's /metrics prints them). */
 function exposition(
-  e: Record<string, { ok: number; abort?: number; prompt: number; gen: number; hits: number; queries: number; kv: number }>,
+  e: Record<
+    string,
+    { ok: number; abort?: number; prompt: number; gen: number; hits: number; queries: number; kv: number }
+  >,
 ): string {
   const lines: string[] = [];
   for (const [id, v] of Object.entries(e)) {
@@ -30,7 +33,9 @@ function exposition(
   }
   return lines.join('\n') + '\n';
 }
-const snap = (text: string, endpoint = 'http://h:1/metrics'): EndpointSnapshot[] => [{ endpoint, samples: parsePrometheus(text).samples }];
+const snap = (text: string, endpoint = 'http://h:1/metrics'): EndpointSnapshot[] => [
+  { endpoint, samples: parsePrometheus(text).samples },
+];
 const z = { ok: 0, prompt: 0, gen: 0, hits: 0, queries: 0, kv: 0 };
 
 describe('per-engine accounting', () => {
@@ -52,7 +57,13 @@ describe('per-engine accounting', () => {
   });
 
   it('an engine absent from the endpoint is idle with 0 requests (the hybrid-LB symptom)', () => {
-    const c = checkIdleRanks(exposition({ '0': { ...z, ok: 4 } }), [0, 1], 'post-warmup', 'vllm', exposition({ '0': z }));
+    const c = checkIdleRanks(
+      exposition({ '0': { ...z, ok: 4 } }),
+      [0, 1],
+      'post-warmup',
+      'vllm',
+      exposition({ '0': z }),
+    );
     expect(c).toMatchObject({ ok: false, missing: [1], perEngine: { '0': 4, '1': 0 } });
   });
 
@@ -72,8 +83,22 @@ describe('per-engine accounting', () => {
     );
     const w = engineWindows(start, end, [mid]);
     expect(w).toEqual({
-      '0': { requests: 10, prompt_tokens: 1000, generation_tokens: 400, prefix_hits: 600, prefix_queries: 1000, kv_usage_pct_max: 25 },
-      '1': { requests: 8, prompt_tokens: 800, generation_tokens: 300, prefix_hits: 400, prefix_queries: 800, kv_usage_pct_max: 50 },
+      '0': {
+        requests: 10,
+        prompt_tokens: 1000,
+        generation_tokens: 400,
+        prefix_hits: 600,
+        prefix_queries: 1000,
+        kv_usage_pct_max: 25,
+      },
+      '1': {
+        requests: 8,
+        prompt_tokens: 800,
+        generation_tokens: 300,
+        prefix_hits: 400,
+        prefix_queries: 800,
+        kv_usage_pct_max: 50,
+      },
     });
     const sm = serverMetricsWindow(start, end, [mid]);
     expect(sm.per_engine).toEqual(w);
@@ -82,6 +107,8 @@ describe('per-engine accounting', () => {
 
   it('no engine label (simulator) or a failed snapshot: no per-engine numbers rather than wrong ones', () => {
     expect(engineWindows(snap('vllm:num_requests_running 0\n'), snap('vllm:num_requests_running 0\n'), [])).toEqual({});
-    expect(engineWindows([{ endpoint: 'x', samples: null, error: 'refused' }], snap(exposition({ '0': z })), [])).toEqual({});
+    expect(
+      engineWindows([{ endpoint: 'x', samples: null, error: 'refused' }], snap(exposition({ '0': z })), []),
+    ).toEqual({});
   });
 });

@@ -26,7 +26,10 @@ import {
 
 const data = (f: string) => readFileSync(new URL(`./data/${f}`, import.meta.url), 'utf8');
 const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
-const { config } = parseSweepConfig(shipped, { file: 'configs/kimik3-fp4-h200.yaml', env: { INFERSWEEP_STACK: '/stack' } });
+const { config } = parseSweepConfig(shipped, {
+  file: 'configs/kimik3-fp4-h200.yaml',
+  env: { INFERSWEEP_STACK: '/stack' },
+});
 const plan = (o: string) => planSweep(config, { orientation: o, cluster: 'h200' });
 
 /**
@@ -75,7 +78,8 @@ const IX = {
  */
 const IX_PROCESSOR_OUTPUT = JSON.parse(data('inferencex-processor-aiperf-c8.json')) as InferencexAgg;
 
-const aiperfRequests = (): RequestRecord[] => aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
+const aiperfRequests = (): RequestRecord[] =>
+  aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
 
 /** A record built from real exports: aiperf 0.13.0 per-request rows and a real vLLM DP=2 /metrics scrape under load (its header says how). */
 function realRecord(conc: number, gpus: number, requests = aiperfRequests()): PointResult {
@@ -111,7 +115,13 @@ function realRecord(conc: number, gpus: number, requests = aiperfRequests()): Po
     metrics_endpoints: ['http://h:8000/metrics'],
     gpu_count: gpus,
     settings,
-    dataset: { source_type: 'public', loader: 'semianalysis_cc_traces_weka_062126', path: null, seed: null, entry_count: 393 },
+    dataset: {
+      source_type: 'public',
+      loader: 'semianalysis_cc_traces_weka_062126',
+      path: null,
+      seed: null,
+      entry_count: 393,
+    },
     num_requests_total: requests.length,
     num_requests_successful: requests.filter((r) => r.phase === 'profiling' && r.ok).length,
     request_accounting: accounting(requests),
@@ -158,12 +168,15 @@ const sorted = (k: readonly string[]) => [...k].sort();
 function expectSameNumbers(actual: unknown, expected: unknown, path: string): void {
   if (typeof expected === 'number') {
     expect(typeof actual, path).toBe('number');
-    expect(Math.abs((actual as number) - expected), path).toBeLessThanOrEqual(1.01e-5 * Math.max(1, Math.abs(expected)));
+    expect(Math.abs((actual as number) - expected), path).toBeLessThanOrEqual(
+      1.01e-5 * Math.max(1, Math.abs(expected)),
+    );
     return;
   }
   if (expected !== null && typeof expected === 'object') {
     expect(keys(actual), path).toEqual(keys(expected));
-    for (const k of Object.keys(expected)) expectSameNumbers((actual as never)[k], (expected as never)[k], `${path}.${k}`);
+    for (const k of Object.keys(expected))
+      expectSameNumbers((actual as never)[k], (expected as never)[k], `${path}.${k}`);
     return;
   }
   expect(actual, path).toEqual(expected);
@@ -194,7 +207,11 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(keys(ours)).toEqual(keys(theirs));
     expect(agg.recipe_fingerprint).toMatch(/^[0-9a-f]{16}$/);
     expect(agg.kv_offload_backend).toBeNull();
-    expect(agg.dataset).toEqual({ source_type: 'public_dataset', loader: 'semianalysis_cc_traces_weka_062126', num_dataset_entries: 393 });
+    expect(agg.dataset).toEqual({
+      source_type: 'public_dataset',
+      loader: 'semianalysis_cc_traces_weka_062126',
+      num_dataset_entries: 393,
+    });
   });
 
   it('a single-node export carries every key of AGG_TOP_LEVEL_KEYS and no worker fields', () => {
@@ -204,7 +221,15 @@ describe('InferenceX export (build_agg, field for field)', () => {
       { requests: aiperfRequests() },
     );
     expect(IX.topLevelSingleNode.filter((k) => !(k in single))).toEqual([]);
-    expect(single).toMatchObject({ is_multinode: false, tp: 8, ep: 1, dp_attention: 'false', pp: 1, dcp_size: 1, pcp_size: 1 });
+    expect(single).toMatchObject({
+      is_multinode: false,
+      tp: 8,
+      ep: 1,
+      dp_attention: 'false',
+      pp: 1,
+      dcp_size: 1,
+      pcp_size: 1,
+    });
     expect('prefill_tp' in single).toBe(false);
   });
 
@@ -219,7 +244,9 @@ describe('InferenceX export (build_agg, field for field)', () => {
       'dp_attention',
     ] as const)
       expectSameNumbers(agg[k], IX_PROCESSOR_OUTPUT[k], k);
-    for (const k of Object.keys(IX_PROCESSOR_OUTPUT).filter((x) => /^(prefill|decode)_|^num_(prefill|decode)_gpu$/.test(x)))
+    for (const k of Object.keys(IX_PROCESSOR_OUTPUT).filter((x) =>
+      /^(prefill|decode)_|^num_(prefill|decode)_gpu$/.test(x),
+    ))
       expect(agg[k as keyof InferencexAgg], k).toEqual(IX_PROCESSOR_OUTPUT[k as keyof InferencexAgg]);
     // the figures behind it: 4 successful of 6 rows (2 warmup), qps over 6 complete 1-s windows
     expect(agg.request_accounting).toMatchObject({ records_total: 6, records_profiled: 4, records_warmup_dropped: 2 });
@@ -241,7 +268,11 @@ describe('InferenceX export (build_agg, field for field)', () => {
     const rs = aiperfToRecords(parseAiperfJsonl(data('aiperf-sim-c2-profile-export.jsonl')), 'http://h:8000');
     const record = {
       ...realRecord(2, 16, rs),
-      server_metrics: serverMetricsFromAiperf(JSON.parse(data('aiperf-sim-c2-server-metrics-export.json')), 'vllm', null)!,
+      server_metrics: serverMetricsFromAiperf(
+        JSON.parse(data('aiperf-sim-c2-server-metrics-export.json')),
+        'vllm',
+        null,
+      )!,
     };
     // the aiperf adapter's rate: theoretical_prefix_cache_hit avg 63.387978…% of the run's aggregate (run.ts)
     record.request_metrics.cache.theoretical_cache_hit_rate = 0.6338797814207651;
@@ -307,7 +338,14 @@ describe('InferenceX export (build_agg, field for field)', () => {
   it('full_response_itl is its own metric: from full_response_itl_ms, not a copy of itl', () => {
     const rs = aiperfRequests().map((r) => (r.phase === 'profiling' ? { ...r, full_response_itl_ms: 20 } : r));
     const a = toInferencex(realRecord(8, 32, rs), ctx, { requests: rs });
-    expect(a.request_metrics.latency.full_response_itl).toEqual({ mean: 0.02, p50: 0.02, p75: 0.02, p90: 0.02, p95: 0.02, std: 0 });
+    expect(a.request_metrics.latency.full_response_itl).toEqual({
+      mean: 0.02,
+      p50: 0.02,
+      p75: 0.02,
+      p90: 0.02,
+      p95: 0.02,
+      std: 0,
+    });
     expect(a.request_metrics.latency.full_response_intvty.p50).toBe(50);
     expect(a.request_metrics.latency.itl.p50).toBeCloseTo(0.01039, 5);
   });
@@ -331,7 +369,12 @@ describe('InferenceX export (build_agg, field for field)', () => {
       num_decode_gpu: 0,
     });
     // TP16 × DP2 EP32: num-worker 2, tp 16
-    expect(inferencexShape(plan('ix-latency').topology)).toMatchObject({ numWorkers: 2, tp: 16, ep: 32, dpAttention: 'true' });
+    expect(inferencexShape(plan('ix-latency').topology)).toMatchObject({
+      numWorkers: 2,
+      tp: 16,
+      ep: 32,
+      dpAttention: 'true',
+    });
     for (const o of ['latency', 'balanced', 'throughput', 'ix-latency', 'ix-balanced']) {
       const s = inferencexShape(plan(o).topology);
       expect(s.numWorkers * s.tp * s.pp, o).toBe(plan(o).topology.gpus);
@@ -353,7 +396,10 @@ describe('InferenceX export (build_agg, field for field)', () => {
 
   it('recipe_fingerprint is stable across key order and changes with the argv, the env, the image and the topology', () => {
     const base = recipeFingerprint(p);
-    const reordered = { ...p, nodes: p.nodes.map((n) => ({ ...n, env: Object.fromEntries(Object.entries(n.env).reverse()) })) };
+    const reordered = {
+      ...p,
+      nodes: p.nodes.map((n) => ({ ...n, env: Object.fromEntries(Object.entries(n.env).reverse()) })),
+    };
     expect(recipeFingerprint(reordered)).toBe(base);
     const argv = { ...p, nodes: p.nodes.map((n, i) => (i === 0 ? { ...n, argv: [...n.argv, '--enforce-eager'] } : n)) };
     expect(recipeFingerprint(argv)).not.toBe(base);
@@ -375,7 +421,9 @@ describe('InferenceX export (build_agg, field for field)', () => {
     // worker logs of a multinode run are summed: + DP0 at 7,000,000 on the other node → 18,500,000
     const workerLog = 'INFO (EngineCore_DP0 pid=200) GPU KV cache size: 7,000,000 tokens';
     expect(kvPoolTokensFromServerLogs([headLog, workerLog])).toBe(18_500_000);
-    expect(kvPoolTokensFromServerLog('INFO GPU KV cache size: 1,024 tokens\nINFO GPU KV cache size: 2,048 tokens')).toBe(3072);
+    expect(
+      kvPoolTokensFromServerLog('INFO GPU KV cache size: 1,024 tokens\nINFO GPU KV cache size: 2,048 tokens'),
+    ).toBe(3072);
     expect(kvPoolTokensFromServerLogs(['no such line'])).toBeNull();
 
     const record = realRecord(8, 32);
@@ -393,10 +441,12 @@ describe('InferenceX export (build_agg, field for field)', () => {
     // backends/vllm.py @ 843c6254f (_GPU_KV_SIZE_RE) reads only "GPU KV cache size: N tokens", so on vLLM's CPU build
     // its kv_cache_pool_tokens is null, and so is ours
     const logs = ['rank0-node1.txt', 'rank1-node2.txt'].map((f) => data(`vllm-dp2-server-logs/${f}`));
-    expect(logs.map((l) => /\(EngineCore_DP(\d)[^)]*\).*CPU KV cache size: ([\d,]+) tokens/.exec(l)?.slice(1))).toEqual([
-      ['0', '524,288'],
-      ['1', '524,288'],
-    ]);
+    expect(logs.map((l) => /\(EngineCore_DP(\d)[^)]*\).*CPU KV cache size: ([\d,]+) tokens/.exec(l)?.slice(1))).toEqual(
+      [
+        ['0', '524,288'],
+        ['1', '524,288'],
+      ],
+    );
     expect(kvPoolTokensFromServerLogs(logs)).toBeNull();
   });
 
@@ -422,7 +472,10 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(() =>
       inferencexAggSchema.parse({
         ...agg,
-        request_metrics: { ...agg.request_metrics, throughput: { ...tp, full_response_output_token_throughput_per_user: {} } },
+        request_metrics: {
+          ...agg.request_metrics,
+          throughput: { ...tp, full_response_output_token_throughput_per_user: {} },
+        },
       }),
     ).toThrow();
     expect(() => inferencexAggSchema.parse({ ...agg, kv_offload_backend: '' })).toThrow();

@@ -34,11 +34,14 @@ describe('stats', () => {
   });
   it('percentiles are ordered and bounded (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }), { minLength: 1 }), (xs) => {
-        const s = stats(xs);
-        const seq = [s.min!, s.p50!, s.p75!, s.p90!, s.p95!, s.p99!, s.max!];
-        for (let i = 1; i < seq.length; i++) expect(seq[i]! + 1e-6).toBeGreaterThanOrEqual(seq[i - 1]!);
-      }),
+      fc.property(
+        fc.array(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 }), { minLength: 1 }),
+        (xs) => {
+          const s = stats(xs);
+          const seq = [s.min!, s.p50!, s.p75!, s.p90!, s.p95!, s.p99!, s.max!];
+          for (let i = 1; i < seq.length; i++) expect(seq[i]! + 1e-6).toBeGreaterThanOrEqual(seq[i - 1]!);
+        },
+      ),
     );
     expect(percentileSorted([5], 37)).toBe(5);
   });
@@ -116,15 +119,20 @@ describe('replay plan (pure)', () => {
     expect(t.max).toBe(5);
   });
   it('classifies vLLM context overflow', () => {
-    expect(classifyHttpError(400, `{"message":"This model's maximum context length is 1024 tokens"}`)).toBe('context_overflow');
+    expect(classifyHttpError(400, `{"message":"This model's maximum context length is 1024 tokens"}`)).toBe(
+      'context_overflow',
+    );
     expect(classifyHttpError(503, '')).toBe('server_error');
   });
   it('classifies an error sent inside the stream by its code, else stream_error', () => {
     const full = 'Failed to enqueue request, waiting requests queue is full';
-    expect(classifyStreamError({ message: full, type: 'TooManyRequests', code: 429 })).toEqual({ kind: 'rate_limit', message: full });
-    expect(classifyStreamError({ message: "This model's maximum context length is 1024 tokens", code: '400' }).kind).toBe(
-      'context_overflow',
-    );
+    expect(classifyStreamError({ message: full, type: 'TooManyRequests', code: 429 })).toEqual({
+      kind: 'rate_limit',
+      message: full,
+    });
+    expect(
+      classifyStreamError({ message: "This model's maximum context length is 1024 tokens", code: '400' }).kind,
+    ).toBe('context_overflow');
     expect(classifyStreamError({ message: 'boom', code: 500 }).kind).toBe('server_error');
     expect(classifyStreamError({ message: 'no code' })).toEqual({ kind: 'stream_error', message: 'no code' });
     expect(classifyStreamError('plain text')).toEqual({ kind: 'stream_error', message: 'plain text' });
@@ -206,7 +214,10 @@ describe('aggregation and validity', () => {
     expect(validity(base)).toEqual({ valid: true, reasons: [] });
     const bad = validity({
       ...base,
-      settings: { ...agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true }), nonCanonical: false },
+      settings: {
+        ...agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true }),
+        nonCanonical: false,
+      },
       accounting: accounting(records),
       successes: 0,
       coverage: 0.5,

@@ -34,12 +34,23 @@ describe('pointTiming', () => {
 
   it('a point that never profiled has no profile times and no measured window', () => {
     const t = pointTiming(
-      { records: [requestRecord({ phase: 'warmup' })], originWallMs: origin, warmupStartMs: 0, profileStartMs: null, profileEndMs: null },
+      {
+        records: [requestRecord({ phase: 'warmup' })],
+        originWallMs: origin,
+        warmupStartMs: 0,
+        profileStartMs: null,
+        profileEndMs: null,
+      },
       60,
       startedAt,
       endedAt,
     );
-    expect([t.profiling_started_at, t.profiling_ended_at, t.measured_profile_seconds, t.warmup_seconds]).toEqual([null, null, null, null]);
+    expect([t.profiling_started_at, t.profiling_ended_at, t.measured_profile_seconds, t.warmup_seconds]).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 
   it('a profile with no profiled request has no measured window', () => {
@@ -75,7 +86,11 @@ describe('serverMetricsMissing', () => {
   });
 
   it('nothing is missing when the deltas and the gauge are present', () => {
-    const full = { ...empty, tokens: { ...empty.tokens, prompt: 10, generation: 5 }, kv_cache: { ...empty.kv_cache, gpu_usage_pct: 40 } };
+    const full = {
+      ...empty,
+      tokens: { ...empty.tokens, prompt: 10, generation: 5 },
+      kv_cache: { ...empty.kv_cache, gpu_usage_pct: 40 },
+    };
     expect(serverMetricsMissing(1, full)).toEqual([]);
   });
 });

@@ -35,10 +35,16 @@ const rec = (p: Partial<RequestRecord>): RequestRecord =>
   });
 
 describe('cached-token gate (multi-turn traffic must show prefix reuse)', () => {
-  const later = [rec({ turn: 0, cached_tokens: 0 }), rec({ turn: 1, cached_tokens: 0 }), rec({ turn: 2, cached_tokens: 0 })];
+  const later = [
+    rec({ turn: 0, cached_tokens: 0 }),
+    rec({ turn: 1, cached_tokens: 0 }),
+    rec({ turn: 2, cached_tokens: 0 }),
+  ];
   it('no cached tokens anywhere on multi-turn requests: invalid, naming both sources', () => {
     const r = prefixCacheGate(later, 0, true);
-    expect(r).toContain('no cached prompt tokens on 2 multi-turn requests (usage cached_tokens 0, server prefix-cache hits 0)');
+    expect(r).toContain(
+      'no cached prompt tokens on 2 multi-turn requests (usage cached_tokens 0, server prefix-cache hits 0)',
+    );
     expect(
       prefixCacheGate(
         later.map((x) => ({ ...x, cached_tokens: null })),
@@ -54,7 +60,9 @@ describe('cached-token gate (multi-turn traffic must show prefix reuse)', () => 
   it('not required, no multi-turn traffic, or only warmup/failed later turns: no verdict', () => {
     expect(prefixCacheGate(later, 0, false)).toBeNull();
     expect(prefixCacheGate([rec({ turn: 0 }), rec({ turn: 0 })], 0, true)).toBeNull();
-    expect(prefixCacheGate([rec({ turn: 3, phase: 'warmup' }), rec({ turn: 4, ok: false, cached_tokens: null })], 0, true)).toBeNull();
+    expect(
+      prefixCacheGate([rec({ turn: 3, phase: 'warmup' }), rec({ turn: 4, ok: false, cached_tokens: null })], 0, true),
+    ).toBeNull();
   });
   it('validity turns the reason into no_cached_tokens', () => {
     const settings = agentxSettingsSchema.parse({});
@@ -71,7 +79,9 @@ describe('cached-token gate (multi-turn traffic must show prefix reuse)', () => 
       prefixCacheReason: prefixCacheGate(later, 0, true),
     });
     expect(v.valid).toBe(false);
-    expect(v.reasons).toEqual([expect.stringMatching(/^no_cached_tokens: no cached prompt tokens on 2 multi-turn requests/)]);
+    expect(v.reasons).toEqual([
+      expect.stringMatching(/^no_cached_tokens: no cached prompt tokens on 2 multi-turn requests/),
+    ]);
   });
 });
 
@@ -88,7 +98,9 @@ describe('aiperf as the sweep client: helpers', () => {
     const out = configuredTraces(s, dir);
     expect(out).toBe(join(dir, 'traces'));
     expect(readdirSync(out).sort()).toEqual(['syn-0000.json', 'syn-0001.json', 'syn-0002.json']);
-    expect(configuredTraces(agentxSettingsSchema.parse({ traces: { kind: 'file', path: '/data/t' } }), dir)).toBe('/data/t');
+    expect(configuredTraces(agentxSettingsSchema.parse({ traces: { kind: 'file', path: '/data/t' } }), dir)).toBe(
+      '/data/t',
+    );
   });
 });
 
@@ -104,7 +116,11 @@ describe('server counters created lazily', () => {
     expect(m.warnings).toContain(
       'vllm:generation_tokens_total absent at window start on http://e/metrics, present at the end: counted from 0',
     );
-    const gone = serverMetricsWindow(snap('vllm:generation_tokens_total 3\n'), snap('vllm:prompt_tokens_total 5\n'), []);
+    const gone = serverMetricsWindow(
+      snap('vllm:generation_tokens_total 3\n'),
+      snap('vllm:prompt_tokens_total 5\n'),
+      [],
+    );
     expect(gone.tokens.generation).toBeNull();
   });
 });

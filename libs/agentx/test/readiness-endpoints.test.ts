@@ -9,7 +9,10 @@ const hybridText = shipped.replace(
   'topology: { tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid }',
 );
 const planOf = (text: string, orientation: string) => {
-  const { config } = parseSweepConfig(text, { file: 'configs/kimik3-fp4-h200.yaml', env: { INFERSWEEP_STACK: '/stack' } });
+  const { config } = parseSweepConfig(text, {
+    file: 'configs/kimik3-fp4-h200.yaml',
+    env: { INFERSWEEP_STACK: '/stack' },
+  });
   return planSweep(config, { orientation, cluster: 'h200' });
 };
 
@@ -47,7 +50,9 @@ describe('readiness of every endpoint (rule 19)', () => {
     const r = await checkEveryEndpoint(targets, 'moonshotai/Kimi-K3', check);
     expect(r.ready).toBe(true);
     expect(r.detail).toBe('ready (4 endpoints)');
-    expect(calls.map((c) => [c.endpoint, c.metrics, c.engines])).toEqual(targets.map((t) => [t.endpoint, t.metricsEndpoint, t.engines]));
+    expect(calls.map((c) => [c.endpoint, c.metrics, c.engines])).toEqual(
+      targets.map((t) => [t.endpoint, t.metricsEndpoint, t.engines]),
+    );
   });
 
   it('a deployment whose second endpoint is not ready is not ready, and the detail names that endpoint', async () => {
@@ -55,7 +60,13 @@ describe('readiness of every endpoint (rule 19)', () => {
     const targets = readinessTargets(p.endpoints, p.metricsEndpoints, p.engineIds);
     const second = targets[1]!.endpoint;
     const { check } = recorder({
-      [second]: { ...ready, ready: false, state: 'failed', reason: 'DP ranks 5 missing', detail: 'failed: DP ranks 5 missing' },
+      [second]: {
+        ...ready,
+        ready: false,
+        state: 'failed',
+        reason: 'DP ranks 5 missing',
+        detail: 'failed: DP ranks 5 missing',
+      },
     });
     const r = await checkEveryEndpoint(targets, 'moonshotai/Kimi-K3', check);
     expect(r).toMatchObject({ ready: false, state: 'failed', detail: `${second}: failed: DP ranks 5 missing` });
@@ -63,7 +74,9 @@ describe('readiness of every endpoint (rule 19)', () => {
 
   it('internal LB: one endpoint with every engine; the simulator has no engine labels', () => {
     const p = planOf(shipped, 'ix-balanced');
-    expect(readinessTargets(p.endpoints, p.metricsEndpoints, p.engineIds).map((t) => t.engines)).toEqual([[0, 1, 2, 3]]);
+    expect(readinessTargets(p.endpoints, p.metricsEndpoints, p.engineIds).map((t) => t.engines)).toEqual([
+      [0, 1, 2, 3],
+    ]);
     expect(readinessTargets(['http://a:8000'], ['http://a:8000/metrics'], { labelled: false })).toEqual([
       { endpoint: 'http://a:8000', metricsEndpoint: 'http://a:8000/metrics', engines: null },
     ]);

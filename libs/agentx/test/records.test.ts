@@ -117,7 +117,10 @@ describe('stored records and attempt folders', () => {
     expect(existsSync(f)).toBe(false);
     expect(readFileSync((bad as { movedTo: string }).movedTo, 'utf8')).toBe('{"conc": 4, "trunc');
     writeFileSync(f, '{"conc": "four"}');
-    expect(readRecordFile(f, schema)).toMatchObject({ kind: 'unusable', warning: expect.stringMatching(/conc: .*left in place/) });
+    expect(readRecordFile(f, schema)).toMatchObject({
+      kind: 'unusable',
+      warning: expect.stringMatching(/conc: .*left in place/),
+    });
     expect(readFileSync(f, 'utf8')).toBe('{"conc": "four"}'); // another version's record is not moved
   });
 

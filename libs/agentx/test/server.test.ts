@@ -34,7 +34,9 @@ describe('parsePrometheus', () => {
     expect(sumMetric(samples, 'vllm:absent')).toBeNull();
     // the KV pool per engine: vllm:cache_config_info's labels (num_gpu_blocks × block_size, and vLLM's own token count)
     const cfg = samples.filter((s) => s.name === 'vllm:cache_config_info');
-    expect(cfg.map((s) => [s.labels.engine, s.labels.num_gpu_blocks, s.labels.block_size, s.labels.kv_cache_size_tokens])).toEqual([
+    expect(
+      cfg.map((s) => [s.labels.engine, s.labels.num_gpu_blocks, s.labels.block_size, s.labels.kv_cache_size_tokens]),
+    ).toEqual([
       ['0', '8192', '128', '524288'],
       ['1', '8192', '128', '524288'],
     ]);
@@ -58,12 +60,15 @@ describe('parsePrometheus', () => {
     // a fraction, not a percentage: two blocks of the ~8192-block pool in use on each engine
     for (const [, v] of by('vllm:kv_cache_usage_perc')) expect(v).toBeCloseTo(2 / 8192, 6);
     expect(sumMetric(samples, 'vllm:num_requests_waiting')).toBe(35);
-    const unlabelled = samples.filter((s) => s.name.startsWith('vllm:') && s.labels.engine === undefined).map((s) => s.name);
+    const unlabelled = samples
+      .filter((s) => s.name.startsWith('vllm:') && s.labels.engine === undefined)
+      .map((s) => s.name);
     // every engine series carries engine=; only the API server's own admission counter does not
     expect([...new Set(unlabelled)]).toEqual(['vllm:admission_rejections_total', 'vllm:admission_rejections_created']);
   });
   it('handles escapes, special values, timestamps, unlabelled and CRLF lines', () => {
-    const t = 'a{x="q\\"uote",y="back\\\\slash",z="new\\nline"} +Inf 1700000000000\r\nb NaN\nc{} -Inf\nd 1.5e3\n# EOF\n';
+    const t =
+      'a{x="q\\"uote",y="back\\\\slash",z="new\\nline"} +Inf 1700000000000\r\nb NaN\nc{} -Inf\nd 1.5e3\n# EOF\n';
     const { samples } = parsePrometheus(t);
     expect(samples[0]!.labels).toEqual({ x: 'q"uote', y: 'back\\slash', z: 'new\nline' });
     expect(samples[0]!.value).toBe(Infinity);
@@ -137,9 +142,9 @@ describe('drain gate', () => {
     expect(run([ok(0), ok(0), ok(1), ok(0), ok(0)]).outcome).toBe('pending');
   });
   it('a missing metric fails', () => {
-    expect(run([ok(0), { kind: 'missing-metric', endpoint: 'e', metric: 'vllm:num_requests_waiting' }, ok(0), ok(0), ok(0)])).toMatchObject(
-      { outcome: 'failed' },
-    );
+    expect(
+      run([ok(0), { kind: 'missing-metric', endpoint: 'e', metric: 'vllm:num_requests_waiting' }, ok(0), ok(0), ok(0)]),
+    ).toMatchObject({ outcome: 'failed' });
   });
   it('never reports idle unless the last idlePolls observations were ok(0) (property)', () => {
     const obsArb = fc.oneof(fc.nat(3).map(ok), fc.constant(err));
@@ -160,7 +165,10 @@ describe('drain gate', () => {
   it('observeDrain sums running+waiting over all label sets and endpoints; absent gauge → missing-metric', () => {
     const o = observeDrain([
       { endpoint: 'a', text: underLoad },
-      { endpoint: 'b', text: 'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\ndynamo_frontend_active_requests 4\n' },
+      {
+        endpoint: 'b',
+        text: 'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\ndynamo_frontend_active_requests 4\n',
+      },
     ]);
     // a: running 1 + 1, waiting 18 + 17 (the real scrape under load); b: 1 + 0 + 4
     expect(o).toEqual({ kind: 'ok', busy: 42, perEndpoint: { a: 37, b: 5 } });
@@ -171,7 +179,9 @@ describe('drain gate', () => {
     });
     expect(observeDrain([{ endpoint: 'a', error: 'refused' }]).kind).toBe('scrape-error');
     expect(observeDrain([{ endpoint: 'a', text: 'bad{x=1} 1' }]).kind).toBe('scrape-error');
-    expect(observeDrain([{ endpoint: 'a', text: 'sglang:num_running_reqs 0\nsglang:num_queue_reqs 0\n' }], 'sglang')).toMatchObject({
+    expect(
+      observeDrain([{ endpoint: 'a', text: 'sglang:num_running_reqs 0\nsglang:num_queue_reqs 0\n' }], 'sglang'),
+    ).toMatchObject({
       kind: 'ok',
       busy: 0,
     });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { subagentEndSeconds, subagentJoins, type WekaEntry, type WekaLeafRequest, type WekaSubagent } from '@infersweep/agentx';
+import {
+  subagentEndSeconds,
+  subagentJoins,
+  type WekaEntry,
+  type WekaLeafRequest,
+  type WekaSubagent,
+} from '@infersweep/agentx';
 
 /**
  * infersweep joins a subagent where aiperf 0.13.0 does (PyPI aiperf 0.13.0,
@@ -20,7 +26,12 @@ const leaf = (t: number, api = 0.5): WekaLeafRequest => ({
   api_time: api,
   think_time: null,
 });
-const sub = (t: number, durationMs: number | null, requests: WekaLeafRequest[], status = 'completed'): WekaSubagent => ({
+const sub = (
+  t: number,
+  durationMs: number | null,
+  requests: WekaLeafRequest[],
+  status = 'completed',
+): WekaSubagent => ({
   t,
   type: 'subagent',
   agent_id: `a${t}`,

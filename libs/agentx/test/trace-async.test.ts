@@ -54,6 +54,12 @@ describe('trace loading and the event loop', () => {
     utimesSync(file, new Date(), new Date(Date.now() + 5000)); // the file changed: loaded again
     const c = await resolveTracesAsync(src);
     expect(c.traces).not.toBe(a.traces);
-    expect(c.dataset).toEqual({ source_type: 'file', loader: 'weka_trace', path: file, seed: null, entry_count: traces.length });
+    expect(c.dataset).toEqual({
+      source_type: 'file',
+      loader: 'weka_trace',
+      path: file,
+      seed: null,
+      entry_count: traces.length,
+    });
   });
 });

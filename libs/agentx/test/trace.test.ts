@@ -128,7 +128,14 @@ describe('prompt synthesis', () => {
     expect(la.reduce((s, [, n]) => s + n, 0)).toBe(150);
     expect(blockLayout(req(300, [1]), 64).reduce((s, [, n]) => s + n, 0)).toBe(300); // ids padded deterministically
     const body = (r: WekaLeafRequest) => {
-      const x = buildChatBody({ model: 'm', maxTokens: 4, layout: blockLayout(r, 64), cache: c, systemBlocks: 1, marker: '[rid:x]' });
+      const x = buildChatBody({
+        model: 'm',
+        maxTokens: 4,
+        layout: blockLayout(r, 64),
+        cache: c,
+        systemBlocks: 1,
+        marker: '[rid:x]',
+      });
       const buf = Buffer.concat(x.chunks);
       expect(buf.length).toBe(x.length);
       return buf.toString('latin1');

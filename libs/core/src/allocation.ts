@@ -16,7 +16,14 @@ export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
  * still run; its reason names the job id.
  */
 export type AllocationEnd =
-  'released' | TerminalJobState | 'GONE' | 'insufficient-time' | 'server-lost' | 'launch-failed' | 'allocation-failed' | 'release-failed';
+  | 'released'
+  | TerminalJobState
+  | 'GONE'
+  | 'insufficient-time'
+  | 'server-lost'
+  | 'launch-failed'
+  | 'allocation-failed'
+  | 'release-failed';
 
 /**
  * How a job in Slurm state `state` ended: a terminal state as Slurm names it; any other state that

@@ -13,7 +13,8 @@
  *   <sharedDir>/infersweep/<sweep>/aiperf/c<N>/      aiperf on the head node: its log, artifacts, staged traces
  */
 
-const join = (...parts: string[]) => parts.map((p, i) => (i === 0 ? p.replace(/\/+$/, '') : p.replace(/^\/+|\/+$/g, ''))).join('/');
+const join = (...parts: string[]) =>
+  parts.map((p, i) => (i === 0 ? p.replace(/\/+$/, '') : p.replace(/^\/+|\/+$/g, ''))).join('/');
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 
 /** File names inside a point folder (libs/agentx writes them into the folder it is given). */

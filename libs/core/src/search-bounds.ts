@@ -15,7 +15,11 @@ export function resolutionStep(r: SearchResolutionSpec, c: number): number {
  * The most points an slo-limit search adds: ⌈log2(max/min)⌉ bracket points plus
  * ⌈log2((max − min)/step(min))⌉ bisection points (proof in libs/sweep/src/search.ts).
  */
-export function searchPointBound(s: { minConcurrency: number; maxConcurrency: number; resolution: SearchResolutionSpec }): number {
+export function searchPointBound(s: {
+  minConcurrency: number;
+  maxConcurrency: number;
+  resolution: SearchResolutionSpec;
+}): number {
   const { minConcurrency: lo, maxConcurrency: hi } = s;
   const bracket = Math.ceil(Math.log2(hi / lo));
   const span = hi - lo;

@@ -28,7 +28,9 @@ describe('names', () => {
         const x = allocationJobName(a, n);
         expect(x).toMatch(/^infersweep-[A-Za-z0-9-]*-[0-9a-f]{8}-a\d+$/);
         // two sweep ids that differ after sanitising never share a name
-        expect(x === allocationJobName(b, n) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-')).toBe(false);
+        expect(
+          x === allocationJobName(b, n) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-'),
+        ).toBe(false);
         expect(allocationJobName(a, n)).not.toBe(allocationJobName(a, n + 1));
       }),
     );
@@ -62,7 +64,8 @@ describe('ResultsLayout', () => {
 
 describe('allocation ends', () => {
   it("keeps Slurm's terminal states and calls everything else GONE", () => {
-    for (const s of ['TIMEOUT', 'NODE_FAIL', 'CANCELLED', 'PREEMPTED', 'FAILED'] as const) expect(allocationEndOf(s)).toBe(s);
+    for (const s of ['TIMEOUT', 'NODE_FAIL', 'CANCELLED', 'PREEMPTED', 'FAILED'] as const)
+      expect(allocationEndOf(s)).toBe(s);
     expect(allocationEndOf('COMPLETED')).toBe('GONE');
     expect(allocationEndOf(undefined)).toBe('GONE');
   });
@@ -78,7 +81,10 @@ describe('allocation ends', () => {
 describe('errors', () => {
   class Lost extends InfersweepError {
     constructor() {
-      super('allocation 42 ended: NODE_FAIL', { kind: 'loss', context: { jobId: '42', node: 'node3', step: 'point:c=8', logTail: 'x' } });
+      super('allocation 42 ended: NODE_FAIL', {
+        kind: 'loss',
+        context: { jobId: '42', node: 'node3', step: 'point:c=8', logTail: 'x' },
+      });
     }
   }
 

@@ -164,7 +164,11 @@ export interface SeriesAnalysis {
   evaluations: MetricEvaluation[];
 }
 
-export function contextChanges(before: RunContext, after: RunContext, fields: readonly ContextField[] = CONTEXT_FIELDS): ContextChange[] {
+export function contextChanges(
+  before: RunContext,
+  after: RunContext,
+  fields: readonly ContextField[] = CONTEXT_FIELDS,
+): ContextChange[] {
   return fields.filter((f) => before[f] !== after[f]).map((f) => ({ field: f, before: before[f], after: after[f] }));
 }
 
@@ -245,12 +249,19 @@ interface UsablePoint {
  * baseline `b` (pure): the shift in the direction the window moved, and its magnitude. A significant,
  * large-enough shift carries its change point (at the window's first run).
  */
-function compareWindow(base: MetricEvaluation, b: UsablePoint[], w: UsablePoint[], sign: 1 | -1, s: DetectionSettings): MetricEvaluation {
+function compareWindow(
+  base: MetricEvaluation,
+  b: UsablePoint[],
+  w: UsablePoint[],
+  sign: 1 | -1,
+  s: DetectionSettings,
+): MetricEvaluation {
   const bv = b.map((x) => x.v);
   const wv = w.map((x) => x.v);
   const bMed = median(bv);
   const wMed = median(wv);
-  const rel = bMed === 0 ? (wMed === 0 ? 0 : Number.POSITIVE_INFINITY * Math.sign(wMed)) : (wMed - bMed) / Math.abs(bMed);
+  const rel =
+    bMed === 0 ? (wMed === 0 ? 0 : Number.POSITIVE_INFINITY * Math.sign(wMed)) : (wMed - bMed) / Math.abs(bMed);
   // test the direction the window moved (the other direction's p-value would be large)
   const worse = sign * (wMed - bMed) > 0;
   const dirSign: 1 | -1 = worse ? sign : (-sign as 1 | -1);

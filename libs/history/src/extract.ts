@@ -39,7 +39,8 @@ export function headlineMetrics(r: PointResult): HeadlineMetrics {
 }
 
 /** The GPU of a plan's deployment: type and count, e.g. `h200x32`. */
-export const gpuOf = (plan: Pick<SweepPlan, 'slurm' | 'topology'>): string => `${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}`;
+export const gpuOf = (plan: Pick<SweepPlan, 'slurm' | 'topology'>): string =>
+  `${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}`;
 
 function readJson(file: string): { ok: true; value: unknown } | { ok: false; why: string } {
   try {
@@ -62,7 +63,8 @@ export function extractRun(resultsDir: string): ExtractedRun {
   const planJson = readJson(layout.planFile);
   if (!planJson.ok) return { runId: runIdFallback, points: [], skipped: [`${layout.planFile}: ${planJson.why}`] };
   const plan = sweepPlanSchema.safeParse(planJson.value);
-  if (!plan.success) return { runId: runIdFallback, points: [], skipped: [`${layout.planFile}: ${issues(plan.error)}`] };
+  if (!plan.success)
+    return { runId: runIdFallback, points: [], skipped: [`${layout.planFile}: ${issues(plan.error)}`] };
   const skipped: string[] = [];
   const records: PointResult[] = [];
   const dirs = existsSync(layout.pointsDir) ? readdirSync(layout.pointsDir).filter((f) => /^c\d+$/.test(f)) : [];

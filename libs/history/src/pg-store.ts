@@ -55,7 +55,10 @@ export class PgHistoryStore implements HistoryStore {
   }
 
   private async points(where: string, args: unknown[]): Promise<HistoryPoint[]> {
-    const r = await this.pool.query<{ point: unknown }>(`SELECT point FROM ${TABLE} ${where} ORDER BY run_time, run_id`, args);
+    const r = await this.pool.query<{ point: unknown }>(
+      `SELECT point FROM ${TABLE} ${where} ORDER BY run_time, run_id`,
+      args,
+    );
     return r.rows.map((row) => historyPointSchema.parse(row.point));
   }
 
@@ -68,7 +71,9 @@ export class PgHistoryStore implements HistoryStore {
   }
 
   async seriesKeys(): Promise<SeriesKey[]> {
-    const r = await this.pool.query<{ key: unknown }>(`SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`);
+    const r = await this.pool.query<{ key: unknown }>(
+      `SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`,
+    );
     return r.rows.map((row) => seriesKeySchema.parse(row.key));
   }
 

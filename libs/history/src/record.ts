@@ -49,7 +49,9 @@ export function loadHistorySettings(env: NodeJS.ProcessEnv = process.env): Histo
   const raw: unknown = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   const r = historySettingsSchema.safeParse(raw ?? {});
   if (!r.success)
-    throw new Error(`${HISTORY_SETTINGS_ENV}=${file}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `${HISTORY_SETTINGS_ENV}=${file}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
@@ -98,7 +100,10 @@ export interface RecordedRun {
 }
 
 /** Record the run in `resultsDir`: store its points, judge it, write its verdict, notify. */
-export async function recordRun(resultsDir: string, settings: HistorySettings = loadHistorySettings()): Promise<RecordedRun> {
+export async function recordRun(
+  resultsDir: string,
+  settings: HistorySettings = loadHistorySettings(),
+): Promise<RecordedRun> {
   const run = extractRun(resultsDir);
   const store = await openStore(storeLocation(settings, resultsDir));
   let verdict: RunVerdict;
@@ -113,7 +118,9 @@ export async function recordRun(resultsDir: string, settings: HistorySettings = 
   const n = settings.notify;
   // a notification that fails is reported, never a reason to record the run again
   if (n && (n.on === 'always' || verdict.regressions > 0))
-    out.notified = await notify(n, verdict).catch((e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`);
+    out.notified = await notify(n, verdict).catch(
+      (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
   return out;
 }
 
@@ -155,7 +162,9 @@ export async function rebuildHistory(
 ): Promise<{ runs: number; points: number; regressions: number; skipped: string[] }> {
   const runs = folders.map((d) => extractRun(d)).filter((r) => r.points.length > 0 || r.skipped.length > 0);
   const skipped = runs.flatMap((r) => r.skipped);
-  const timed = runs.filter((r) => r.points.length > 0).sort((a, b) => a.points[0]!.time.localeCompare(b.points[0]!.time));
+  const timed = runs
+    .filter((r) => r.points.length > 0)
+    .sort((a, b) => a.points[0]!.time.localeCompare(b.points[0]!.time));
   await store.clear();
   let points = 0;
   let regressions = 0;

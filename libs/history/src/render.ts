@@ -3,7 +3,14 @@
  * trend for the report. Pure.
  */
 import { inTimeOrder } from './detect';
-import { METRIC_LABELS, seriesId, type HistoryPoint, type MetricName, type PointVerdict, type TrendPoint } from './schema';
+import {
+  METRIC_LABELS,
+  seriesId,
+  type HistoryPoint,
+  type MetricName,
+  type PointVerdict,
+  type TrendPoint,
+} from './schema';
 import type { RunVerdict } from './verdict';
 
 export function fmtNum(v: number | null | undefined): string {
@@ -36,7 +43,9 @@ const pad = (rows: string[][]): string => {
 
 /** One line per tested metric of each point: this run, the baseline, the change, its confidence, the runs compared; then what each change is attributed to. */
 export function pointVerdictsText(points: readonly PointVerdict[]): string {
-  const rows: string[][] = [['point', 'metric', 'this run', 'baseline', 'change', 'confidence', 'status', 'compared with']];
+  const rows: string[][] = [
+    ['point', 'metric', 'this run', 'baseline', 'change', 'confidence', 'status', 'compared with'],
+  ];
   for (const p of points)
     for (const m of p.metrics)
       rows.push([
@@ -47,7 +56,9 @@ export function pointVerdictsText(points: readonly PointVerdict[]): string {
         fmtChange(m.relativeChange),
         fmtConfidence(m.pValue),
         m.status,
-        m.baselineRunIds.length ? `${m.baselineRunIds.length} runs (${m.baselineRunIds[0]} … ${m.baselineRunIds.at(-1)})` : '—',
+        m.baselineRunIds.length
+          ? `${m.baselineRunIds.length} runs (${m.baselineRunIds[0]} … ${m.baselineRunIds.at(-1)})`
+          : '—',
       ]);
   const attributions = points.flatMap((p) =>
     p.metrics.flatMap((m) =>
@@ -71,7 +82,11 @@ export function verdictText(v: RunVerdict): string {
 }
 
 /** A series as a table, oldest run first, with the change points found along it. */
-export function seriesText(points: readonly HistoryPoint[], verdicts: readonly PointVerdict[], metrics: readonly MetricName[]): string {
+export function seriesText(
+  points: readonly HistoryPoint[],
+  verdicts: readonly PointVerdict[],
+  metrics: readonly MetricName[],
+): string {
   const ordered = inTimeOrder(points);
   if (ordered.length === 0) return '(no runs)';
   const byRun = new Map(verdicts.map((v) => [v.runId, v]));
@@ -85,14 +100,24 @@ export function seriesText(points: readonly HistoryPoint[], verdicts: readonly P
           .map(([k, val]) => `${k}=${val}`)
           .join(' ')
       : `image=${p.context.image} engine=${p.context.engineVersion} cluster=${p.context.cluster}`;
-    rows.push([p.runId, p.time, p.valid ? 'yes' : 'no', ...metrics.map((m) => fmtNum(p.metrics[m])), v?.status ?? '', ctx]);
+    rows.push([
+      p.runId,
+      p.time,
+      p.valid ? 'yes' : 'no',
+      ...metrics.map((m) => fmtNum(p.metrics[m])),
+      v?.status ?? '',
+      ctx,
+    ]);
     prev = p;
   }
   return [`series ${seriesId(ordered[0]!.key)} (${ordered.length} runs)`, pad(rows)].join('\n');
 }
 
 /** A sparkline of a series' recent values as inline SVG; the last run is a dot, invalid runs hollow. */
-export function trendSvg(trend: readonly TrendPoint[], opts: { width?: number; height?: number; highlight?: string } = {}): string {
+export function trendSvg(
+  trend: readonly TrendPoint[],
+  opts: { width?: number; height?: number; highlight?: string } = {},
+): string {
   const w = opts.width ?? 90;
   const h = opts.height ?? 22;
   const vals = trend.map((t) => t.value).filter((v): v is number => v !== null && Number.isFinite(v));
@@ -102,7 +127,9 @@ export function trendSvg(trend: readonly TrendPoint[], opts: { width?: number; h
   const span = hi - lo || Math.abs(hi) || 1;
   const x = (i: number) => (trend.length === 1 ? w / 2 : 3 + (i * (w - 6)) / (trend.length - 1));
   const y = (v: number) => h - 3 - ((v - lo) / span) * (h - 6);
-  const pts = trend.flatMap((t, i) => (t.value === null || !t.valid ? [] : [`${x(i).toFixed(1)},${y(t.value).toFixed(1)}`]));
+  const pts = trend.flatMap((t, i) =>
+    t.value === null || !t.valid ? [] : [`${x(i).toFixed(1)},${y(t.value).toFixed(1)}`],
+  );
   const dots = trend
     .map((t, i) =>
       t.value === null

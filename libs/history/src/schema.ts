@@ -148,7 +148,14 @@ export const changePointSchema = z
   .strict();
 export type ChangePoint = z.infer<typeof changePointSchema>;
 
-export const metricStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid', 'not-measured']);
+export const metricStatusSchema = z.enum([
+  'regression',
+  'improvement',
+  'unchanged',
+  'insufficient-history',
+  'invalid',
+  'not-measured',
+]);
 
 /** The test of one metric at one run. */
 export const metricEvaluationSchema = z
@@ -171,7 +178,9 @@ export const metricEvaluationSchema = z
   .strict();
 export type MetricEvaluation = z.infer<typeof metricEvaluationSchema>;
 
-export const trendPointSchema = z.object({ runId: z.string(), value: z.number().nullable(), valid: z.boolean() }).strict();
+export const trendPointSchema = z
+  .object({ runId: z.string(), value: z.number().nullable(), valid: z.boolean() })
+  .strict();
 export type TrendPoint = z.infer<typeof trendPointSchema>;
 
 export const pointStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid']);

@@ -29,13 +29,20 @@ export const runVerdictSchema = z
   .strict();
 export type RunVerdict = z.infer<typeof runVerdictSchema>;
 
-const RANK: Record<PointVerdictStatus, number> = { regression: 4, improvement: 3, unchanged: 2, 'insufficient-history': 1, invalid: 0 };
+const RANK: Record<PointVerdictStatus, number> = {
+  regression: 4,
+  improvement: 3,
+  unchanged: 2,
+  'insufficient-history': 1,
+  invalid: 0,
+};
 
 function pointStatus(evals: readonly MetricEvaluation[], valid: boolean): PointVerdictStatus {
   if (!valid) return 'invalid';
   let best: PointVerdictStatus = 'insufficient-history';
   for (const e of evals) {
-    const s: PointVerdictStatus = e.status === 'invalid' || e.status === 'not-measured' ? 'insufficient-history' : e.status;
+    const s: PointVerdictStatus =
+      e.status === 'invalid' || e.status === 'not-measured' ? 'insufficient-history' : e.status;
     if (RANK[s] > RANK[best]) best = s;
   }
   return best;
@@ -46,13 +53,19 @@ function pointStatus(evals: readonly MetricEvaluation[], valid: boolean): PointV
  * series; the point itself included or not). Later runs of the series are ignored: a verdict
  * rebuilt later says what was known that night.
  */
-export function evaluatePoint(point: HistoryPoint, series: readonly HistoryPoint[], settingsIn: DetectionSettingsInput = {}): PointVerdict {
+export function evaluatePoint(
+  point: HistoryPoint,
+  series: readonly HistoryPoint[],
+  settingsIn: DetectionSettingsInput = {},
+): PointVerdict {
   const settings = detectionSettingsSchema.parse(settingsIn);
   const upTo = [...series.filter((p) => p.runId !== point.runId && p.time <= point.time), point];
   const metrics = settings.metrics.map((m: MetricName) => {
     const a = analyzeSeries(upTo, m, settings);
     const ev = a.evaluations.find((e) => e.runId === point.runId)!;
-    const trend = a.evaluations.slice(-TREND_RUNS).map((e) => ({ runId: e.runId, value: e.value, valid: e.status !== 'invalid' }));
+    const trend = a.evaluations
+      .slice(-TREND_RUNS)
+      .map((e) => ({ runId: e.runId, value: e.value, valid: e.status !== 'invalid' }));
     return { ...ev, trend };
   });
   return {
@@ -72,7 +85,9 @@ export function evaluateRun(
   settingsIn: DetectionSettingsInput = {},
 ): RunVerdict {
   const settings = detectionSettingsSchema.parse(settingsIn);
-  const points = [...runPoints].sort((a, b) => a.key.concurrency - b.key.concurrency).map((p) => evaluatePoint(p, historyOf(p), settings));
+  const points = [...runPoints]
+    .sort((a, b) => a.key.concurrency - b.key.concurrency)
+    .map((p) => evaluatePoint(p, historyOf(p), settings));
   return { runId, regressions: points.filter((p) => p.status === 'regression').length, points, settings };
 }
 

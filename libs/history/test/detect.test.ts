@@ -9,14 +9,24 @@ import { noisySeries, series } from './series-fixture';
 
 const SERIES = 200;
 const SIGMA = 0.02;
-const settings: DetectionSettingsInput = { alpha: 0.05, minRelativeChange: 0.05, minBaselineRuns: 5, baselineRuns: 20, confirmRuns: 2 };
+const settings: DetectionSettingsInput = {
+  alpha: 0.05,
+  minRelativeChange: 0.05,
+  minBaselineRuns: 5,
+  baselineRuns: 20,
+  confirmRuns: 2,
+};
 
 /**
  * For `SERIES` seeded series: the direction of a change detected at one of the last `lastRuns` runs
  * (a step is found when the last two runs show it, or a run early when noise puts the run before it
  * past the gate too), else the newest run's status.
  */
-function outcomes(o: { baselineRuns: number; stepRuns: number; step: number; sigma: number }, s = settings, lastRuns = 2): string[] {
+function outcomes(
+  o: { baselineRuns: number; stepRuns: number; step: number; sigma: number },
+  s = settings,
+  lastRuns = 2,
+): string[] {
   return Array.from({ length: SERIES }, (_, seed) => {
     const pts = series(noisySeries(seed + 1, o));
     const a = analyzeSeries(pts, 'throughputPerGpu', s);
@@ -82,10 +92,14 @@ describe('change detection on synthetic series (200 seeded series each, noise σ
     let tested = 0;
     let changes = 0;
     for (let seed = 1; seed <= 50; seed++) {
-      const a = analyzeSeries(series(noisySeries(seed, { baselineRuns: 60, stepRuns: 0, step: 0, sigma: SIGMA })), 'throughputPerGpu', {
-        ...settings,
-        minRelativeChange: 0,
-      });
+      const a = analyzeSeries(
+        series(noisySeries(seed, { baselineRuns: 60, stepRuns: 0, step: 0, sigma: SIGMA })),
+        'throughputPerGpu',
+        {
+          ...settings,
+          minRelativeChange: 0,
+        },
+      );
       tested += a.evaluations.filter((e) => e.pValue !== null).length;
       changes += a.changes.length;
     }
@@ -112,10 +126,17 @@ describe('change detection on synthetic series (200 seeded series each, noise σ
 });
 
 describe('honest inputs and attribution', () => {
-  const flat = (n: number, v = 1000) => Array.from({ length: n }, (_, i) => ({ throughput: v * (1 + 0.005 * Math.sin(i * 1.7)) }));
+  const flat = (n: number, v = 1000) =>
+    Array.from({ length: n }, (_, i) => ({ throughput: v * (1 + 0.005 * Math.sin(i * 1.7)) }));
 
   it('keeps invalid points out of every baseline, however far off their numbers are', () => {
-    const specs = [...flat(8), { throughput: 10, valid: false }, ...flat(1), { throughput: 10, valid: false }, ...flat(2)];
+    const specs = [
+      ...flat(8),
+      { throughput: 10, valid: false },
+      ...flat(1),
+      { throughput: 10, valid: false },
+      ...flat(2),
+    ];
     const a = analyzeSeries(series(specs), 'throughputPerGpu', settings);
     expect(a.changes).toEqual([]);
     const last = a.evaluations.at(-1)!;
@@ -133,7 +154,12 @@ describe('honest inputs and attribution', () => {
     const a = analyzeSeries(series(specs), 'throughputPerGpu', settings);
     expect(a.changes).toHaveLength(1);
     const c = a.changes[0]!;
-    expect(c).toMatchObject({ direction: 'regression', firstRunId: 'r08', previousRunId: 'r07', detectedAtRunId: 'r09' });
+    expect(c).toMatchObject({
+      direction: 'regression',
+      firstRunId: 'r08',
+      previousRunId: 'r07',
+      detectedAtRunId: 'r09',
+    });
     expect(c.attribution).toEqual([
       { field: 'image', before: 'vllm/vllm-openai:v0.11.0', after: 'vllm/vllm-openai:v0.12.0' },
       { field: 'engineVersion', before: '0.11.0', after: '0.12.0' },
@@ -163,7 +189,10 @@ describe('honest inputs and attribution', () => {
   });
 
   it('reads lower as better for latencies: a TTFT rise is a regression', () => {
-    const specs = [...flat(8).map((s) => ({ ...s, ttftP50Ms: 200 })), ...flat(2).map((s) => ({ ...s, ttftP50Ms: 260 }))];
+    const specs = [
+      ...flat(8).map((s) => ({ ...s, ttftP50Ms: 200 })),
+      ...flat(2).map((s) => ({ ...s, ttftP50Ms: 260 })),
+    ];
     specs.forEach((s, i) => (s.ttftP50Ms += i % 3));
     const a = analyzeSeries(series(specs), 'ttftP50Ms', settings);
     expect(a.changes.map((c) => [c.direction, c.firstRunId])).toEqual([['regression', 'r08']]);

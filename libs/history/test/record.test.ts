@@ -96,7 +96,9 @@ describe('history on results folders', () => {
     expect(tput.trend.map((t) => t.runId)).toEqual(dirs.map((_, i) => `night-${i}`));
     expect(readVerdict(dirs[6]!)).toEqual(last);
     expect(verdictText(last)).toMatch(/^run night-6: regressions: 1\n/);
-    expect(verdictText(last)).toContain('c=2 tok/s/GPU: regression from night-4 to night-5: nothing in the run context changed');
+    expect(verdictText(last)).toContain(
+      'c=2 tok/s/GPU: regression from night-4 to night-5: nothing in the run context changed',
+    );
   });
 
   it('keeps an invalid night out of the baseline and says so in its verdict', async () => {
@@ -130,7 +132,15 @@ describe('history on results folders', () => {
     const recorded = [];
     for (let i = 0; i < 7; i++)
       recorded.push(await recordRun(writeRun(root, `night-${i}`, i + 1, { 2: (i >= 5 ? 700 : 900) * wobble(i) }), s));
-    expect(recorded.map((r) => r.notified)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, 'command tee']);
+    expect(recorded.map((r) => r.notified)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'command tee',
+    ]);
     const sent = JSON.parse(readFileSync(out, 'utf8')) as { runId: string; regressions: number; text: string };
     expect(sent).toMatchObject({ runId: 'night-6', regressions: 1 });
     expect(sent.text).toContain('regressions: 1');
@@ -138,7 +148,10 @@ describe('history on results folders', () => {
 
   it('reports a failing notification command in the result and still records the run', async () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
-    const s = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 }, notify: { command: ['false'], on: 'always' } });
+    const s = historySettingsSchema.parse({
+      detection: { minBaselineRuns: 5 },
+      notify: { command: ['false'], on: 'always' },
+    });
     const r = await recordRun(writeRun(root, 'night-0', 1, { 2: 900 }), s);
     expect(r.notified).toMatch(/^failed: notification command false: /);
     expect(readVerdict(join(root, 'night-0'))?.runId).toBe('night-0');
@@ -148,6 +161,8 @@ describe('history on results folders', () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
     const f = join(root, 'history.yaml');
     writeFileSync(f, 'detection:\n  alpah: 0.1\n');
-    expect(() => loadHistorySettings({ [HISTORY_SETTINGS_ENV]: f })).toThrow(new RegExp(`${HISTORY_SETTINGS_ENV}=${f}: detection`));
+    expect(() => loadHistorySettings({ [HISTORY_SETTINGS_ENV]: f })).toThrow(
+      new RegExp(`${HISTORY_SETTINGS_ENV}=${f}: detection`),
+    );
   });
 });

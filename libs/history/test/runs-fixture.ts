@@ -19,7 +19,12 @@ const loaded = parseSweepConfig(readFileSync(CONFIG_FILE, 'utf8'), {
   env: { ...process.env, INFERSWEEP_STACK: '/stack' },
   clusters: ['local'],
 });
-export const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1, 2], source: loaded.source });
+export const plan = planSweep(loaded.config, {
+  orientation: 'latency',
+  cluster: 'local',
+  points: [1, 2],
+  source: loaded.source,
+});
 
 /** A results folder `<root>/<runId>` with the plan and one record per point at the given throughputs. */
 export function writeRun(

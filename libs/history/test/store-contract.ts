@@ -41,7 +41,9 @@ export function storeContract(open: () => Promise<HistoryStore>): void {
       const settings = historySettingsSchema.parse({});
       const labels: number[] = [];
       for (let i = 0; i < 7; i++) {
-        const run = extractRun(writeRun(root, `night-${i}`, i + 1, { 1: 500 * wobble(i), 2: (i >= 5 ? 700 : 900) * wobble(i + 3) }));
+        const run = extractRun(
+          writeRun(root, `night-${i}`, i + 1, { 1: 500 * wobble(i), 2: (i >= 5 ? 700 : 900) * wobble(i + 3) }),
+        );
         await store.putRun(run.runId, run.points);
         labels.push((await verdictFromStore(store, run.runId, run.points, settings)).regressions);
       }

@@ -14,7 +14,9 @@ export function workspaceAliases(root = fileURLToPath(new URL('../../../', impor
   const base = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8')) as {
     compilerOptions: { paths: Record<string, string[]> };
   };
-  return Object.fromEntries(Object.entries(base.compilerOptions.paths).map(([name, [path]]) => [name, join(root, path!)]));
+  return Object.fromEntries(
+    Object.entries(base.compilerOptions.paths).map(([name, [path]]) => [name, join(root, path!)]),
+  );
 }
 
 /**

@@ -70,7 +70,9 @@ export function buildSweepInput(plan: SweepPlan, meta: SweepMeta): SweepInput {
     resultsDir: ResultsLayout.of(meta.resultsRoot ?? plan.resultsRoot ?? join(dataDir, 'results'), sweepId).resultsDir,
     importImage: plan.slurm.containerRuntime === 'pyxis',
     importImageOn: plan.slurm.imageImport.on,
-    ...(plan.deployment.pointsPerAllocation === undefined ? {} : { pointsPerAllocation: plan.deployment.pointsPerAllocation }),
+    ...(plan.deployment.pointsPerAllocation === undefined
+      ? {}
+      : { pointsPerAllocation: plan.deployment.pointsPerAllocation }),
     operatorTimeout: meta.operatorTimeout,
     deploymentTag: meta.deploymentTag ?? currentDeploymentTag(),
     ...(plan.search === undefined ? {} : { search: plan.search }),
@@ -110,7 +112,12 @@ export interface StartedSweep {
  * `taskQueue`: a restart keeps the queue the sweep ran on (a scheduled run's children run on the
  * schedule's queue), else the cluster's.
  */
-export async function startSweep(client: Client, target: TemporalTarget, input: SweepInput, taskQueue?: string): Promise<StartedSweep> {
+export async function startSweep(
+  client: Client,
+  target: TemporalTarget,
+  input: SweepInput,
+  taskQueue?: string,
+): Promise<StartedSweep> {
   try {
     const handle = await client.workflow.start(SWEEP_WORKFLOW_TYPE, {
       taskQueue: taskQueue ?? taskQueueFor(input.cluster),
@@ -156,7 +163,11 @@ export async function startSweepAll(
   const first = inputs[0];
   if (!first) throw new Error('no orientation to sweep');
   const workflowId = identity?.workflowId ?? sweepWorkflowId(first.configName, 'all', first.cluster, first.label);
-  const arg: SweepAllInput = { sweeps: inputs, maxConcurrentSweeps, ...(identity?.perRun ? { perRun: identity.perRun } : {}) };
+  const arg: SweepAllInput = {
+    sweeps: inputs,
+    maxConcurrentSweeps,
+    ...(identity?.perRun ? { perRun: identity.perRun } : {}),
+  };
   try {
     const handle = await client.workflow.start(SWEEP_ALL_WORKFLOW_TYPE, {
       taskQueue: identity?.taskQueue ?? taskQueueFor(first.cluster),

@@ -66,7 +66,11 @@ export function loadSweepConfig(opts: LoadOptions = {}): ConfigFile {
     ]);
   }
   return {
-    ...parseSweepConfig(text, { file: shown, env: configEnv(opts.env), ...(opts.clusters ? { clusters: opts.clusters } : {}) }),
+    ...parseSweepConfig(text, {
+      file: shown,
+      env: configEnv(opts.env),
+      ...(opts.clusters ? { clusters: opts.clusters } : {}),
+    }),
     text,
   };
 }

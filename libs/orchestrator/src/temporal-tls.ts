@@ -109,7 +109,13 @@ export function loadTlsConfig(files: TemporalTlsFiles | undefined): TemporalTlsC
   if (!files) return {};
   return {
     ...(files.serverCaCertPath
-      ? { serverRootCACertificate: readPem('TEMPORAL_TLS_SERVER_CA_CERT_PATH', files.serverCaCertPath, 'server CA certificate') }
+      ? {
+          serverRootCACertificate: readPem(
+            'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+            files.serverCaCertPath,
+            'server CA certificate',
+          ),
+        }
       : {}),
     ...(files.clientCertPath && files.clientKeyPath
       ? {

@@ -105,7 +105,9 @@ export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = pro
     try {
       parsed = JSON.parse(readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new WorkerSettingsError(`${WORKER_SETTINGS_FILE_ENV}=${file}: cannot read the worker settings (${(e as Error).message})`);
+      throw new WorkerSettingsError(
+        `${WORKER_SETTINGS_FILE_ENV}=${file}: cannot read the worker settings (${(e as Error).message})`,
+      );
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new WorkerSettingsError(`${WORKER_SETTINGS_FILE_ENV}=${file}: worker settings are a JSON object`);

@@ -16,7 +16,15 @@ import { ResultsLayout, remoteAiperfPointDir } from '@infersweep/core';
 import { toolsDir } from '../../../test/stack-env';
 import { findStep } from '@infersweep/slurm';
 import { headNodeAiperfRunner } from '../src/activities/aiperf-step';
-import { localSlurm, notSaturationGated, readPoint, realStackSuite, startOnNewWorker, testInput, testPlan } from './harness';
+import {
+  localSlurm,
+  notSaturationGated,
+  readPoint,
+  realStackSuite,
+  startOnNewWorker,
+  testInput,
+  testPlan,
+} from './harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
@@ -70,7 +78,9 @@ describe('aiperf on the head node', () => {
     expect(log).toContain('infersweep-aiperf-exit=0');
     expect(log).toBe(readFileSync(join(remote, 'benchmark.log'), 'utf8'));
     for (const f of ['profile_export_aiperf.json', 'profile_export.jsonl'])
-      expect(readFileSync(join(pointDir, 'aiperf_artifacts', f), 'utf8')).toBe(readFileSync(join(remote, 'aiperf_artifacts', f), 'utf8'));
+      expect(readFileSync(join(pointDir, 'aiperf_artifacts', f), 'utf8')).toBe(
+        readFileSync(join(remote, 'aiperf_artifacts', f), 'utf8'),
+      );
     expect(record.artifacts.raw_dir).toBe(join(pointDir, 'aiperf_artifacts'));
     console.log(`[measure] aiperf on the head node: sweep of one point in ${seconds.toFixed(1)} s`);
   }, 240_000);

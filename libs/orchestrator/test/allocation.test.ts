@@ -8,7 +8,9 @@ describe('allocate: queue age across a retried attempt', () => {
   const jobName = 'infersweep-kimik3-latency-h200-abc-a1';
 
   it("reads the wait from the earlier attempt's last heartbeat for the same job name", () => {
-    expect(waitedBefore({ phase: 'allocating', jobName, jobId: '42', state: 'PENDING', waitedSeconds: 5400 }, jobName)).toBe(5400);
+    expect(
+      waitedBefore({ phase: 'allocating', jobName, jobId: '42', state: 'PENDING', waitedSeconds: 5400 }, jobName),
+    ).toBe(5400);
   });
 
   it('starts from zero without a heartbeat, for another job name, or for a value that is not a positive number', () => {
@@ -23,7 +25,8 @@ describe('allocate: queue age across a retried attempt', () => {
 });
 
 describe('release: a job that stays COMPLETING after scancel', () => {
-  const inActivity = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment({ activityType: 'release' }).run(fn);
+  const inActivity = <T>(fn: () => Promise<T>): Promise<T> =>
+    new MockActivityEnvironment({ activityType: 'release' }).run(fn);
 
   it('past its patience: reported with the job and its nodes, for the record, instead of failing the release', async () => {
     const slurm = new FakeSlurm();

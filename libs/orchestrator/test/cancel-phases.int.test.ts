@@ -42,7 +42,11 @@ interface Phase {
 const CANCELLED = { closed: 'CANCELLED', phase: 'cancelled', points: [[1, 'pending']] as [number, string][] };
 
 const phases: Phase[] = [
-  { name: 'launching', outcome: CANCELLED, reached: (h) => waitProgress(h, (p) => p.phase === 'launching', 240_000, 'launching') },
+  {
+    name: 'launching',
+    outcome: CANCELLED,
+    reached: (h) => waitProgress(h, (p) => p.phase === 'launching', 240_000, 'launching'),
+  },
   {
     name: 'waiting-ready',
     outcome: CANCELLED,
@@ -63,7 +67,12 @@ const phases: Phase[] = [
     name: 'cleaning-up',
     outcome: { closed: 'COMPLETED', phase: 'completed', points: [[1, 'done']] },
     reached: async (h) => {
-      await waitProgress(h, (p) => p.phase === 'completed' && p.allocation !== undefined, 300_000, 'closing with the allocation held');
+      await waitProgress(
+        h,
+        (p) => p.phase === 'completed' && p.allocation !== undefined,
+        300_000,
+        'closing with the allocation held',
+      );
       expect((await h.describe()).status.name).toBe('RUNNING');
     },
   },
@@ -77,7 +86,8 @@ describe('cancel at each phase', () => {
         notSaturationGated(p);
         profileSeconds(5)(p);
         // a server that takes a while to listen: the readiness wait is long enough to be caught
-        for (const n of p.nodes) n.launchArgv = ['bash', '-c', `sleep ${SLOW_START_SECONDS}; exec "$@"`, '_', ...n.launchArgv];
+        for (const n of p.nodes)
+          n.launchArgv = ['bash', '-c', `sleep ${SLOW_START_SECONDS}; exec "$@"`, '_', ...n.launchArgv];
       });
       const input = testInput(plan, `cancel-${phase.name}`);
       const { worker, h } = await startOnNewWorker(suite.client(), input);
@@ -98,7 +108,11 @@ describe('cancel at each phase', () => {
       expect(progress.allocations.map((a) => [a.jobName, a.ended])).toEqual([[names[0], 'released']]);
       const history = (await h.fetchHistory()).events ?? [];
       expect(history.filter((e) => e.workflowExecutionCancelRequestedEventAttributes).length).toBe(1);
-      expect({ closed: (await h.describe()).status.name, phase: progress.phase, points: pointStatuses(progress) }).toEqual(phase.outcome);
+      expect({
+        closed: (await h.describe()).status.name,
+        phase: progress.phase,
+        points: pointStatuses(progress),
+      }).toEqual(phase.outcome);
       // a cancelled sweep's result is a WorkflowFailedError (its cause the cancellation); a completed one its SweepResult
       expect(result instanceof WorkflowFailedError).toBe(phase.outcome.closed === 'CANCELLED');
       console.log(`[measure] cancel while ${phase.name}: sweep closed ${seconds.toFixed(1)} s after start`);

@@ -56,7 +56,8 @@ const shortSweep = () =>
  * a request larger than the partition (-N 9, ../../slurm/test/reliability.int.test.ts): its
  * drained-node reading is covered by ../../slurm/test/allocation.test.ts.
  */
-const DRAINED_NODES_REASON = /^(Nodes required for job are DOWN, DRAINED or reserved|ReqNodeNotAvail, UnavailableNodes:)/;
+const DRAINED_NODES_REASON =
+  /^(Nodes required for job are DOWN, DRAINED or reserved|ReqNodeNotAvail, UnavailableNodes:)/;
 
 /** How long the nodes stay drained: longer than the allocate activity's heartbeat timeout (a maintenance drain lasts hours). */
 const DRAIN_SECONDS = HEARTBEAT_TIMEOUT_SECONDS + 10;
@@ -77,9 +78,18 @@ describe('cluster states', () => {
       const { worker, h } = await startOnNewWorker(suite.client(), input);
       const result = await worker.runUntil(async () => {
         const pending = await waitHeartbeat(h, (d) => d.state === 'PENDING', 120_000, 'the allocation to be PENDING');
-        expect(pending).toMatchObject({ phase: 'allocating', jobName, reason: expect.stringMatching(DRAINED_NODES_REASON) });
+        expect(pending).toMatchObject({
+          phase: 'allocating',
+          jobName,
+          reason: expect.stringMatching(DRAINED_NODES_REASON),
+        });
         // still the same queued job, on the first attempt, after the drain has lasted DRAIN_SECONDS
-        const held = await waitHeartbeat(h, (d) => Number(d.waitedSeconds) >= DRAIN_SECONDS, 120_000, `a ${DRAIN_SECONDS} s wait`);
+        const held = await waitHeartbeat(
+          h,
+          (d) => Number(d.waitedSeconds) >= DRAIN_SECONDS,
+          120_000,
+          `a ${DRAIN_SECONDS} s wait`,
+        );
         expect(held).toMatchObject({
           jobName,
           jobId: pending.jobId,
@@ -95,7 +105,9 @@ describe('cluster states', () => {
       });
       expect(result.result.status).toBe('completed');
       expect(result.result.points.map((p) => [p.concurrency, p.status])).toEqual([[1, 'done']]);
-      expect(result.result.allocations.map((a) => [a.attempt, a.jobId, a.ended])).toEqual([[1, result.pendingJobId, 'released']]);
+      expect(result.result.allocations.map((a) => [a.attempt, a.jobId, a.ended])).toEqual([
+        [1, result.pendingJobId, 'released'],
+      ]);
     } finally {
       // after a failure: the nodes back in service (scontrol refuses to resume nodes already resumed)
       if (nodeStates().some((n) => n.state.includes('DRAIN'))) scontrol('update', `nodename=${nodes}`, 'state=resume');
@@ -112,7 +124,8 @@ describe('cluster states', () => {
     let jobId = '';
     try {
       const seen = await worker.runUntil(async () => {
-        jobId = (await waitProgress(h, (p) => p.allocation?.jobId !== undefined, 120_000, 'the grant')).allocation!.jobId;
+        jobId = (await waitProgress(h, (p) => p.allocation?.jobId !== undefined, 120_000, 'the grant')).allocation!
+          .jobId;
         // the stack's Epilog (scripts/stack.sh) keeps this job COMPLETING while the marker exists
         mkdirSync(holdDir, { recursive: true });
         writeFileSync(join(holdDir, jobId), '');
@@ -124,7 +137,9 @@ describe('cluster states', () => {
         );
         const t0 = Date.now() - Number(releasing.waitedSeconds) * 1000;
         // Slurm's own view: compact state CG
-        const compact = execFileSync('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', '%t'], { encoding: 'utf8' }).trim();
+        const compact = execFileSync('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', '%t'], {
+          encoding: 'utf8',
+        }).trim();
         const result = (await h.result()) as SweepResult;
         const waitedMs = Date.now() - t0;
         const after = await slurm.describe(jobId);
@@ -148,7 +163,9 @@ describe('cluster states', () => {
           ended: 'released',
           warnings: [
             expect.stringMatching(
-              new RegExp(`^job ${jobId} still COMPLETING ${PATIENCE_MS / 1000} s after scancel on ${nodes}: .*scontrol show node ${nodes}`),
+              new RegExp(
+                `^job ${jobId} still COMPLETING ${PATIENCE_MS / 1000} s after scancel on ${nodes}: .*scontrol show node ${nodes}`,
+              ),
             ),
           ],
         },
@@ -171,7 +188,12 @@ describe('cluster states', () => {
       const t0 = Date.now();
       await h.executeUpdate(abortUpdate, { args: [{ reason: 'operator abort while queued' }] });
       const result = (await h.result()) as SweepResult;
-      return { result, ms: Date.now() - t0, live: await liveJobsOf(slurm, [jobName]), progress: await h.query(progressQuery) };
+      return {
+        result,
+        ms: Date.now() - t0,
+        live: await liveJobsOf(slurm, [jobName]),
+        progress: await h.query(progressQuery),
+      };
     });
     await blocker.release();
     console.log(`[measure] abort while queued → sweep aborted with zero live jobs: ${seen.ms} ms`);

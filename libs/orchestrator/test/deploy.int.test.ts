@@ -40,12 +40,19 @@ describe('a deploy keeps the queue', () => {
     let w = spawnWorker(tq);
     const h = await start(suite.client(), input, tq);
     try {
-      const queued = await waitHeartbeat(h, (d) => d.state === 'PENDING' && typeof d.jobId === 'string', 180_000, 'the allocation PENDING');
+      const queued = await waitHeartbeat(
+        h,
+        (d) => d.state === 'PENDING' && typeof d.jobId === 'string',
+        180_000,
+        'the allocation PENDING',
+      );
       const jobId = String(queued.jobId);
       signalGroup(w, 'SIGTERM');
       await exited(w);
       // the stopped worker left the request queued: the same job, still pending
-      expect((await slurm.jobsNamed(jobName)).filter((j) => j.state === 'PENDING').map((j) => j.jobId)).toEqual([jobId]);
+      expect((await slurm.jobsNamed(jobName)).filter((j) => j.state === 'PENDING').map((j) => j.jobId)).toEqual([
+        jobId,
+      ]);
       w = spawnWorker(tq);
       const adopted = await waitHeartbeat(
         h,

@@ -13,7 +13,15 @@ import type { Client } from '@temporalio/client';
 import type { SweepResult } from '@infersweep/sweep';
 import { inferencexAggSchema, readRequestRecords } from '@infersweep/agentx';
 import { repoRoot, toolsDir } from '../../../test/stack-env';
-import { cleanupStarted, client as connect, localSlurm, readPoint, startOnNewWorker, testInput, testPlan } from './harness';
+import {
+  cleanupStarted,
+  client as connect,
+  localSlurm,
+  readPoint,
+  startOnNewWorker,
+  testInput,
+  testPlan,
+} from './harness';
 
 const slurm = localSlurm();
 let c: Client;
@@ -46,7 +54,13 @@ async function runAndConvert(tag: string, client: 'infersweep' | 'aiperf') {
   const plan = testPlan('latency', [2], (p) => {
     p.agentx.client = client;
     if (client === 'aiperf') {
-      p.agentx.aiperf = { ...p.agentx.aiperf, binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer, traces: 'configured' };
+      p.agentx.aiperf = {
+        ...p.agentx.aiperf,
+        binary: aiperfBinary,
+        flavor: 'pypi',
+        tokenizer: aiperfTokenizer,
+        traces: 'configured',
+      };
       // aiperf starts its services and configures the dataset before the profile: give its warmup room
       p.agentx.warmupGracePeriodSeconds = 60;
     }
@@ -79,7 +93,9 @@ describe('both AgentX clients in a sweep, exported for InferenceX', () => {
     expect(record.submission_valid).toBe(true);
     expect(record.identity.hw).toBe('fake');
     const lines = readRequestRecords(record.artifacts.requests_jsonl!);
-    expect(lines.filter((l) => l.phase === 'profiling' && l.turn > 0).reduce((s, l) => s + (l.cached_tokens ?? 0), 0)).toBeGreaterThan(0);
+    expect(
+      lines.filter((l) => l.phase === 'profiling' && l.turn > 0).reduce((s, l) => s + (l.cached_tokens ?? 0), 0),
+    ).toBeGreaterThan(0);
     expect(agg).toMatchObject({
       hw: 'fake',
       conc: 2,
@@ -106,10 +122,14 @@ describe('both AgentX clients in a sweep, exported for InferenceX', () => {
     // PyPI aiperf needs --unsafe-override for the per-trace idle cap: the run is stamped non-submittable
     expect(record.submission_invalid_reasons).toContain('aiperf:unsafe_override');
     expect(
-      record.submission_invalid_reasons.filter((r) => !r.startsWith('aiperf:') && !r.startsWith('insufficient_profile_metric_coverage')),
+      record.submission_invalid_reasons.filter(
+        (r) => !r.startsWith('aiperf:') && !r.startsWith('insufficient_profile_metric_coverage'),
+      ),
     ).toEqual([]);
     const pointDir = join(input.resultsDir, 'points', 'c2');
-    expect(readFileSync(join(pointDir, 'benchmark_command.txt'), 'utf8')).toContain('profile --scenario inferencex-agentx-mvp');
+    expect(readFileSync(join(pointDir, 'benchmark_command.txt'), 'utf8')).toContain(
+      'profile --scenario inferencex-agentx-mvp',
+    );
     expect(readdirSync(join(pointDir, 'traces')).length).toBeGreaterThan(0);
     expect(agg.conc).toBe(2);
     expect(agg.num_requests_successful).toBe(record.num_requests_successful);

@@ -148,7 +148,8 @@ export function productionLike(p: SweepPlan): void {
   };
   const head = p.nodes.find((n) => n.rank === 0);
   const i = head?.launchArgv.indexOf('--inter-token-latency') ?? -1;
-  if (!head || i < 0) throw new Error(`the plan does not launch the simulator on rank 0: ${JSON.stringify(head?.launchArgv)}`);
+  if (!head || i < 0)
+    throw new Error(`the plan does not launch the simulator on rank 0: ${JSON.stringify(head?.launchArgv)}`);
   head.launchArgv[i + 1] = `${t.interTokenLatencyMs}ms`;
   p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + extraSeconds }));
   p.slurm.timeLimitMinutes += Math.ceil((p.points.length * extraSeconds) / 60);
@@ -219,7 +220,12 @@ export async function newWorker(taskQueue: string, cluster = 'local', deps?: Par
 
 /** The production worker of the `local` cluster on `taskQueue`, running in this process until `stop`. */
 export async function runningWorker(taskQueue: string): Promise<{ stop(): Promise<void> }> {
-  const { worker, connection } = await createSweepWorker({ cluster: 'local', target, taskQueue, workflowBundle: workflowBundle() });
+  const { worker, connection } = await createSweepWorker({
+    cluster: 'local',
+    target,
+    taskQueue,
+    workflowBundle: workflowBundle(),
+  });
   const running = worker.run();
   return {
     stop: async () => {
@@ -285,7 +291,8 @@ export async function cleanupStarted(slurm: SlurmCluster): Promise<void> {
     if (d?.status.name === 'RUNNING') await handle.terminate('test cleanup').catch(() => undefined);
     for (const sweepId of sweepIds)
       for (let attempt = 1; attempt <= 10; attempt++) {
-        for (const j of await slurm.jobsNamed(allocationJobName(sweepId, attempt, currentDeploymentTag()))) await slurm.release(j.jobId);
+        for (const j of await slurm.jobsNamed(allocationJobName(sweepId, attempt, currentDeploymentTag())))
+          await slurm.release(j.jobId);
       }
   }
 }
@@ -307,7 +314,9 @@ export async function waitProgress(
       // the first workflow task may not have run yet
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`);
+      throw new Error(
+        `timed out waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -328,7 +337,8 @@ export async function waitHeartbeat(
       const payload = a.heartbeatDetails?.payloads?.[0];
       if (!payload) continue;
       last = defaultPayloadConverter.fromPayload(payload);
-      if (last && typeof last === 'object' && pred(last as Record<string, unknown>)) return last as Record<string, unknown>;
+      if (last && typeof last === 'object' && pred(last as Record<string, unknown>))
+        return last as Record<string, unknown>;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last heartbeat ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 250));
@@ -346,7 +356,9 @@ export function readPoint(resultsDir: string, c: number): PointResult {
 /** No live job of this sweep is left in squeue. */
 export async function liveJobsOf(slurm: SlurmCluster, sweepJobNames: string[]): Promise<string[]> {
   const rows = (await Promise.all(sweepJobNames.map((n) => slurm.jobsNamed(n)))).flat();
-  return rows.filter((r) => ['RUNNING', 'PENDING', 'COMPLETING', 'CONFIGURING'].includes(r.state)).map((r) => `${r.jobId}:${r.state}`);
+  return rows
+    .filter((r) => ['RUNNING', 'PENDING', 'COMPLETING', 'CONFIGURING'].includes(r.state))
+    .map((r) => `${r.jobId}:${r.state}`);
 }
 
 /** Keep the history of a finished sweep as a replay fixture (checked by replay.test.ts). */
@@ -359,7 +371,11 @@ export async function keepHistory(h: WorkflowHandle, name: string): Promise<void
   // replay the fresh history right away with the current workflow code (the run's bundle when there is one)
   const bundle = workflowBundle();
   const { bundlerOptions, workflowsPath } = await import('../src/bundle');
-  await Worker.runReplayHistory(bundle ? { workflowBundle: bundle } : { workflowsPath, bundlerOptions }, history, h.workflowId);
+  await Worker.runReplayHistory(
+    bundle ? { workflowBundle: bundle } : { workflowsPath, bundlerOptions },
+    history,
+    h.workflowId,
+  );
 }
 
 /** The production worker (apps/worker/src/main.ts) as a child process in its own process group. */
@@ -386,7 +402,9 @@ export function signalGroup(p: ChildProcess, sig: NodeJS.Signals): void {
 
 /** Resolves with the exit code once the process has exited. */
 export function exited(p: ChildProcess): Promise<number | null> {
-  return new Promise((r) => (p.exitCode !== null || p.signalCode !== null ? r(p.exitCode) : p.once('exit', (code) => r(code))));
+  return new Promise((r) =>
+    p.exitCode !== null || p.signalCode !== null ? r(p.exitCode) : p.once('exit', (code) => r(code)),
+  );
 }
 
 /** The usual per-file set-up of a real-stack sweep test: a client, and cleanup after each test. */

@@ -50,8 +50,17 @@ export function seedHybridPlan(): SweepPlan {
       '1',
     ];
   };
-  const nodes = plan.nodes.map((n) => ({ ...n, serves: true, argv: hybrid(n.argv, n.rank), launchArgv: hybrid(n.launchArgv, n.rank) }));
-  return sweepPlanSchema.parse({ ...plan, nodes, notes: [...plan.notes, "test: the bash runner's hybrid-LB shape, built by hand"] });
+  const nodes = plan.nodes.map((n) => ({
+    ...n,
+    serves: true,
+    argv: hybrid(n.argv, n.rank),
+    launchArgv: hybrid(n.launchArgv, n.rank),
+  }));
+  return sweepPlanSchema.parse({
+    ...plan,
+    nodes,
+    notes: [...plan.notes, "test: the bash runner's hybrid-LB shape, built by hand"],
+  });
 }
 
 describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
@@ -74,9 +83,9 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
     const dep = deployment;
     const alloc = allocation;
     if (dep)
-      await run(() => acts.captureLogs({ plan, deployment: dep, destDir: join(resultsDir, 'logs', 'server-1'), reason: 'test end' })).catch(
-        () => undefined,
-      );
+      await run(() =>
+        acts.captureLogs({ plan, deployment: dep, destDir: join(resultsDir, 'logs', 'server-1'), reason: 'test end' }),
+      ).catch(() => undefined);
     if (dep) await run(() => acts.stopServer({ plan, deployment: dep }));
     if (alloc) await run(() => acts.release({ plan, jobId: alloc.jobId, jobName: alloc.jobName }));
     // nothing of this test is left in squeue: its allocation (and with it the vLLM steps) is gone
@@ -85,7 +94,11 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
 
   it('every node serves, clients go to node 0: the point is invalid and names idle DP rank 1', async () => {
     expect(
-      plan.nodes.map((n) => [n.serves, n.launchArgv.includes('--data-parallel-hybrid-lb'), n.launchArgv.includes('--headless')]),
+      plan.nodes.map((n) => [
+        n.serves,
+        n.launchArgv.includes('--data-parallel-hybrid-lb'),
+        n.launchArgv.includes('--headless'),
+      ]),
     ).toEqual([
       [true, true, false],
       [true, true, false],

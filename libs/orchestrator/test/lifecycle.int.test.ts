@@ -47,7 +47,12 @@ describe('sweep lifecycle on the real stack', () => {
     const input = testInput(plan, 'redeploy');
     const tq = `t-${randomUUID()}`;
     const profilingOnAttempt = async (attempt: number) => {
-      await waitHeartbeat(h, (d) => d.phase === 'profiling', 240_000, `point c=1 profiling on activity attempt ${attempt}`);
+      await waitHeartbeat(
+        h,
+        (d) => d.phase === 'profiling',
+        240_000,
+        `point c=1 profiling on activity attempt ${attempt}`,
+      );
       const d = await h.describe();
       return d.raw.pendingActivities?.[0]?.attempt ?? 0;
     };
@@ -57,9 +62,16 @@ describe('sweep lifecycle on the real stack', () => {
       for (;;) {
         const a = (await h.describe()).raw.pendingActivities?.[0];
         const started = Number(a?.lastStartedTime?.seconds ?? 0);
-        if (a && a.attempt === attempt && Number(a.state) === 2 && started > 0 && Number(a.lastHeartbeatTime?.seconds ?? 0) >= started)
+        if (
+          a &&
+          a.attempt === attempt &&
+          Number(a.state) === 2 &&
+          started > 0 &&
+          Number(a.lastHeartbeatTime?.seconds ?? 0) >= started
+        )
           return a.lastFailure?.applicationFailureInfo?.type;
-        if (Date.now() > deadline) throw new Error(`the point did not run again on attempt ${attempt}: ${JSON.stringify(a)}`);
+        if (Date.now() > deadline)
+          throw new Error(`the point did not run again on attempt ${attempt}: ${JSON.stringify(a)}`);
         await new Promise((r) => setTimeout(r, 250));
       }
     };
@@ -79,7 +91,11 @@ describe('sweep lifecycle on the real stack', () => {
         // …after the previous attempt ended as a graceful worker shutdown, not a timeout or an abort
         expect(await runningAgain(restart + 1)).toBe('WorkerShutdown');
         resumeSeconds.push((Date.now() - sigterm) / 1000);
-        const p = (await h.query('progress')) as { allocation?: { jobId: string }; points: { attempts: number }[]; allocations: unknown[] };
+        const p = (await h.query('progress')) as {
+          allocation?: { jobId: string };
+          points: { attempts: number }[];
+          allocations: unknown[];
+        };
         expect(p.allocation?.jobId).toBe(allocation.allocation?.jobId);
         expect(p.points[0]!.attempts).toBe(1);
         expect(p.allocations).toHaveLength(1);
@@ -94,7 +110,9 @@ describe('sweep lifecycle on the real stack', () => {
           result.allocations.map((a) => a.jobName),
         ),
       ).toEqual([]);
-      console.log(`SIGTERM → point running again on the next worker: ${resumeSeconds.map((s) => `${s.toFixed(1)} s`).join(', ')}`);
+      console.log(
+        `SIGTERM → point running again on the next worker: ${resumeSeconds.map((s) => `${s.toFixed(1)} s`).join(', ')}`,
+      );
     } finally {
       signalGroup(w, 'SIGTERM');
       await exited(w);

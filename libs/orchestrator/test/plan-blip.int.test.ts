@@ -56,7 +56,8 @@ describe('the stored plan blinks', () => {
         const a = (await h.describe()).raw.pendingActivities?.[0];
         lastFailure = { type: a?.lastFailure?.applicationFailureInfo?.type, message: a?.lastFailure?.message };
         if (lastFailure.type === 'PlanUnreadableError') break;
-        if (Date.now() > deadline) throw new Error(`no transient plan read failure seen: ${JSON.stringify(lastFailure)}`);
+        if (Date.now() > deadline)
+          throw new Error(`no transient plan read failure seen: ${JSON.stringify(lastFailure)}`);
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(lastFailure.message).toContain('cannot be read');

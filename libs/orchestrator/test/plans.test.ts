@@ -23,7 +23,9 @@ const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local'
 describe('reading the stored plan', () => {
   it('an unreadable plan.json is a transient, retryable failure (not an input error)', async () => {
     const resultsDir = mkdtempSync(join(tmpdir(), 'plan-store-'));
-    const err = await new PlanStore(2, 1).resolve({ planRef: { planHash: plan.planHash, resultsDir } }).catch((e: unknown) => e);
+    const err = await new PlanStore(2, 1)
+      .resolve({ planRef: { planHash: plan.planHash, resultsDir } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlanUnreadableError);
     expect(err).not.toBeInstanceOf(InputError);
     expect((err as Error).message).toContain('2 tries');
@@ -43,13 +45,17 @@ describe('reading the stored plan', () => {
     writeFileSync(file, JSON.stringify(plan));
     await expect(pending).resolves.toMatchObject({ planHash: plan.planHash });
     rmSync(file); // cached per worker: no read needed any more
-    await expect(store.resolve({ planRef: { planHash: plan.planHash, resultsDir } })).resolves.toMatchObject({ planHash: plan.planHash });
+    await expect(store.resolve({ planRef: { planHash: plan.planHash, resultsDir } })).resolves.toMatchObject({
+      planHash: plan.planHash,
+    });
   });
 
   it('a plan.json of another plan stays an input error', async () => {
     const resultsDir = mkdtempSync(join(tmpdir(), 'plan-store-'));
     writeFileSync(new ResultsLayout(resultsDir).planFile, JSON.stringify(plan));
-    const err = await new PlanStore(1, 1).resolve({ planRef: { planHash: '0123456789abcdef', resultsDir } }).catch((e: unknown) => e);
+    const err = await new PlanStore(1, 1)
+      .resolve({ planRef: { planHash: '0123456789abcdef', resultsDir } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidPlanError);
   });
 });

@@ -55,11 +55,15 @@ describe('sweeps against a busy queue and a flaky Slurm', () => {
       const live = await liveJobsOf(slurm, [jobName]);
       return { ended, live, progress: await h.query(progressQuery) };
     });
-    console.log(`[measure] cancel while queued → workflow cancelled with zero live jobs of the sweep: ${measured.ended} ms`);
+    console.log(
+      `[measure] cancel while queued → workflow cancelled with zero live jobs of the sweep: ${measured.ended} ms`,
+    );
     expect(measured.live).toEqual([]);
     // recorded as what it is: the allocation released by the cancel, not a failed allocation attempt
     // (which would count against maxAllocationAttempts in a resumed run); no point was run
-    expect(measured.progress.allocations.map((a) => [a.attempt, a.jobName, a.ended])).toEqual([[1, jobName, 'released']]);
+    expect(measured.progress.allocations.map((a) => [a.attempt, a.jobName, a.ended])).toEqual([
+      [1, jobName, 'released'],
+    ]);
     expect(measured.progress.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([[1, 'pending', 0]]);
     expect((await h.describe()).status.name).toBe('CANCELLED');
     // free the nodes: nothing of the cancelled sweep is granted later

@@ -59,7 +59,9 @@ describe('prepareSweep: completed points on disk', () => {
     mkdirSync(layout.pointDir(2), { recursive: true });
     const text = JSON.stringify({ ...real, conc: 2, identity: 'renamed in another version' });
     writeFileSync(layout.pointRecord(2), text);
-    expect(await new MockActivityEnvironment().run(() => storedResult(resultsDir, sweepId, planHash, 2))).toBeUndefined();
+    expect(
+      await new MockActivityEnvironment().run(() => storedResult(resultsDir, sweepId, planHash, 2)),
+    ).toBeUndefined();
     expect(readFileSync(layout.pointRecord(2), 'utf8')).toBe(text);
   });
 });

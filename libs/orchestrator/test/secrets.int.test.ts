@@ -65,7 +65,8 @@ function processesWithEnv(needle: string): [string, string][] {
 /** The history as proto JSON plus every payload's data decoded (base64 → text). */
 function historyText(json: string): string {
   const decoded: string[] = [];
-  for (const m of json.matchAll(/"data":\s*"([A-Za-z0-9+/=]+)"/g)) decoded.push(Buffer.from(m[1]!, 'base64').toString('utf8'));
+  for (const m of json.matchAll(/"data":\s*"([A-Za-z0-9+/=]+)"/g))
+    decoded.push(Buffer.from(m[1]!, 'base64').toString('utf8'));
   return `${json}\n${decoded.join('\n')}`;
 }
 
@@ -74,7 +75,12 @@ describe('a secret the server needs', () => {
     const canary = `canary-${randomUUID()}`;
     const loaded = loadSweepConfig({ clusters: ['local'] });
     loaded.config.engine.secretEnv = [NAME];
-    const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1], source: loaded.source });
+    const plan = planSweep(loaded.config, {
+      orientation: 'latency',
+      cluster: 'local',
+      points: [1],
+      source: loaded.source,
+    });
     expect(plan.secretEnv).toEqual([NAME]);
     const input = testInput(plan, 'secret');
     const tq = `t-${randomUUID()}`;
@@ -99,7 +105,10 @@ describe('a secret the server needs', () => {
       const holders = processesWithEnv(`${NAME}=${canary}`).filter(([pid]) => Number(pid) !== worker.pid);
       expect(holders.map(([, comm]) => comm)).toContain('llm-d-inference');
       const sampler = setInterval(
-        () => psSamples.push(execFileSync('ps', ['-eo', 'pid,args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 << 20 })),
+        () =>
+          psSamples.push(
+            execFileSync('ps', ['-eo', 'pid,args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 << 20 }),
+          ),
         500,
       );
       let result: SweepResult;
@@ -129,7 +138,12 @@ describe('a secret the server needs', () => {
   it('a secret the worker allows but does not have fails the sweep naming the variable (not retried)', async () => {
     const loaded = loadSweepConfig({ clusters: ['local'] });
     loaded.config.engine.secretEnv = ['INFERSWEEP_SECRET_NOBODY_SET'];
-    const plan = planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1], source: loaded.source });
+    const plan = planSweep(loaded.config, {
+      orientation: 'latency',
+      cluster: 'local',
+      points: [1],
+      source: loaded.source,
+    });
     const input = testInput(plan, 'nosecret');
     const tq = `t-${randomUUID()}`;
     const worker = spawn(
@@ -155,7 +169,11 @@ describe('a secret the server needs', () => {
       // nothing was allocated or launched
       const attempts = activityAttempts(history.events ?? []);
       expect(attempts).toEqual([
-        { activity: 'prepareSweep', attempt: 1, failure: expect.stringContaining('INFERSWEEP_SECRET_NOBODY_SET not found on the worker') },
+        {
+          activity: 'prepareSweep',
+          attempt: 1,
+          failure: expect.stringContaining('INFERSWEEP_SECRET_NOBODY_SET not found on the worker'),
+        },
       ]);
     } finally {
       signalGroup(worker, 'SIGTERM');

@@ -23,7 +23,13 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { AllocationError, AllocationLostError, CommandAbortedError, CommandFailedError, StepLaunchError } from '@infersweep/slurm';
+import {
+  AllocationError,
+  AllocationLostError,
+  CommandAbortedError,
+  CommandFailedError,
+  StepLaunchError,
+} from '@infersweep/slurm';
 import { BindError } from '@infersweep/topology';
 import { IdleRankError } from '@infersweep/agentx';
 import {
@@ -122,14 +128,18 @@ let running: Promise<void>;
 const taskQueue = `unit-${randomUUID()}`;
 
 beforeAll(async () => {
-  if (!existsSync(temporalBinary)) throw new Error(`${temporalBinary} is missing: run npm run setup (or set INFERSWEEP_TOOLS)`);
+  if (!existsSync(temporalBinary))
+    throw new Error(`${temporalBinary} is missing: run npm run setup (or set INFERSWEEP_TOOLS)`);
   try {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // installed already
   }
   env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalBinary }, searchAttributes: Object.values(searchAttributeKeys) },
+    server: {
+      executable: { type: 'existing-path', path: temporalBinary },
+      searchAttributes: Object.values(searchAttributeKeys),
+    },
   });
   worker = await Worker.create({
     connection: env.nativeConnection,
@@ -176,19 +186,29 @@ function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInpu
   return { ...input, ...extra };
 }
 
-async function run(input: SweepRunInput): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; result: Promise<SweepResult> }> {
-  const handle = await env.client.workflow.start('sweepWorkflow', { taskQueue, workflowId: input.sweepId, args: [input] });
+async function run(
+  input: SweepRunInput,
+): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; result: Promise<SweepResult> }> {
+  const handle = await env.client.workflow.start('sweepWorkflow', {
+    taskQueue,
+    workflowId: input.sweepId,
+    args: [input],
+  });
   return { handle, result: handle.result() as Promise<SweepResult> };
 }
 
-const callsOf = (input: SweepInput, verb: Verb) => (calls.get(input.sweepId) ?? []).filter((c) => c.verb === verb).map((c) => c.input);
+const callsOf = (input: SweepInput, verb: Verb) =>
+  (calls.get(input.sweepId) ?? []).filter((c) => c.verb === verb).map((c) => c.input);
 
 async function progressUntil(h: WorkflowHandle, pred: (p: SweepProgress) => boolean): Promise<SweepProgress> {
   for (;;) {
     const p = await h.query(progressQuery).catch(() => undefined);
     if (p && pred(p)) return p;
     // a sweep that ended will never get there: fail now, saying how it ended
-    const closed = p && ['completed', 'failed', 'cancelled', 'aborted'].includes(p.phase) && (await h.describe()).status.name !== 'RUNNING';
+    const closed =
+      p &&
+      ['completed', 'failed', 'cancelled', 'aborted'].includes(p.phase) &&
+      (await h.describe()).status.name !== 'RUNNING';
     if (closed) throw new Error(`sweep ended ${p.phase}: ${p.message ?? ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -206,7 +226,15 @@ describe('sweepWorkflow with mocked activities', () => {
     ]);
     expect(r.allocations.map((a) => a.ended)).toEqual(['released']);
     expect(callsOf(input, 'prepareSweep')[0]!.plan).toEqual(input.plan);
-    for (const verb of ['allocate', 'launchServer', 'waitReady', 'runPoint', 'captureLogs', 'stopServer', 'release'] as const) {
+    for (const verb of [
+      'allocate',
+      'launchServer',
+      'waitReady',
+      'runPoint',
+      'captureLogs',
+      'stopServer',
+      'release',
+    ] as const) {
       for (const i of callsOf(input, verb)) {
         expect(i.plan, verb).toBeUndefined();
         expect(i.planRef, verb).toEqual({ planHash: 'p0', resultsDir: input.resultsDir });
@@ -245,10 +273,9 @@ describe('sweepWorkflow with mocked activities', () => {
     await (
       await run(login)
     ).result;
-    expect((calls.get(login.sweepId) ?? []).map((c) => c.verb).filter((v) => v === 'allocate' || v === 'importImage')).toEqual([
-      'importImage',
-      'allocate',
-    ]);
+    expect(
+      (calls.get(login.sweepId) ?? []).map((c) => c.verb).filter((v) => v === 'allocate' || v === 'importImage'),
+    ).toEqual(['importImage', 'allocate']);
     expect(callsOf(login, 'importImage')[0]!.allocation).toBeUndefined();
   });
 
@@ -400,7 +427,9 @@ describe('sweepWorkflow with mocked activities', () => {
     expect(callsOf(onPoint, 'launchServer')).toHaveLength(1);
     expect(callsOf(onLaunch, 'launchServer').map((i) => i.serverIndex)).toEqual([1, 1, 1, 1, 1, 1, 1]);
     expect(callsOf(onLaunch, 'allocate')).toHaveLength(1);
-    expect(await patchMarkers(onPoint.sweepId, 'worker-shutdowns-past-max-attempts')).toContain(PATCHES.outlastWorkerShutdowns);
+    expect(await patchMarkers(onPoint.sweepId, 'worker-shutdowns-past-max-attempts')).toContain(
+      PATCHES.outlastWorkerShutdowns,
+    );
   }, 150_000);
 
   it('continues as new past the history bound, carrying points, allocation and server; nothing rerun', async () => {
@@ -425,7 +454,13 @@ describe('sweepWorkflow with mocked activities', () => {
     // servers on a job the image was already imported on (head-node import: once per job)
     const input = sweep(
       {},
-      { points: [1, 2, 4, 8, 16, 32], historyEventLimit: 40, policy: 'server-per-point', importImage: true, importImageOn: 'head-node' },
+      {
+        points: [1, 2, 4, 8, 16, 32],
+        historyEventLimit: 40,
+        policy: 'server-per-point',
+        importImage: true,
+        importImageOn: 'head-node',
+      },
     );
     const { handle, result } = await run(input);
     const r = await result;
@@ -433,9 +468,9 @@ describe('sweepWorkflow with mocked activities', () => {
     let runs = 0;
     for await (const _w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) runs++;
     expect(runs).toBeGreaterThanOrEqual(2);
-    expect((await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name).toBe(
-      'CONTINUED_AS_NEW',
-    );
+    expect(
+      (await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name,
+    ).toBe('CONTINUED_AS_NEW');
     expect(callsOf(input, 'allocate')).toHaveLength(1);
     expect(callsOf(input, 'importImage').map((i) => (i.allocation as Allocation).jobId)).toEqual(['100']);
     expect(callsOf(input, 'launchServer').map((i) => i.serverIndex)).toEqual([1, 2, 3, 4, 5, 6]);
@@ -455,7 +490,8 @@ describe('sweepWorkflow with mocked activities', () => {
 async function patchMarkers(workflowId: string, fixture: string): Promise<string[]> {
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
   const json = historyToJSON(history);
-  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(join(__dirname, 'fixtures', 'histories', `${fixture}.json`), json);
+  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1')
+    writeFileSync(join(__dirname, 'fixtures', 'histories', `${fixture}.json`), json);
   return markersIn(JSON.parse(json) as { events: Record<string, unknown>[] });
 }
 
@@ -516,7 +552,10 @@ async function waitingOnRelease(release: Script['release'], extra: Partial<Sweep
 
 describe('a job the sweep owns is never forgotten', () => {
   it('a release that keeps failing waits for the operator, names the job and how to clear it, keeps it recorded; retryNow releases it and the sweep goes on', async () => {
-    const { input, handle, result, waiting } = await waitingOnRelease(firstReleaseFails, { points: [1, 2], pointsPerAllocation: 1 });
+    const { input, handle, result, waiting } = await waitingOnRelease(firstReleaseFails, {
+      points: [1, 2],
+      pointsPerAllocation: 1,
+    });
     const reason = waiting.awaitingOperator!.reason;
     expect(reason).toContain('job 100');
     expect(reason).toContain(waiting.allocations[0]!.jobName);
@@ -554,7 +593,10 @@ describe('a job the sweep owns is never forgotten', () => {
   });
 
   it('abort during that wait when the last try succeeds: released, the sweep ends aborted, the next point not run', async () => {
-    const { input, handle, result } = await waitingOnRelease(firstReleaseFails, { points: [1, 2], pointsPerAllocation: 1 });
+    const { input, handle, result } = await waitingOnRelease(firstReleaseFails, {
+      points: [1, 2],
+      pointsPerAllocation: 1,
+    });
     await handle.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
     const r = await result;
     expect(r.status).toBe('aborted');
@@ -597,13 +639,14 @@ describe('a job the sweep owns is never forgotten', () => {
     await latest.executeUpdate(abortUpdate, { args: [{ reason: 'unit test' }] });
     expect((await result).status).toBe('aborted');
     const lengths: number[] = [];
-    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` })) lengths.push(w.historyLength);
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${input.sweepId}'` }))
+      lengths.push(w.historyLength);
     expect(lengths.length).toBeGreaterThanOrEqual(2);
     // a run continues as new at the first loop turn past the limit: at most one operator round (~40 events) over it
     for (const n of lengths) expect(n).toBeLessThan(limit + 50);
-    expect((await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name).toBe(
-      'CONTINUED_AS_NEW',
-    );
+    expect(
+      (await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name,
+    ).toBe('CONTINUED_AS_NEW');
   });
 });
 
@@ -657,7 +700,9 @@ describe('sweepAllWorkflow, one child sweep per orientation', () => {
         { orientation, points: [1] },
       ),
     );
-    const outcomes = (await (await startAll(`all-${randomUUID().slice(0, 8)}`, sweeps)).result()) as ChildSweepOutcome[];
+    const outcomes = (await (
+      await startAll(`all-${randomUUID().slice(0, 8)}`, sweeps)
+    ).result()) as ChildSweepOutcome[];
     expect(outcomes.map((o) => [o.orientation, o.sweepId, o.resultsDir, o.status])).toEqual(
       sweeps.map((s, i) => [s.orientation, s.sweepId, s.resultsDir, i === 1 ? 'failed' : 'completed']),
     );
@@ -676,9 +721,13 @@ describe('sweepAllWorkflow, one child sweep per orientation', () => {
   it('perRun (schedules): children get childSweepId(parent, orientation) and folders under perRun.resultsRoot', async () => {
     const parentId = `sched-${randomUUID().slice(0, 8)}`;
     const sweeps = ['balanced', 'latency'].map((orientation) => sweep({}, { orientation, points: [1] }));
-    const outcomes = (await (await startAll(parentId, sweeps, { resultsRoot: '/results' })).result()) as ChildSweepOutcome[];
+    const outcomes = (await (
+      await startAll(parentId, sweeps, { resultsRoot: '/results' })
+    ).result()) as ChildSweepOutcome[];
     const ids = sweeps.map((s) => childSweepId(parentId, s.orientation));
-    expect(outcomes.map((o) => [o.sweepId, o.resultsDir, o.status])).toEqual(ids.map((id) => [id, `/results/${id}`, 'completed']));
+    expect(outcomes.map((o) => [o.sweepId, o.resultsDir, o.status])).toEqual(
+      ids.map((id) => [id, `/results/${id}`, 'completed']),
+    );
     for (const id of ids) {
       expect((await env.client.workflow.getHandle(id).describe()).status.name).toBe('COMPLETED');
       const runPoints = (calls.get(id) ?? []).filter((c) => c.verb === 'runPoint').map((c) => c.input);
@@ -724,7 +773,9 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
   /** allocate as the real one behaves while queued: it waits, and a cancel ends it with CommandAbortedError after withdrawing */
   const queued: Script['allocate'] = async () => {
     await Context.current().cancelled.catch(() => undefined);
-    throw new CommandAbortedError('allocation withdrawn: aborted while waiting for the grant', { context: { step: 'allocate' } });
+    throw new CommandAbortedError('allocation withdrawn: aborted while waiting for the grant', {
+      context: { step: 'allocate' },
+    });
   };
 
   it('abort while the allocation is queued acts now: the request withdrawn and released by name, the sweep aborted, nothing launched', async () => {
@@ -735,7 +786,9 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
     const r = await result;
     expect(r.status).toBe('aborted');
     expect(r.allocations.map((a) => [a.ended, a.reason])).toEqual([['released', 'aborted: operator']]);
-    expect(callsOf(input, 'release').map((i) => [i.jobId, i.jobName])).toEqual([[undefined, r.allocations[0]!.jobName]]);
+    expect(callsOf(input, 'release').map((i) => [i.jobId, i.jobName])).toEqual([
+      [undefined, r.allocations[0]!.jobName],
+    ]);
     expect(callsOf(input, 'launchServer')).toHaveLength(0);
     expect(r.points.every((p) => p.status === 'pending' && p.attempts === 0)).toBe(true);
     expect(await patchMarkers(input.sweepId, 'abort-while-queued')).toContain(PATCHES.abortInAnyPhase);
@@ -757,7 +810,10 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
     const input = sweep({
       allocate: (i, n) => {
         if (n === 1)
-          throw new AllocationError('allocation not granted: salloc ended without a job', { kind: 'fatal', context: { step: 'allocate' } });
+          throw new AllocationError('allocation not granted: salloc ended without a job', {
+            kind: 'fatal',
+            context: { step: 'allocate' },
+          });
         return defaults.allocate(i);
       },
       release: (i, n) => {
@@ -775,7 +831,9 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
     expect(r.status).toBe('completed');
     expect(r.allocations.map((a) => a.ended)).toEqual(['allocation-failed', 'released']);
     expect(callsOf(input, 'release').map((i) => i.jobName)).toEqual([jobName, jobName, r.allocations[1]!.jobName]);
-    expect(await patchMarkers(input.sweepId, 'release-by-name-waits-for-operator')).toContain(PATCHES.releaseByNameHeld);
+    expect(await patchMarkers(input.sweepId, 'release-by-name-waits-for-operator')).toContain(
+      PATCHES.releaseByNameHeld,
+    );
   });
 
   it('a job stuck COMPLETING past its patience is released as far as the sweep goes, its nodes named on the record', async () => {
@@ -824,7 +882,11 @@ describe('a point that crashes its server', () => {
     expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([['100', 'released']]);
     expect(callsOf(input, 'allocate')).toHaveLength(1);
     // a fresh server after each crash, on the same job
-    expect(callsOf(input, 'launchServer').map((i) => (i.allocation as Allocation).jobId)).toEqual(['100', '100', '100']);
+    expect(callsOf(input, 'launchServer').map((i) => (i.allocation as Allocation).jobId)).toEqual([
+      '100',
+      '100',
+      '100',
+    ]);
     expect(await patchMarkers(input.sweepId, 'server-lost-under-point')).toContain(PATCHES.serverLossFailsPoint);
   });
 });

@@ -80,7 +80,12 @@ describe('durable sweep on the real stack', () => {
       const during = await waitProgress(h, pointRunning(2), 120_000, 'point c=2 running');
       const first = during.allocation!.jobId;
       execFileSync('scancel', [first], { env: { ...process.env, SLURM_CONF: stackEnv().SLURM_CONF } });
-      const later = await waitProgress(h, (p) => !!p.allocation && p.allocation.jobId !== first, 120_000, 'a second allocation');
+      const later = await waitProgress(
+        h,
+        (p) => !!p.allocation && p.allocation.jobId !== first,
+        120_000,
+        'a second allocation',
+      );
       expect(later.allocations[0]!.ended).toBe('CANCELLED');
       return h.result();
     })) as SweepResult;
@@ -95,7 +100,9 @@ describe('durable sweep on the real stack', () => {
     expect(readPoint(input.resultsDir, 4).identity.jobId).toBe(a2!.jobId);
     // point 1 ran exactly once: one runPoint activity for c=1 in the history
     const history = await h.fetchHistory();
-    const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint');
+    const scheduled = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint',
+    );
     expect(scheduled.length).toBe(4); // c=1, c=2 (lost), c=2 again, c=4
     await expectNoLeak(result);
     await keepHistory(h, 'scancel-mid-point');
@@ -246,7 +253,12 @@ describe('durable sweep on the real stack', () => {
       });
       // retryNow: one more attempt (it fails the same way) and the sweep waits again
       await h.executeUpdate(retryNowUpdate, { args: [{ reason: 'test' }] });
-      await waitProgress(h, (p) => p.phase === 'awaiting-operator' && p.allocations.length === 2, 120_000, 'second wait');
+      await waitProgress(
+        h,
+        (p) => p.phase === 'awaiting-operator' && p.allocations.length === 2,
+        120_000,
+        'second wait',
+      );
       await h.executeUpdate(skipPointUpdate, { args: [{ concurrency: 1, reason: 'operator skip' }] });
       await h.executeUpdate(abortUpdate, { args: [{ reason: 'partition is gone' }] });
       return h.result();
@@ -270,7 +282,9 @@ describe('durable sweep on the real stack', () => {
       const result = (await worker.runUntil(h.result())) as SweepResult;
       expect(result.status).toBe('completed');
       expect(result.points.every((p) => p.status === 'done')).toBe(true);
-      expect(result.allocations.map((a) => a.ended)).toEqual(policy === 'allocation-per-point' ? ['released', 'released'] : ['released']);
+      expect(result.allocations.map((a) => a.ended)).toEqual(
+        policy === 'allocation-per-point' ? ['released', 'released'] : ['released'],
+      );
       for (const pt of [1, 2]) expect(readPoint(input.resultsDir, pt).identity.deploymentPolicy).toBe(policy);
       // a fresh server per point: one log folder per server
       expect(readdirSync(join(input.resultsDir, 'logs')).sort()).toEqual(['server-1', 'server-2']);

@@ -21,14 +21,21 @@ describe('tlsFilesFromEnv', () => {
         TEMPORAL_TLS_CLIENT_KEY_PATH: '/c.key',
         TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
       }),
-    ).toEqual({ serverCaCertPath: '/ca.pem', clientCertPath: '/c.pem', clientKeyPath: '/c.key', serverName: 'temporal.internal' });
+    ).toEqual({
+      serverCaCertPath: '/ca.pem',
+      clientCertPath: '/c.pem',
+      clientKeyPath: '/c.key',
+      serverName: 'temporal.internal',
+    });
   });
 
   it('refuses a certificate without its key and a key without its certificate, naming the missing variable', () => {
     const noKey = () => tlsFilesFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: '/c.pem' });
     expect(noKey).toThrow(TemporalTlsConfigError);
     expect(noKey).toThrow(/TEMPORAL_TLS_CLIENT_KEY_PATH is not/);
-    expect(() => tlsFilesFromEnv({ TEMPORAL_TLS_CLIENT_KEY_PATH: '/c.key' })).toThrow(/TEMPORAL_TLS_CLIENT_CERT_PATH is not/);
+    expect(() => tlsFilesFromEnv({ TEMPORAL_TLS_CLIENT_KEY_PATH: '/c.key' })).toThrow(
+      /TEMPORAL_TLS_CLIENT_CERT_PATH is not/,
+    );
   });
 });
 
@@ -75,7 +82,12 @@ describe('temporalTarget with TLS variables', () => {
       TEMPORAL_NAMESPACE: 'infersweep',
       TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca,
     });
-    expect(t).toMatchObject({ tls: true, namespace: 'infersweep', embedded: false, tlsFiles: { serverCaCertPath: ca } });
+    expect(t).toMatchObject({
+      tls: true,
+      namespace: 'infersweep',
+      embedded: false,
+      tlsFiles: { serverCaCertPath: ca },
+    });
     expect(connectionTls(t)?.serverRootCACertificate?.toString()).toBe(PEM('CERTIFICATE'));
   });
 
@@ -135,12 +147,18 @@ describe('temporalTarget through @temporalio/envconfig', () => {
 
   it('TEMPORAL_TLS=false turns TLS off even with an API key; an API key alone turns it on', () => {
     expect(temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls).toBe(false);
-    expect(temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_API_KEY: 'k' })).toMatchObject({ tls: true, apiKey: 'k' });
+    expect(temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_API_KEY: 'k' })).toMatchObject({
+      tls: true,
+      apiKey: 'k',
+    });
   });
 
   it('a profile named but not in the file is refused; inline PEM data is refused with the file variable to use', () => {
-    expect(() => temporalTarget({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'nope' })).toThrow(/Profile 'nope' not found/);
-    const inline = () => temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_TLS_SERVER_CA_CERT_DATA: PEM('CERTIFICATE') });
+    expect(() => temporalTarget({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'nope' })).toThrow(
+      /Profile 'nope' not found/,
+    );
+    const inline = () =>
+      temporalTarget({ TEMPORAL_ADDRESS: 'x:1', TEMPORAL_TLS_SERVER_CA_CERT_DATA: PEM('CERTIFICATE') });
     expect(inline).toThrow(TemporalTlsConfigError);
     expect(inline).toThrow(/write the PEM to a file and set TEMPORAL_TLS_SERVER_CA_CERT_PATH/);
   });

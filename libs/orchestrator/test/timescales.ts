@@ -68,9 +68,19 @@ export async function expectRealClusterTimescales(
     );
     await blocker.release();
     // the drain gate before the first orientation's second point, timed from its own heartbeats
-    await waitHeartbeat(first, (d) => d.phase === 'draining' && d.concurrency === 2, 300_000, 'the drain gate before c=2');
+    await waitHeartbeat(
+      first,
+      (d) => d.phase === 'draining' && d.concurrency === 2,
+      300_000,
+      'the drain gate before c=2',
+    );
     const drainFrom = Date.now();
-    await waitHeartbeat(first, (d) => d.phase !== 'draining' && d.concurrency === 2, 300_000, 'c=2 past its drain gate');
+    await waitHeartbeat(
+      first,
+      (d) => d.phase !== 'draining' && d.concurrency === 2,
+      300_000,
+      'c=2 past its drain gate',
+    );
     const drainSeconds = (Date.now() - drainFrom) / 1000;
     return { outcomes: (await h.result()) as ChildSweepOutcome[], queued, drainSeconds };
   });
@@ -82,7 +92,9 @@ export async function expectRealClusterTimescales(
   const longest: { orientation: string; ms: number }[] = [];
   for (const [i, o] of outcomes.entries()) {
     const r = o.result!;
-    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual(inputs[i]!.points.map((c) => [c, 'done', 1]));
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual(
+      inputs[i]!.points.map((c) => [c, 'done', 1]),
+    );
     for (const p of r.points) expect(readPoint(o.resultsDir, p.concurrency).identity.activityAttempt).toBe(1);
     expect(r.allocations.map((a) => [a.attempt, a.ended])).toEqual([[1, 'released']]);
     // every c=1 request that stands for "minutes of streaming" outlived the point's heartbeat timeout

@@ -54,7 +54,9 @@ export async function expectVllmSweep(c: Client, orientation: string, points: nu
     const sm = r.server_metrics;
     expect(Object.keys(sm.per_engine).sort()).toEqual([...engines].sort());
     const served = Object.values(sm.per_engine).reduce((n, e) => n + (e.requests ?? 0), 0);
-    expect(served).toBeGreaterThanOrEqual(r.request_accounting.records_profiled - r.request_accounting.records_error_dropped);
+    expect(served).toBeGreaterThanOrEqual(
+      r.request_accounting.records_profiled - r.request_accounting.records_error_dropped,
+    );
     expect(sm.tokens.generation).toBeGreaterThan(0);
     expect(sm.cache.prefix_queries).toBeGreaterThan(0);
     expect(sm.kv_cache.gpu_usage_pct).not.toBeNull();

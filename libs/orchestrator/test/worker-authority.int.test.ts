@@ -75,7 +75,9 @@ describe('a worker that trusts no sweep input', () => {
     const r = await refusedRun(plan, 'foreign-binary', {});
     expect(r.scheduled).toEqual(['prepareSweep']);
     expect(r.failures).toHaveLength(1);
-    expect(r.failures[0]).toContain('plan.agentx.aiperf.binary = "/usr/bin/touch" is not allowed by this worker: INFERSWEEP_WORKER_AIPERF');
+    expect(r.failures[0]).toContain(
+      'plan.agentx.aiperf.binary = "/usr/bin/touch" is not allowed by this worker: INFERSWEEP_WORKER_AIPERF',
+    );
   });
 
   it('a results folder outside the worker results roots is refused at prepareSweep; nothing is written there', async () => {
@@ -83,7 +85,9 @@ describe('a worker that trusts no sweep input', () => {
     const outside = join('/tmp', `infersweep-outside-${randomUUID().slice(0, 8)}`);
     const r = await refusedRun(plan, 'foreign-results', {}, outside);
     expect(r.scheduled).toEqual(['prepareSweep']);
-    expect(r.failures[0]).toContain(`resultsDir = "${outside}" is not allowed by this worker: INFERSWEEP_WORKER_RESULTS_ROOTS`);
+    expect(r.failures[0]).toContain(
+      `resultsDir = "${outside}" is not allowed by this worker: INFERSWEEP_WORKER_RESULTS_ROOTS`,
+    );
     const { existsSync } = await import('node:fs');
     expect(existsSync(outside)).toBe(false);
   });

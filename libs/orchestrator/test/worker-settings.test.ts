@@ -41,7 +41,11 @@ describe('worker settings (read once at worker start)', () => {
       INFERSWEEP_WORKER_SECRETS: 'HF_TOKEN,WANDB_KEY',
       INFERSWEEP_WORKER_RESULTS_ROOTS: '/lustre/results/',
     });
-    expect(s).toMatchObject({ clusters: ['h200', 'local'], secretNames: ['HF_TOKEN', 'WANDB_KEY'], resultsRoots: ['/lustre/results'] });
+    expect(s).toMatchObject({
+      clusters: ['h200', 'local'],
+      secretNames: ['HF_TOKEN', 'WANDB_KEY'],
+      resultsRoots: ['/lustre/results'],
+    });
   });
 
   it('a malformed setting stops the worker with an error naming the setting', () => {
@@ -120,9 +124,17 @@ describe("prepareSweep checks the login files and the secrets on the worker's ow
   it('a key missing on this host, a secret missing here: an input error naming each, before any allocation', () => {
     const p = plan();
     const home = mkdtempSync(join(tmpdir(), 'worker-home-'));
-    p.login = { host: 'login.example', port: 22, user: 'u', keyPath: join(home, 'id_ed25519'), knownHostsPath: join(home, 'known_hosts') };
+    p.login = {
+      host: 'login.example',
+      port: 22,
+      user: 'u',
+      keyPath: join(home, 'id_ed25519'),
+      knownHostsPath: join(home, 'known_hosts'),
+    };
     writeFileSync(join(home, 'known_hosts'), 'login.example ssh-ed25519 AAAA\n');
-    expect(() => assertHostReady(p)).toThrow(/on this worker's host: plan\.login\.loginHost\.keyPath = .*id_ed25519.*does not exist/);
+    expect(() => assertHostReady(p)).toThrow(
+      /on this worker's host: plan\.login\.loginHost\.keyPath = .*id_ed25519.*does not exist/,
+    );
     writeFileSync(join(home, 'id_ed25519'), 'k\n', { mode: 0o600 });
     p.secretEnv = ['INFERSWEEP_TEST_SECRET_NOT_HERE'];
     expect(() => assertHostReady(p)).toThrow(InputError);

@@ -12,7 +12,14 @@ import {
   sinfoNodesArgv,
   type AllocateRequest,
 } from './commands';
-import { isLive, parseNodeStates, parseSalloc, pendingReasonIsPermanent, sallocIsPermanent, type JobRow } from './parse';
+import {
+  isLive,
+  parseNodeStates,
+  parseSalloc,
+  pendingReasonIsPermanent,
+  sallocIsPermanent,
+  type JobRow,
+} from './parse';
 import { fetchLogs } from './logs';
 import { setupErrorOf, sleep, type SlurmQueries } from './queries';
 
@@ -61,7 +68,8 @@ export interface AllocateHooks {
 }
 
 /** Node states in which a node cannot run a job now but may again (sinfo's compact `%t` names). */
-const UNAVAILABLE_NODE = /^(down|drain|drng|drained|fail|failg|maint|boot|npc|powered_down|powering_down|powering_up|reboot)/i;
+const UNAVAILABLE_NODE =
+  /^(down|drain|drng|drained|fail|failg|maint|boot|npc|powered_down|powering_down|powering_up|reboot)/i;
 
 /**
  * A running allocation for the request, however long the queue. Never leaks, never loses its place:
@@ -203,13 +211,14 @@ class AllocationWait {
   private async stillSubmitting(): Promise<boolean> {
     const { q, req, ctx } = this;
     const launcherPid = this.launcherPid;
-    const launching = launcherPid !== undefined && (await q.launcherAlive({ launcherPid, stepName: req.jobName }).catch(() => true));
+    const launching =
+      launcherPid !== undefined && (await q.launcherAlive({ launcherPid, stepName: req.jobName }).catch(() => true));
     if (launching) return true;
     // salloc may have submitted, been granted and exited between the squeue and the pid check: ask again
     if ((await q.jobsNamed(req.jobName, this.hooks.signal).catch(() => [])).some((j) => isLive(j.state))) return false;
-    const log = await fetchLogs(q, [{ node: 'login', logFile: sallocLogFile(req), jobId: this.seenJob ?? '0' }], { tailLines: 20 }).catch(
-      () => [],
-    );
+    const log = await fetchLogs(q, [{ node: 'login', logFile: sallocLogFile(req), jobId: this.seenJob ?? '0' }], {
+      tailLines: 20,
+    }).catch(() => []);
     const text = log[0]?.tail ?? '';
     const setup = setupErrorOf(null, text, 'salloc', `allocation ${req.jobName}`, ctx);
     if (setup) throw setup;
@@ -250,13 +259,16 @@ export async function withdraw(q: SlurmQueries, jobName: string, launcherPid?: n
   const deadline = Date.now() + q.withdrawTimeout;
   for (;;) {
     if (launcherPid !== undefined)
-      await q.exec.run(killLauncherArgv(launcherPid, jobName), { timeoutMs: q.cmdTimeout, idempotent: true }).catch(() => undefined);
+      await q.exec
+        .run(killLauncherArgv(launcherPid, jobName), { timeoutMs: q.cmdTimeout, idempotent: true })
+        .catch(() => undefined);
     const live = await q.jobsNamed(jobName).then(
       (js) => js.filter((j) => isLive(j.state)),
       () => undefined,
     );
     if (live) await Promise.all(live.map((j) => q.release(j.jobId).catch(() => undefined)));
-    const launching = launcherPid !== undefined && (await q.launcherAlive({ launcherPid, stepName: jobName }).catch(() => true));
+    const launching =
+      launcherPid !== undefined && (await q.launcherAlive({ launcherPid, stepName: jobName }).catch(() => true));
     if (live && live.length === 0 && !launching) return;
     if (Date.now() >= deadline) {
       throw new AllocationError(
@@ -289,6 +301,7 @@ async function adoptOrClean(
   const pending = live.filter((j) => !cancel.includes(j) && j !== keep).length;
   if (!keep) return { allocation: null, pending };
   const nodes = await q.expandNodes(keep.nodeList);
-  if (nodes.length === 0) throw new AllocationError(`job ${keep.jobId} RUNNING without nodes`, { context: { ...ctx, jobId: keep.jobId } });
+  if (nodes.length === 0)
+    throw new AllocationError(`job ${keep.jobId} RUNNING without nodes`, { context: { ...ctx, jobId: keep.jobId } });
   return { allocation: { jobId: keep.jobId, jobName: name, nodes, headNode: nodes[0]!, adopted: true }, pending: 0 };
 }

@@ -50,11 +50,13 @@ export const GRANT_TIMEOUT_SLACK_SECONDS = 60;
  */
 export function sallocArgv(req: AllocateRequest): string[] {
   assertJobName(req.jobName);
-  if (!Number.isInteger(req.nodes) || req.nodes < 1) throw new TypeError(`nodes must be a positive integer: ${req.nodes}`);
+  if (!Number.isInteger(req.nodes) || req.nodes < 1)
+    throw new TypeError(`nodes must be a positive integer: ${req.nodes}`);
   if (!Number.isInteger(req.timeLimitMinutes) || req.timeLimitMinutes < 1)
     throw new TypeError(`timeLimitMinutes must be a positive integer: ${req.timeLimitMinutes}`);
   const grant = req.grantTimeoutSeconds ?? DEFAULT_GRANT_TIMEOUT_SECONDS;
-  if (!Number.isInteger(grant) || grant < 1) throw new TypeError(`grantTimeoutSeconds must be a positive integer: ${grant}`);
+  if (!Number.isInteger(grant) || grant < 1)
+    throw new TypeError(`grantTimeoutSeconds must be a positive integer: ${grant}`);
   const argv = [
     'timeout',
     '--signal=TERM',
@@ -155,7 +157,11 @@ export interface StepRuntime {
   isolateEnv?: boolean;
 }
 
-export const PYXIS_FLAGS = ['--no-container-entrypoint', '--container-remap-root', '--no-container-mount-home'] as const;
+export const PYXIS_FLAGS = [
+  '--no-container-entrypoint',
+  '--container-remap-root',
+  '--no-container-mount-home',
+] as const;
 
 export interface StepSpec extends StepRuntime {
   jobId: string;
@@ -186,7 +192,8 @@ export function srunArgv(spec: StepSpec): string[] {
     `--job-name=${spec.stepName}`,
   ];
   const names = Object.keys(spec.env);
-  for (const k of names) if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
+  for (const k of names)
+    if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
   const secrets = spec.secretNames ?? [];
   for (const k of secrets) {
     if (!isEnvName(k)) throw new TypeError(`invalid secret variable name: ${JSON.stringify(k)}`);
@@ -215,7 +222,8 @@ export function srunArgv(spec: StepSpec): string[] {
 
 /** Detach a command from the SSH session: `setsid nohup CMD >log 2>&1 </dev/null &`, print its pid. */
 export const LAUNCH_SCRIPT =
-  'log=$1; shift; mkdir -p -- "$(dirname -- "$log")" || exit 70; ' + 'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo "$!"';
+  'log=$1; shift; mkdir -p -- "$(dirname -- "$log")" || exit 70; ' +
+  'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo "$!"';
 
 export function detachedArgv(logFile: string, argv: string[]): string[] {
   if (!logFile.startsWith('/')) throw new TypeError(`log file must be an absolute path: ${JSON.stringify(logFile)}`);
@@ -283,11 +291,13 @@ export const CAPPED_CAT_SCRIPT =
   'if [ "$n" -gt "$cap" ]; then echo "[infersweep: log truncated, first $((n - cap)) of $n bytes omitted]"; tail -c "$cap" -- "$f"; else cat -- "$f"; fi';
 
 export function cappedCatArgv(file: string, maxBytes: number): string[] {
-  if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new TypeError(`maxBytes must be a positive integer: ${maxBytes}`);
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new TypeError(`maxBytes must be a positive integer: ${maxBytes}`);
   return ['bash', '-c', CAPPED_CAT_SCRIPT, 'infersweep-cat', file, String(maxBytes)];
 }
 
-export const TAIL_SCRIPT = 'f=$1; n=$2; if [ ! -e "$f" ]; then echo missing; exit 0; fi; ' + 'stat -c %s -- "$f" && tail -n "$n" -- "$f"';
+export const TAIL_SCRIPT =
+  'f=$1; n=$2; if [ ! -e "$f" ]; then echo missing; exit 0; fi; ' + 'stat -c %s -- "$f" && tail -n "$n" -- "$f"';
 
 export function tailArgv(file: string, lines: number): string[] {
   return ['bash', '-c', TAIL_SCRIPT, 'infersweep-tail', file, String(lines)];
@@ -347,5 +357,15 @@ export function importArgv(p: {
     throw new TypeError(`lockTimeoutSeconds must be a non-negative integer: ${p.lockTimeoutSeconds}`);
   if (!p.importCommand.some((a) => a.includes('{out}'))) throw new TypeError('importCommand must contain {out}');
   const cmd = p.importCommand.map((a) => a.replaceAll('{out}', p.tmpPath).replaceAll('{image}', p.image));
-  return ['bash', '-c', IMPORT_SCRIPT, 'infersweep-image', p.squashPath, p.lockPath, String(p.lockTimeoutSeconds), p.tmpPath, ...cmd];
+  return [
+    'bash',
+    '-c',
+    IMPORT_SCRIPT,
+    'infersweep-image',
+    p.squashPath,
+    p.lockPath,
+    String(p.lockTimeoutSeconds),
+    p.tmpPath,
+    ...cmd,
+  ];
 }

@@ -42,7 +42,11 @@ export class AllocationLostError extends InfersweepError {
   readonly state: string;
   readonly reason: string;
   constructor(message: string, opts: Opts & { state: string; reason: string }) {
-    super(message, { kind: 'loss', context: { ...opts.context, state: opts.state, reason: opts.reason }, cause: opts.cause });
+    super(message, {
+      kind: 'loss',
+      context: { ...opts.context, state: opts.state, reason: opts.reason },
+      cause: opts.cause,
+    });
     this.state = opts.state;
     this.reason = opts.reason;
   }

@@ -111,7 +111,8 @@ export class LocalExecutor implements Executor {
         if (killedFor) killGroup('SIGKILL');
         const durationMs = Date.now() - started;
         const context = { logTail: tail(stderr || stdout), command: shown, durationMs };
-        if (killedFor === 'timeout') return reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${shown}`, { context }));
+        if (killedFor === 'timeout')
+          return reject(new CommandTimeoutError(`timed out after ${opts.timeoutMs} ms: ${shown}`, { context }));
         if (killedFor === 'abort') return reject(new CommandAbortedError(`aborted: ${shown}`, { context }));
         resolve({ code, signal, stdout, stderr, durationMs });
       });

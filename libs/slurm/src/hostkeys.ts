@@ -94,14 +94,19 @@ export function knownKeysFor(knownHosts: string, name: string): KnownHostKeys {
 }
 
 /** Why a host known_hosts does not list is refused, when it has entries infersweep does not honour. */
-export function untrustedHint(known: Pick<KnownHostKeys, 'untrusted'> | { untrusted?: undefined }, host: string, port: number): string {
+export function untrustedHint(
+  known: Pick<KnownHostKeys, 'untrusted'> | { untrusted?: undefined },
+  host: string,
+  port: number,
+): string {
   const u = known.untrusted;
   if (!u) return '';
   const keyscan = `add the host's own key line (ssh-keyscan -p ${port} ${host}, checked against the fingerprint your site publishes) or set loginHost.hostKey`;
   if (u.certAuthority > 0) {
     return `; known_hosts vouches for it only through an @cert-authority line (SSH host certificates), which infersweep's SSH client (ssh2) cannot verify and so refuses: ${keyscan}`;
   }
-  if (u.wildcard > 0) return `; known_hosts matches it only through a wildcard pattern, which infersweep does not honour: ${keyscan}`;
+  if (u.wildcard > 0)
+    return `; known_hosts matches it only through a wildcard pattern, which infersweep does not honour: ${keyscan}`;
   return '';
 }
 

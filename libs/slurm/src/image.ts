@@ -37,7 +37,8 @@ export interface ImportImageResult {
  * import goes to a temporary name, is validated with `unsquashfs -l` and renamed into place.
  */
 export async function importImage(q: Pick<SlurmQueries, 'exec'>, req: ImportImageRequest): Promise<ImportImageResult> {
-  if (!req.squashDir.startsWith('/')) throw new TypeError(`squashDir must be absolute: ${JSON.stringify(req.squashDir)}`);
+  if (!req.squashDir.startsWith('/'))
+    throw new TypeError(`squashDir must be absolute: ${JSON.stringify(req.squashDir)}`);
   const squashPath = posix.join(req.squashDir, imageFileName(req.image));
   const argv = importArgv({
     squashPath,
@@ -65,11 +66,20 @@ export async function importImage(q: Pick<SlurmQueries, 'exec'>, req: ImportImag
     : argv;
   const r = await q.exec.run(run, { timeoutMs: req.timeoutMs ?? req.lockTimeoutSeconds * 1000 + 3_600_000 });
   const logTail = tail(r.stderr || r.stdout);
-  if (r.code === 0) return { squashPath, imported: /infersweep-image: imported/.test(r.stdout), durationMs: r.durationMs };
-  const setup = setupErrorOf(r.code === IMPORT_EXIT.importFailed ? null : r.code, r.stderr, '', `import of ${req.image}`, ctx);
+  if (r.code === 0)
+    return { squashPath, imported: /infersweep-image: imported/.test(r.stdout), durationMs: r.durationMs };
+  const setup = setupErrorOf(
+    r.code === IMPORT_EXIT.importFailed ? null : r.code,
+    r.stderr,
+    '',
+    `import of ${req.image}`,
+    ctx,
+  );
   if (setup) throw setup;
   if (r.code === IMPORT_EXIT.lockTimeout)
-    throw new ImageLockTimeout(`lock on ${squashPath} not acquired within ${req.lockTimeoutSeconds} s`, { context: { ...ctx, logTail } });
+    throw new ImageLockTimeout(`lock on ${squashPath} not acquired within ${req.lockTimeoutSeconds} s`, {
+      context: { ...ctx, logTail },
+    });
   if (r.code === IMPORT_EXIT.importFailed && importErrorIsMissingImage(r.stderr))
     throw new ImageMissingError(`image ${req.image} not found`, { context: { ...ctx, logTail } });
   throw new ImageImportError(`import of ${req.image} failed (rc=${r.code})`, { context: { ...ctx, logTail } });

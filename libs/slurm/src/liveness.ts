@@ -51,8 +51,16 @@ export class LivenessJudge {
       this.goneStreak += 1;
       this.unknownStreak = 0;
       if (this.goneStreak >= this.goneNeeded)
-        return { kind: 'allocation-lost', state: 'GONE', reason: `unknown to slurmctld on ${this.goneStreak} consecutive polls` };
-      return { kind: 'unknown', streak: this.goneStreak, error: 'job not listed by squeue (waiting for a second observation)' };
+        return {
+          kind: 'allocation-lost',
+          state: 'GONE',
+          reason: `unknown to slurmctld on ${this.goneStreak} consecutive polls`,
+        };
+      return {
+        kind: 'unknown',
+        streak: this.goneStreak,
+        error: 'job not listed by squeue (waiting for a second observation)',
+      };
     }
     this.goneStreak = 0;
     this.unknownStreak = 0;

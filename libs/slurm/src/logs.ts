@@ -29,7 +29,11 @@ export async function fetchLogs(
 ): Promise<LogTail[]> {
   return Promise.all(
     handles.map(async (h) => {
-      const r = await q.query(tailArgv(h.logFile, opts.tailLines ?? 50), { jobId: h.jobId, node: h.node, step: 'logs' });
+      const r = await q.query(tailArgv(h.logFile, opts.tailLines ?? 50), {
+        jobId: h.jobId,
+        node: h.node,
+        step: 'logs',
+      });
       return { node: h.node, logFile: h.logFile, ...parseTail(r.stdout) };
     }),
   );

@@ -7,7 +7,15 @@ import { InfersweepError, tail, type ErrorContext } from '@infersweep/core';
 import type { Executor, RunOptions, RunResult } from './executor';
 import { AllocationLostError, CommandFailedError, SetupError } from './errors';
 import { shownCommand } from './executor';
-import { hostnamesArgv, pidAliveArgv, scancelArgv, showNodesArgv, squeueByNameArgv, squeueJobArgv, squeueLiveArgv } from './commands';
+import {
+  hostnamesArgv,
+  pidAliveArgv,
+  scancelArgv,
+  showNodesArgv,
+  squeueByNameArgv,
+  squeueJobArgv,
+  squeueLiveArgv,
+} from './commands';
 import {
   fitsInTime,
   isLive,
@@ -133,10 +141,13 @@ export class SlurmQueries {
     if (r.code !== 0) {
       const setup = r.code === 127 ? setupErrorOf(r.code, r.stderr, argv[0]!, `${argv[0]}`, context) : undefined;
       if (setup) throw setup;
-      throw new CommandFailedError(`${argv[0]} failed (rc=${r.code}${r.signal ? ` signal=${r.signal}` : ''}): ${tail(r.stderr, 3)}`, {
-        kind: 'transient',
-        context: { ...context, logTail: tail(r.stderr || r.stdout), command: shownCommand(argv.join(' ')) },
-      });
+      throw new CommandFailedError(
+        `${argv[0]} failed (rc=${r.code}${r.signal ? ` signal=${r.signal}` : ''}): ${tail(r.stderr, 3)}`,
+        {
+          kind: 'transient',
+          context: { ...context, logTail: tail(r.stderr || r.stdout), command: shownCommand(argv.join(' ')) },
+        },
+      );
     }
     return r;
   }
@@ -171,9 +182,19 @@ export class SlurmQueries {
   /** State, reason, expanded nodes, time left. A job slurmctld no longer knows is `GONE`. */
   async describe(jobId: string): Promise<JobInfo> {
     const r = await this.read(squeueJobArgv(jobId));
-    if (r.code === 127) throw setupErrorOf(r.code, r.stderr, 'squeue', `squeue -j ${jobId}`, { jobId, step: 'describe' })!;
+    if (r.code === 127)
+      throw setupErrorOf(r.code, r.stderr, 'squeue', `squeue -j ${jobId}`, { jobId, step: 'describe' })!;
     if (r.code !== 0 && /Invalid job id/i.test(r.stderr)) {
-      return { jobId, name: '', state: 'GONE', reason: 'Invalid job id', nodes: [], headNode: null, timeLeftSeconds: null, endTime: null };
+      return {
+        jobId,
+        name: '',
+        state: 'GONE',
+        reason: 'Invalid job id',
+        nodes: [],
+        headNode: null,
+        timeLeftSeconds: null,
+        endTime: null,
+      };
     }
     if (r.code !== 0) {
       throw new CommandFailedError(`squeue -j ${jobId} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
@@ -183,7 +204,16 @@ export class SlurmQueries {
     }
     const row = parseJobLines(r.stdout).find((j) => j.jobId === jobId);
     if (!row)
-      return { jobId, name: '', state: 'GONE', reason: 'not in squeue', nodes: [], headNode: null, timeLeftSeconds: null, endTime: null };
+      return {
+        jobId,
+        name: '',
+        state: 'GONE',
+        reason: 'not in squeue',
+        nodes: [],
+        headNode: null,
+        timeLeftSeconds: null,
+        endTime: null,
+      };
     return this.toInfo(row);
   }
 
@@ -230,14 +260,19 @@ export class SlurmQueries {
     const found = parseNodeAddresses(r.stdout);
     for (const n of nodes)
       if (!found[n])
-        throw new CommandFailedError(`no NodeAddr for ${n}`, { context: { node: n, step: 'node-addresses', logTail: tail(r.stdout) } });
+        throw new CommandFailedError(`no NodeAddr for ${n}`, {
+          context: { node: n, step: 'node-addresses', logTail: tail(r.stdout) },
+        });
     return Object.fromEntries(nodes.map((n) => [n, found[n]!]));
   }
 
   /** Is the detached launcher (salloc or srun) with this pid still alive on the login node? */
   async launcherAlive(h: { launcherPid?: number; stepName: string }): Promise<boolean> {
     if (!h.launcherPid) return false;
-    const r = await this.exec.run(pidAliveArgv(h.launcherPid, h.stepName), { timeoutMs: this.cmdTimeout, idempotent: true });
+    const r = await this.exec.run(pidAliveArgv(h.launcherPid, h.stepName), {
+      timeoutMs: this.cmdTimeout,
+      idempotent: true,
+    });
     return r.stdout.trim() === 'alive';
   }
 
@@ -250,7 +285,8 @@ export class SlurmQueries {
    */
   async release(jobId: string, timeoutMs = this.releaseTimeout): Promise<{ state: JobState; settled: boolean }> {
     const r = await this.exec.run(scancelArgv(jobId), { timeoutMs: this.cmdTimeout, idempotent: true });
-    if (r.code === 127) throw setupErrorOf(r.code, r.stderr, 'scancel', `scancel ${jobId}`, { jobId, step: 'release' })!;
+    if (r.code === 127)
+      throw setupErrorOf(r.code, r.stderr, 'scancel', `scancel ${jobId}`, { jobId, step: 'release' })!;
     if (r.code !== 0 && !/Invalid job id/i.test(r.stderr)) {
       throw new CommandFailedError(`scancel ${jobId} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
         kind: r.code !== 210 ? 'transient' : 'fatal',
@@ -278,7 +314,12 @@ export class SlurmQueries {
       onSkipped?.(`${j.jobId} ${j.name}`, 'a job-array or het-job id: not an infersweep allocation');
     const ours = rows.filter((j) => isPlainJobId(j.jobId));
     return Promise.all(
-      ours.map(async (j) => ({ jobId: j.jobId, name: j.name, state: j.state, nodes: await this.expandNodes(j.nodeList) })),
+      ours.map(async (j) => ({
+        jobId: j.jobId,
+        name: j.name,
+        state: j.state,
+        nodes: await this.expandNodes(j.nodeList),
+      })),
     );
   }
 }

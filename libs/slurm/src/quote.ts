@@ -12,7 +12,8 @@ export function isEnvName(name: string): boolean {
 export function withEnv(argv: readonly string[], env?: Readonly<Record<string, string>>): string[] {
   const entries = Object.entries(env ?? {});
   if (entries.length === 0) return [...argv];
-  for (const [k] of entries) if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
+  for (const [k] of entries)
+    if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
   return ['env', ...entries.map(([k, v]) => `${k}=${v}`), ...argv];
 }
 
@@ -24,7 +25,10 @@ export function withEnv(argv: readonly string[], env?: Readonly<Record<string, s
 export function redactAssignments(text: string): string {
   return text
     .replace(/(^|[\s;&|(])'([A-Za-z_][A-Za-z0-9_]*)=(?:[^']|'\\'')*'/g, '$1$2=<redacted>') // shellQuote'd as one token
-    .replace(/(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=(?:'(?:[^']|'\\'')*'|"(?:[^"\\]|\\.)*"|[^\s;&|)]*)/g, '$1$2=<redacted>');
+    .replace(
+      /(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=(?:'(?:[^']|'\\'')*'|"(?:[^"\\]|\\.)*"|[^\s;&|)]*)/g,
+      '$1$2=<redacted>',
+    );
 }
 
 /** Names of secret variables: valid environment names, no duplicates. */
@@ -32,6 +36,7 @@ export function assertSecretEnv(env: Readonly<Record<string, string>>): void {
   for (const [k, v] of Object.entries(env)) {
     if (!isEnvName(k)) throw new TypeError(`invalid secret variable name: ${JSON.stringify(k)}`);
     // the value travels as one `NAME=value` line on the remote command's stdin
-    if (/[\n\r\0]/.test(v)) throw new TypeError(`secret ${k}: its value contains a newline or NUL (only single-line values can be passed)`);
+    if (/[\n\r\0]/.test(v))
+      throw new TypeError(`secret ${k}: its value contains a newline or NUL (only single-line values can be passed)`);
   }
 }

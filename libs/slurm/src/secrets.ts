@@ -22,7 +22,8 @@ export function parseSecretsFile(text: string): Record<string, string> {
     const name = body.slice(0, i).trim();
     if (!isEnvName(name)) continue;
     let value = body.slice(i + 1).trim();
-    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0]!)) value = value.slice(1, -1);
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0]!))
+      value = value.slice(1, -1);
     out[name] = value;
   }
   return out;

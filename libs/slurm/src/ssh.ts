@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
 import { tail } from '@infersweep/core';
-import { commandLine, KILL_GRACE_MS, LocalExecutor, shownCommand, type Executor, type RunOptions, type RunResult } from './executor';
+import {
+  commandLine,
+  KILL_GRACE_MS,
+  LocalExecutor,
+  shownCommand,
+  type Executor,
+  type RunOptions,
+  type RunResult,
+} from './executor';
 import { CommandAbortedError, CommandTimeoutError, SshConnectionError, SshHostKeyError } from './errors';
 import {
   knownHostsName,
@@ -63,7 +71,8 @@ export const SECRET_LOADER =
  * read from stdin, `exec` the command line.
  */
 export function remoteShellCommand(line: string, secretCount = 0): string {
-  if (!Number.isInteger(secretCount) || secretCount < 0) throw new TypeError(`secretCount must be a non-negative integer: ${secretCount}`);
+  if (!Number.isInteger(secretCount) || secretCount < 0)
+    throw new TypeError(`secretCount must be a non-negative integer: ${secretCount}`);
   const script = [
     `printf '${PID_MARK}%s\\n' "$$" >&2`,
     ...(secretCount > 0 ? [`set -- ${secretCount}`, SECRET_LOADER] : []),
@@ -81,10 +90,17 @@ class ConnectionDropped extends Error {}
  */
 function closedOutcome(
   r: RunResult,
-  how: { shown: string; killedFor: 'timeout' | 'abort' | undefined; timeoutMs: number | undefined; host: string; connected: boolean },
+  how: {
+    shown: string;
+    killedFor: 'timeout' | 'abort' | undefined;
+    timeoutMs: number | undefined;
+    host: string;
+    connected: boolean;
+  },
 ): RunResult | Error {
   const context = { logTail: tail(r.stderr || r.stdout), command: how.shown, durationMs: r.durationMs, host: how.host };
-  if (how.killedFor === 'timeout') return new CommandTimeoutError(`timed out after ${how.timeoutMs} ms: ${how.shown}`, { context });
+  if (how.killedFor === 'timeout')
+    return new CommandTimeoutError(`timed out after ${how.timeoutMs} ms: ${how.shown}`, { context });
   if (how.killedFor === 'abort') return new CommandAbortedError(`aborted: ${how.shown}`, { context });
   if (r.code === null && r.signal === null && !how.connected) return new ConnectionDropped('connection dropped');
   return r;
@@ -156,7 +172,10 @@ export class SshExecutor implements Executor {
         known = this.known();
       } catch (err) {
         reject(
-          new SshHostKeyError(`${this.describe()}: cannot read the pinned host key: ${(err as Error).message}`, { context, cause: err }),
+          new SshHostKeyError(`${this.describe()}: cannot read the pinned host key: ${(err as Error).message}`, {
+            context,
+            cause: err,
+          }),
         );
         return;
       }
@@ -199,7 +218,8 @@ export class SshExecutor implements Executor {
       });
       c.on('close', () => {
         if (this.client === c) this.client = undefined;
-        if (!ready) reject(new SshConnectionError(`${this.describe()}: connection closed during handshake`, { context }));
+        if (!ready)
+          reject(new SshConnectionError(`${this.describe()}: connection closed during handshake`, { context }));
         for (const fail of [...this.inflight]) fail(new ConnectionDropped('connection dropped'));
       });
       c.connect(cfg);
@@ -292,6 +312,22 @@ export class SshExecutor implements Executor {
     });
   }
 
+  /** TERM the remote group, KILL it after the grace and close the channel; without a pid, close the channel. */
+  private stopRemote(pid: number | undefined, channel: ClientChannel | undefined): void {
+    if (!pid) {
+      channel?.close();
+      return;
+    }
+    void this.killRemoteGroup(pid, 'TERM');
+    setTimeout(() => void this.killRemoteGroup(pid, 'KILL').finally(() => channel?.close()), KILL_GRACE_MS).unref();
+  }
+
+  /** A channel that did not open: refused by a live connection (MaxSessions: back off and retry), else the connection is going away. */
+  private openFailure(client: Client, err: Error): Error {
+    const live = this.client === client && /open failure|open failed|prohibited/i.test(err.message);
+    return live ? new ChannelRefused(err.message) : new ConnectionDropped(err.message);
+  }
+
   private execOnce(client: Client, line: string, opts: RunOptions): Promise<RunResult> {
     const started = Date.now();
     const shown = shownCommand(line);
@@ -318,11 +354,7 @@ export class SshExecutor implements Executor {
       const stop = (why: 'timeout' | 'abort'): void => {
         if (killedFor) return;
         killedFor = why;
-        const pid = marks.pid;
-        if (pid) {
-          void this.killRemoteGroup(pid, 'TERM');
-          setTimeout(() => void this.killRemoteGroup(pid, 'KILL').finally(() => channel?.close()), KILL_GRACE_MS).unref();
-        } else channel?.close();
+        this.stopRemote(marks.pid, channel);
       };
       const timer = opts.timeoutMs ? setTimeout(() => stop('timeout'), opts.timeoutMs) : undefined;
       const onAbort = (): void => stop('abort');
@@ -331,11 +363,7 @@ export class SshExecutor implements Executor {
       const wrapped = remoteShellCommand(line, secrets.length);
       const stdin = secrets.map(([k, v]) => `${k}=${v}\n`).join('') + (opts.stdin ?? '');
       const opened = (err: Error | undefined, stream: ClientChannel): void => {
-        if (err) {
-          // refused by a live connection (MaxSessions): back off and retry; else the connection is going away
-          const live = this.client === client && /open failure|open failed|prohibited/i.test(err.message);
-          return finish(() => reject(live ? new ChannelRefused(err.message) : new ConnectionDropped(err.message)));
-        }
+        if (err) return finish(() => reject(this.openFailure(client, err)));
         channel = stream;
         stream.setEncoding('utf8');
         stream.stderr.setEncoding('utf8');
@@ -359,11 +387,16 @@ export class SshExecutor implements Executor {
         stream.on('close', () => {
           stderr += marks.flush();
           const ended = { code, signal, stdout, stderr, durationMs: Date.now() - started };
-          const r = closedOutcome(ended, { shown, killedFor, timeoutMs: opts.timeoutMs, host: this.opts.host, connected: !!this.client });
+          const r = closedOutcome(ended, {
+            shown,
+            killedFor,
+            timeoutMs: opts.timeoutMs,
+            host: this.opts.host,
+            connected: !!this.client,
+          });
           finish(() => (r instanceof Error ? reject(r) : resolve(r)));
         });
-        if (stdin) stream.end(stdin);
-        else stream.end();
+        stream.end(stdin || undefined);
       };
       try {
         client.exec(wrapped, opened);
@@ -387,17 +420,22 @@ export function executorFor(profile: ExecutorProfile): Executor {
 
 /** The login host of a cluster profile (same shape as the config's `loginHost`). */
 export type LoginHostProfile =
-  { local: true } | { host: string; port?: number; user: string; keyPath?: string; hostKey?: string; knownHostsPath?: string };
+  | { local: true }
+  | { host: string; port?: number; user: string; keyPath?: string; hostKey?: string; knownHostsPath?: string };
 
 /**
  * Executor for a cluster profile: `{ loginHost: { local: true } }` → LocalExecutor, otherwise
  * SSH with the pinned key (a public key line, or the path of a .pub file holding one) or
  * known_hosts; key file auth, else ssh-agent (SSH_AUTH_SOCK).
  */
-export function executorForProfile(profile: { loginHost: LoginHostProfile }, extra: Partial<SshExecutorOptions> = {}): Executor {
+export function executorForProfile(
+  profile: { loginHost: LoginHostProfile },
+  extra: Partial<SshExecutorOptions> = {},
+): Executor {
   const h = profile.loginHost;
   if ('local' in h) return new LocalExecutor();
-  const hostKey = h.hostKey && !/^(ssh-|ecdsa-|sk-)\S+\s+\S+/.test(h.hostKey.trim()) ? readFileSync(h.hostKey, 'utf8') : h.hostKey;
+  const hostKey =
+    h.hostKey && !/^(ssh-|ecdsa-|sk-)\S+\s+\S+/.test(h.hostKey.trim()) ? readFileSync(h.hostKey, 'utf8') : h.hostKey;
   return new SshExecutor({
     host: h.host,
     port: h.port ?? 22,

@@ -67,8 +67,14 @@ export async function launchStep(
   });
   await q.assertAlive(jobId, ctx.step);
   // idempotent launch: a same-name step left by an earlier attempt is stopped first
-  if (opts.replaceExisting !== false && (await findStep(q, { jobId, node, stepName }))) await stopStep(q, { jobId, node, stepName });
-  const launcherPid = await startDetached(q, detachedArgv(logFile, srun), secretNames.length ? opts.secretEnv : undefined, ctx);
+  if (opts.replaceExisting !== false && (await findStep(q, { jobId, node, stepName })))
+    await stopStep(q, { jobId, node, stepName });
+  const launcherPid = await startDetached(
+    q,
+    detachedArgv(logFile, srun),
+    secretNames.length ? opts.secretEnv : undefined,
+    ctx,
+  );
   return untilListed(q, { jobId, node, stepName, logFile, launcherPid }, ctx);
 }
 
@@ -94,7 +100,9 @@ async function startDetached(
   if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
     const setup = r.code === 127 ? setupErrorOf(r.code, r.stderr, 'bash', what, ctx) : undefined;
     if (setup) throw setup;
-    throw new StepLaunchError(`${what} failed (rc=${r.code})`, { context: { ...ctx, logTail: tail(r.stderr || r.stdout) } });
+    throw new StepLaunchError(`${what} failed (rc=${r.code})`, {
+      context: { ...ctx, logTail: tail(r.stderr || r.stdout) },
+    });
   }
   return pid;
 }
@@ -108,7 +116,9 @@ async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContex
     if (!(await q.launcherAlive(handle))) {
       if (await findStep(q, handle)) return handle;
       const [log] = await fetchLogs(q, [handle], { tailLines: 30 });
-      const setup = log ? setupErrorOf(null, log.tail, '', `step ${stepName} on ${node} failed to start`, ctx) : undefined;
+      const setup = log
+        ? setupErrorOf(null, log.tail, '', `step ${stepName} on ${node} failed to start`, ctx)
+        : undefined;
       if (setup) throw setup;
       if (log && /srun: error|slurmstepd[^:]*: error|execve|Unable to|Invalid/i.test(log.tail)) {
         throw new StepLaunchError(`step ${stepName} on ${node} failed to start`, {
@@ -120,14 +130,19 @@ async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContex
     }
     if (Date.now() >= deadline) {
       await stopStep(q, handle).catch(() => undefined);
-      throw new StepLaunchError(`step ${stepName} on ${node} not visible in squeue after ${q.stepVisible} ms`, { context: ctx });
+      throw new StepLaunchError(`step ${stepName} on ${node} not visible in squeue after ${q.stepVisible} ms`, {
+        context: ctx,
+      });
     }
     await sleep(q.poll);
   }
 }
 
 /** The step of this name in the job, as squeue lists it (null: none, or the job is gone). */
-export async function findStep(q: SlurmQueries, h: Pick<StepHandle, 'jobId' | 'node' | 'stepName'>): Promise<{ stepId: string } | null> {
+export async function findStep(
+  q: SlurmQueries,
+  h: Pick<StepHandle, 'jobId' | 'node' | 'stepName'>,
+): Promise<{ stepId: string } | null> {
   const r = await q.read(squeueStepsArgv(h.jobId));
   if (r.code !== 0) {
     if (/Invalid job id/i.test(r.stderr)) return null;

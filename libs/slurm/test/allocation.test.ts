@@ -4,7 +4,13 @@
  * libs/orchestrator/test/*.int.test.ts) run the same code against Slurm.
  */
 import { describe, expect, it } from 'vitest';
-import { AllocationError, CommandAbortedError, SlurmCluster, type AllocateRequest, type AllocationProgress } from '../src/index';
+import {
+  AllocationError,
+  CommandAbortedError,
+  SlurmCluster,
+  type AllocateRequest,
+  type AllocationProgress,
+} from '../src/index';
 import { FakeSlurm } from './fake-slurm';
 
 const req = (over: Partial<AllocateRequest> = {}): AllocateRequest => ({
@@ -18,7 +24,8 @@ const req = (over: Partial<AllocateRequest> = {}): AllocateRequest => ({
   ...over,
 });
 
-const fast = (slurm: FakeSlurm): SlurmCluster => new SlurmCluster(slurm, { pollIntervalMs: 1, pendingPollMs: 1, withdrawTimeoutMs: 1_000 });
+const fast = (slurm: FakeSlurm): SlurmCluster =>
+  new SlurmCluster(slurm, { pollIntervalMs: 1, pendingPollMs: 1, withdrawTimeoutMs: 1_000 });
 
 describe('allocate: pending reasons', () => {
   it('PartitionNodeLimit while a node of the partition is drained keeps waiting, and the same job is granted', async () => {
@@ -62,7 +69,8 @@ describe('allocate: an abort', () => {
     slurm.onPoll = (n) => {
       if (n === 3) ctl.abort(new Error('stop'));
     };
-    const hooks = keepQueued === undefined ? { signal: ctl.signal } : { signal: ctl.signal, keepQueued: () => keepQueued };
+    const hooks =
+      keepQueued === undefined ? { signal: ctl.signal } : { signal: ctl.signal, keepQueued: () => keepQueued };
     const err = await fast(slurm)
       .allocate(req(), hooks)
       .then(

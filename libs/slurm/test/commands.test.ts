@@ -22,21 +22,23 @@ const base = { jobName: 'infersweep-s1-a1', nodes: 2, gres: true, exclusive: tru
 
 describe('command builders', () => {
   it("salloc: --no-shell, no --immediate (the queue wait is the caller's), outer timeout = grant wait + slack, gres, exclusive, time, partition", () => {
-    expect(sallocArgv({ ...base, gpusPerNode: 8, partition: 'gpu', account: 'acct', grantTimeoutSeconds: 60 })).toEqual([
-      'timeout',
-      '--signal=TERM',
-      '--kill-after=10',
-      '120',
-      'salloc',
-      '--no-shell',
-      '--job-name=infersweep-s1-a1',
-      '--nodes=2',
-      '--time=480',
-      '--gres=gpu:8',
-      '--exclusive',
-      '--partition=gpu',
-      '--account=acct',
-    ]);
+    expect(sallocArgv({ ...base, gpusPerNode: 8, partition: 'gpu', account: 'acct', grantTimeoutSeconds: 60 })).toEqual(
+      [
+        'timeout',
+        '--signal=TERM',
+        '--kill-after=10',
+        '120',
+        'salloc',
+        '--no-shell',
+        '--job-name=infersweep-s1-a1',
+        '--nodes=2',
+        '--time=480',
+        '--gres=gpu:8',
+        '--exclusive',
+        '--partition=gpu',
+        '--account=acct',
+      ],
+    );
     const noGres = sallocArgv({ ...base, gres: false, exclusive: false, gpusPerNode: 4 });
     expect(noGres).toContain('--gpus-per-node=4');
     expect(noGres).not.toContain('--exclusive');
@@ -59,7 +61,14 @@ describe('command builders', () => {
       { pid: 99, name: 'infersweep-server1-r0' },
       { pid: 0, name: 'skipped' },
     ]);
-    expect(a.slice(3)).toEqual(['infersweep-liveness', '12', '%i|%T|%r|%N|%L|%e|%j', '%i|%N|%j', '99', 'infersweep-server1-r0']);
+    expect(a.slice(3)).toEqual([
+      'infersweep-liveness',
+      '12',
+      '%i|%T|%r|%N|%L|%e|%j',
+      '%i|%N|%j',
+      '99',
+      'infersweep-server1-r0',
+    ]);
     expect(() => livenessArgv('12 x')).toThrow(TypeError);
     expect(killLauncherArgv(42, 'n').slice(3)).toEqual(['infersweep-kill', '42', 'n']);
     expect(() => killLauncherArgv(-1, 'n')).toThrow(TypeError);
@@ -77,7 +86,16 @@ describe('command builders', () => {
 
   it('squeue / scancel / scontrol argv validate ids', () => {
     expect(squeueJobArgv('12')).toEqual(['squeue', '-j', '12', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
-    expect(squeueByNameArgv('n $(x)')).toEqual(['squeue', '--me', '--name=n $(x)', '-t', 'all', '-h', '-o', '%i|%T|%r|%N|%L|%e|%j']);
+    expect(squeueByNameArgv('n $(x)')).toEqual([
+      'squeue',
+      '--me',
+      '--name=n $(x)',
+      '-t',
+      'all',
+      '-h',
+      '-o',
+      '%i|%T|%r|%N|%L|%e|%j',
+    ]);
     expect(() => squeueJobArgv('12; rm')).toThrow(TypeError);
     expect(scancelArgv('12.3')).toEqual(['scancel', '12.3']);
     expect(() => scancelArgv('')).toThrow(TypeError);
@@ -86,7 +104,16 @@ describe('command builders', () => {
   });
 
   it('srun host step: env as `env K=V` after --, login env inherited', () => {
-    expect(srunArgv({ jobId: '5', node: 'node2', stepName: 's', argv: ['vllm', 'serve'], env: { A: '$(x)' }, runtime: 'host' })).toEqual([
+    expect(
+      srunArgv({
+        jobId: '5',
+        node: 'node2',
+        stepName: 's',
+        argv: ['vllm', 'serve'],
+        env: { A: '$(x)' },
+        runtime: 'host',
+      }),
+    ).toEqual([
       'srun',
       '--jobid=5',
       '--overlap',
@@ -134,10 +161,20 @@ describe('command builders', () => {
       '--',
       'vllm',
     ]);
-    expect(srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis', containerImage: 'i' })).toContain(
-      '--export=NONE',
-    );
-    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis' })).toThrow(/containerImage/);
+    expect(
+      srunArgv({
+        jobId: '5',
+        node: 'node1',
+        stepName: 's',
+        argv: ['x'],
+        env: {},
+        runtime: 'pyxis',
+        containerImage: 'i',
+      }),
+    ).toContain('--export=NONE');
+    expect(() =>
+      srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: {}, runtime: 'pyxis' }),
+    ).toThrow(/containerImage/);
     expect(() =>
       srunArgv({
         jobId: '5',
@@ -150,11 +187,15 @@ describe('command builders', () => {
         containerMounts: ['a,b'],
       }),
     ).toThrow(/comma/);
-    expect(() => srunArgv({ jobId: '5', node: 'node 1', stepName: 's', argv: ['x'], env: {}, runtime: 'host' })).toThrow(TypeError);
-    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: [], env: {}, runtime: 'host' })).toThrow(TypeError);
-    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: { 'A B': '1' }, runtime: 'host' })).toThrow(
+    expect(() =>
+      srunArgv({ jobId: '5', node: 'node 1', stepName: 's', argv: ['x'], env: {}, runtime: 'host' }),
+    ).toThrow(TypeError);
+    expect(() => srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: [], env: {}, runtime: 'host' })).toThrow(
       TypeError,
     );
+    expect(() =>
+      srunArgv({ jobId: '5', node: 'node1', stepName: 's', argv: ['x'], env: { 'A B': '1' }, runtime: 'host' }),
+    ).toThrow(TypeError);
   });
 
   it('detached launch and tail pass values as positional parameters of constant scripts', () => {
@@ -198,7 +239,14 @@ describe('command builders', () => {
     ]);
     expect(a[2]).toMatch(/flock -w "\$wait" 9 \|\| \{.*exit 75; \}/);
     expect(() =>
-      importArgv({ squashPath: '/s', lockPath: '/l', lockTimeoutSeconds: 1, tmpPath: '/t', image: 'i', importCommand: ['true'] }),
+      importArgv({
+        squashPath: '/s',
+        lockPath: '/l',
+        lockTimeoutSeconds: 1,
+        tmpPath: '/t',
+        image: 'i',
+        importCommand: ['true'],
+      }),
     ).toThrow(/\{out\}/);
   });
 });

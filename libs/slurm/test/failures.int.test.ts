@@ -25,9 +25,14 @@ describe('allocation loss is detected and typed', () => {
   afterAll(async () => {
     for (const node of downed) await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
     if (killedSlurmd) await run('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { timeout: 120_000 });
-    for (const node of downed) await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
+    for (const node of downed)
+      await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
     for (const id of created) await cluster.release(id).catch(() => undefined);
-    await until(async () => (await cluster.findOrphans(PREFIX)).length === 0, 60_000, 'no infersweep-test-slurm- job left');
+    await until(
+      async () => (await cluster.findOrphans(PREFIX)).length === 0,
+      60_000,
+      'no infersweep-test-slurm- job left',
+    );
     await exec.close();
   });
 
@@ -50,8 +55,14 @@ describe('allocation loss is detected and typed', () => {
     );
     expect(await cluster.canFinish(a.jobId, 120, 0)).toBe(false);
     await cluster.assertAlive(a.jobId, 'test');
-    const info: JobInfo = await cluster.waitFor(a.jobId, (j) => j.state !== 'RUNNING' && j.state !== 'COMPLETING', 150_000);
-    console.log(`[measure] TIMEOUT seen ${Date.now() - granted} ms after grant (limit 60 s): ${info.state}/${info.reason}`);
+    const info: JobInfo = await cluster.waitFor(
+      a.jobId,
+      (j) => j.state !== 'RUNNING' && j.state !== 'COMPLETING',
+      150_000,
+    );
+    console.log(
+      `[measure] TIMEOUT seen ${Date.now() - granted} ms after grant (limit 60 s): ${info.state}/${info.reason}`,
+    );
     expect(info.state).toBe('TIMEOUT');
     await expectLost(a.jobId, 'TIMEOUT');
     expect(await cluster.stepStatus(h)).toBe('exited');
@@ -76,44 +87,47 @@ describe('allocation loss is detected and typed', () => {
     downed.delete(node);
   });
 
-  it.concurrent('a slurmd killed by pid is noticed (NODE_FAIL after SlurmdTimeout); restart cleans the orphaned step', async () => {
-    const a = await cluster.allocate(allocRequest('slurmdkill', { exclusive: true, grantTimeoutSeconds: 120 }));
-    created.add(a.jobId);
-    const node = a.headNode;
-    const token = uniqueName('orphan');
-    const h = await cluster.launchStep(
-      a.jobId,
-      node,
-      ['bash', '-c', 'while :; do sleep 1; done', token],
-      {},
-      join(shared(), token, `${node}.log`),
-    );
-    const taskAlive = async (): Promise<boolean> =>
-      (
-        await exec.run([
-          'bash',
-          '-c',
-          'for p in /proc/[0-9]*; do [ "$p" = "/proc/$$" ] && continue; tr "\\0" "\\n" < $p/cmdline 2>/dev/null | grep -qxF -- "$1" && exit 0; done; exit 1',
-          'x',
-          token,
-        ])
-      ).code === 0;
-    await until(taskAlive, 20_000, 'step task running');
-    const pid = readFileSync(join(stackDir(), 'pids', `slurmd-${node}.pid`), 'utf8').trim();
-    expect(pid).toMatch(/^\d+$/);
-    const t0 = Date.now();
-    killedSlurmd = true;
-    downed.add(node);
-    expect((await exec.run(['kill', '-KILL', pid])).code).toBe(0);
-    const info = await cluster.waitFor(a.jobId, (j) => j.state === 'NODE_FAIL', 120_000);
-    console.log(`[measure] NODE_FAIL after kill -9 slurmd: ${Date.now() - t0} ms (${info.reason})`);
-    expect(info.state).toBe('NODE_FAIL');
-    await expectLost(a.jobId, 'NODE_FAIL');
-    expect(await cluster.stepStatus(h)).toBe('exited');
-    // restart the slurmd (idempotent bring-up), which kills the orphaned step; node returns
-    await run('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { timeout: 120_000 });
-    await until(async () => !(await taskAlive()), 60_000, 'orphaned step task gone');
-    await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
-    downed.delete(node);
-  });
+  it.concurrent(
+    'a slurmd killed by pid is noticed (NODE_FAIL after SlurmdTimeout); restart cleans the orphaned step',
+    async () => {
+      const a = await cluster.allocate(allocRequest('slurmdkill', { exclusive: true, grantTimeoutSeconds: 120 }));
+      created.add(a.jobId);
+      const node = a.headNode;
+      const token = uniqueName('orphan');
+      const h = await cluster.launchStep(
+        a.jobId,
+        node,
+        ['bash', '-c', 'while :; do sleep 1; done', token],
+        {},
+        join(shared(), token, `${node}.log`),
+      );
+      const taskAlive = async (): Promise<boolean> =>
+        (
+          await exec.run([
+            'bash',
+            '-c',
+            'for p in /proc/[0-9]*; do [ "$p" = "/proc/$$" ] && continue; tr "\\0" "\\n" < $p/cmdline 2>/dev/null | grep -qxF -- "$1" && exit 0; done; exit 1',
+            'x',
+            token,
+          ])
+        ).code === 0;
+      await until(taskAlive, 20_000, 'step task running');
+      const pid = readFileSync(join(stackDir(), 'pids', `slurmd-${node}.pid`), 'utf8').trim();
+      expect(pid).toMatch(/^\d+$/);
+      const t0 = Date.now();
+      killedSlurmd = true;
+      downed.add(node);
+      expect((await exec.run(['kill', '-KILL', pid])).code).toBe(0);
+      const info = await cluster.waitFor(a.jobId, (j) => j.state === 'NODE_FAIL', 120_000);
+      console.log(`[measure] NODE_FAIL after kill -9 slurmd: ${Date.now() - t0} ms (${info.reason})`);
+      expect(info.state).toBe('NODE_FAIL');
+      await expectLost(a.jobId, 'NODE_FAIL');
+      expect(await cluster.stepStatus(h)).toBe('exited');
+      // restart the slurmd (idempotent bring-up), which kills the orphaned step; node returns
+      await run('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { timeout: 120_000 });
+      await until(async () => !(await taskAlive()), 60_000, 'orphaned step task gone');
+      await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
+      downed.delete(node);
+    },
+  );
 });

@@ -72,8 +72,11 @@ export class FakeSlurm implements Executor {
     if (name !== undefined) this.onPoll?.(++this.polls);
     const jobId = argv.includes('-j') ? argv[argv.indexOf('-j') + 1] : undefined;
     if (argv.includes('-s')) return ok('');
-    const rows = this.jobs.filter((j) => (name === undefined || j.name === name) && (jobId === undefined || j.jobId === jobId));
-    if (jobId !== undefined && rows.length === 0) return { ...ok(), code: 1, stderr: 'slurm_load_jobs error: Invalid job id specified' };
+    const rows = this.jobs.filter(
+      (j) => (name === undefined || j.name === name) && (jobId === undefined || j.jobId === jobId),
+    );
+    if (jobId !== undefined && rows.length === 0)
+      return { ...ok(), code: 1, stderr: 'slurm_load_jobs error: Invalid job id specified' };
     if (!argv.includes(JOB_FORMAT)) throw new Error(`fake-slurm: unexpected squeue format ${argv.join(' ')}`);
     return ok(rows.map((j) => `${j.jobId}|${j.state}|${j.reason}|${j.nodeList}|10:00|N/A|${j.name}\n`).join(''));
   }

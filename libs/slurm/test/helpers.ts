@@ -29,7 +29,15 @@ export function uniqueName(tag: string): string {
  * `uniqueName(tag)` (or the given jobName); `over` changes what a test is about.
  */
 export function allocRequest(tag: string, over: Partial<AllocateRequest> = {}): AllocateRequest {
-  return { jobName: uniqueName(tag), nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 60, ...over };
+  return {
+    jobName: uniqueName(tag),
+    nodes: 1,
+    gres: false,
+    exclusive: false,
+    timeLimitMinutes: 5,
+    grantTimeoutSeconds: 60,
+    ...over,
+  };
 }
 
 export function sshOptions(over: Partial<SshExecutorOptions> = {}): SshExecutorOptions {
@@ -63,7 +71,8 @@ export async function until<T>(
   for (;;) {
     last = await check();
     if (last) return last as T;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    if (Date.now() >= deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

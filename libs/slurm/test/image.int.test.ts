@@ -39,10 +39,9 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     expect(content.stdout).toBe(image);
     expect((await exec.run(['test', '-e', '/tmp/infersweep-pwn'])).code).toBe(1);
     // only the final file and its lock: no temporary left behind
-    expect((await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image)))).toEqual([
-      imageFileName(image),
-      `${imageFileName(image)}.lock`,
-    ]);
+    expect(
+      (await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image))),
+    ).toEqual([imageFileName(image), `${imageFileName(image)}.lock`]);
   });
 
   it("on the head node of an allocation (InferenceX's way): the import runs in an srun step there, with ENROOT_CACHE_PATH", async () => {
@@ -76,9 +75,15 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     const counter = join(dir, 'count-b');
     await exec.run(['mkdir', '-p', dir]);
     const holder = new AbortController();
-    const held = exec.run(['flock', `${squash}.lock`, 'sleep', '60'], { signal: holder.signal }).catch((e: unknown) => e);
+    const held = exec
+      .run(['flock', `${squash}.lock`, 'sleep', '60'], { signal: holder.signal })
+      .catch((e: unknown) => e);
     try {
-      await until(async () => (await exec.run(['flock', '-n', `${squash}.lock`, 'true'])).code === 1, 10_000, 'lock held');
+      await until(
+        async () => (await exec.run(['flock', '-n', `${squash}.lock`, 'true'])).code === 1,
+        10_000,
+        'lock held',
+      );
       const t0 = Date.now();
       const err = await cluster
         .importImage({ image, squashDir: dir, lockTimeoutSeconds: 2, importCommand: standIn(counter) })
@@ -94,9 +99,10 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
       await held;
     }
     // once the lock is free the same call succeeds
-    expect((await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) })).imported).toBe(
-      true,
-    );
+    expect(
+      (await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) }))
+        .imported,
+    ).toBe(true);
   });
 
   it('a corrupt existing squash file is replaced; a valid one is reused', async () => {
@@ -106,10 +112,20 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
     await exec.run(['mkdir', '-p', dir]);
     await exec.run(['bash', '-c', 'head -c 4096 /dev/urandom > "$1"', 'x', squash]);
     expect((await exec.run(['unsquashfs', '-l', squash])).code).not.toBe(0);
-    const r = await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) });
+    const r = await cluster.importImage({
+      image,
+      squashDir: dir,
+      lockTimeoutSeconds: 10,
+      importCommand: standIn(counter),
+    });
     expect(r.imported).toBe(true);
     expect((await exec.run(['unsquashfs', '-l', squash])).code).toBe(0);
-    const again = await cluster.importImage({ image, squashDir: dir, lockTimeoutSeconds: 10, importCommand: standIn(counter) });
+    const again = await cluster.importImage({
+      image,
+      squashDir: dir,
+      lockTimeoutSeconds: 10,
+      importCommand: standIn(counter),
+    });
     expect(again.imported).toBe(false);
     expect(Number(await lines(counter))).toBe(1);
   });
@@ -136,7 +152,9 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
       })
       .catch((e: unknown) => e);
     expect(garbage).toBeInstanceOf(ImageImportError);
-    const left = (await exec.run(['ls', '-A', dir])).stdout.split('\n').filter((f) => f.startsWith(imageFileName(image)));
+    const left = (await exec.run(['ls', '-A', dir])).stdout
+      .split('\n')
+      .filter((f) => f.startsWith(imageFileName(image)));
     expect(left).toEqual([`${imageFileName(image)}.lock`]);
     expect((await exec.run(['test', '-e', squash])).code).toBe(1);
   });

@@ -12,11 +12,14 @@ describe('image import', () => {
   });
 
   it('reports a fresh import, a lock not acquired in time and a missing image each as itself', async () => {
-    const ok = await importImage({ exec: new ScriptedExecutor(() => ({ stdout: 'infersweep-image: imported\n' })) }, req);
-    expect(ok).toMatchObject({ imported: true, squashPath: expect.stringMatching(/^\/shared\/squash\/.+\.sqsh$/) });
-    await expect(importImage({ exec: new ScriptedExecutor(() => ({ code: IMPORT_EXIT.lockTimeout })) }, req)).rejects.toBeInstanceOf(
-      ImageLockTimeout,
+    const ok = await importImage(
+      { exec: new ScriptedExecutor(() => ({ stdout: 'infersweep-image: imported\n' })) },
+      req,
     );
+    expect(ok).toMatchObject({ imported: true, squashPath: expect.stringMatching(/^\/shared\/squash\/.+\.sqsh$/) });
+    await expect(
+      importImage({ exec: new ScriptedExecutor(() => ({ code: IMPORT_EXIT.lockTimeout })) }, req),
+    ).rejects.toBeInstanceOf(ImageLockTimeout);
     const missing = new ScriptedExecutor(() => ({
       code: IMPORT_EXIT.importFailed,
       stderr: '[ERROR] URL https://registry-1.docker.io returned error code: 404 Not Found',

@@ -54,7 +54,9 @@ describe('allocation lifecycle on the real cluster', () => {
       const t1 = Date.now();
       const handles: StepHandle[] = [];
       for (const node of a.nodes)
-        handles.push(await cluster.launchStep(a.jobId, node, STEP, { MSG: `hi $(x) ${node}` }, join(logDir, `${node}.log`)));
+        handles.push(
+          await cluster.launchStep(a.jobId, node, STEP, { MSG: `hi $(x) ${node}` }, join(logDir, `${node}.log`)),
+        );
       const launchMs = Date.now() - t1;
       for (const h of handles) expect(await cluster.stepStatus(h)).toBe('running');
       const logs = await until(
@@ -92,13 +94,22 @@ describe('allocation lifecycle on the real cluster', () => {
         kind: 'loss', // retried by the workflow's recovery, never by the activity
       });
       expect(await cluster.release(a.jobId)).toEqual({ state: 'CANCELLED', settled: true }); // idempotent
-      console.log(`[measure] ${nodes} nodes: allocate ${allocMs} ms, launch ${nodes} steps ${launchMs} ms, release ${releaseMs} ms`);
+      console.log(
+        `[measure] ${nodes} nodes: allocate ${allocMs} ms, launch ${nodes} steps ${launchMs} ms, release ${releaseMs} ms`,
+      );
     });
   }
 
   it('allocate is idempotent by name: a second call adopts the live job instead of creating another', async () => {
     const name = uniqueName('idem');
-    const req = { jobName: name, nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 30 };
+    const req = {
+      jobName: name,
+      nodes: 1,
+      gres: false,
+      exclusive: false,
+      timeLimitMinutes: 5,
+      grantTimeoutSeconds: 30,
+    };
     const a = track(await cluster.allocate(req));
     const b = track(await cluster.allocate(req));
     expect(b.jobId).toBe(a.jobId);
@@ -113,7 +124,14 @@ describe('allocation lifecycle on the real cluster', () => {
   it('hostile job names and env values reach Slurm intact', async () => {
     const name = `${uniqueName('q')} $(touch /tmp/infersweep-pwn) \`id\`; "x" 'y' *`;
     const a = track(
-      await cluster.allocate({ jobName: name, nodes: 1, gres: false, exclusive: false, timeLimitMinutes: 5, grantTimeoutSeconds: 30 }),
+      await cluster.allocate({
+        jobName: name,
+        nodes: 1,
+        gres: false,
+        exclusive: false,
+        timeLimitMinutes: 5,
+        grantTimeoutSeconds: 30,
+      }),
     );
     expect((await cluster.describe(a.jobId)).name).toBe(name);
     const h = await cluster.launchStep(
@@ -123,7 +141,11 @@ describe('allocation lifecycle on the real cluster', () => {
       { V: 'a\'b"c$(touch /tmp/infersweep-pwn)\nd' },
       join(shared(), uniqueName('q'), 'x y $(z).log'),
     );
-    const l = await until(async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h]))[0], 20_000, 'step done');
+    const l = await until(
+      async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h]))[0],
+      20_000,
+      'step done',
+    );
     expect(l.tail).toBe('a\'b"c$(touch /tmp/infersweep-pwn)\nd');
     expect((await exec.run(['test', '-e', '/tmp/infersweep-pwn'])).code).toBe(1);
     await cluster.release(a.jobId);
@@ -199,7 +221,11 @@ describe('allocation lifecycle on the real cluster', () => {
     };
     const session = await sshSessionPid(x);
     const pending = c.allocate(req).catch((e: unknown) => e);
-    const job = await until(async () => (await cluster.jobsNamed(name)).find((j) => j.state === 'PENDING'), 20_000, 'held job pending');
+    const job = await until(
+      async () => (await cluster.jobsNamed(name)).find((j) => j.state === 'PENDING'),
+      20_000,
+      'held job pending',
+    );
     created.add(job.jobId);
     expect(x.connects).toBe(1);
     await exec.run(['kill', '-KILL', session]);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LivenessJudge, LocalExecutor, livenessArgv, parseLiveness, type LivenessObservation } from '../src/index';
 
-const jobLine = (state: string, reason = 'None') => `7|${state}|${reason}|node[1-2]|1:00:00|2026-12-03T10:00:00|infersweep-x-a1`;
+const jobLine = (state: string, reason = 'None') =>
+  `7|${state}|${reason}|node[1-2]|1:00:00|2026-12-03T10:00:00|infersweep-x-a1`;
 const out = (job: string | null, steps: string | null, pids: string[] = []) =>
   [
     job ?? '@@job 1\nslurm_load_jobs error: Socket timed out on send/recv operation',
@@ -15,10 +16,11 @@ const out = (job: string | null, steps: string | null, pids: string[] = []) =>
 describe('parseLiveness (LIVENESS_SCRIPT output)', () => {
   it('a healthy answer: job row, steps, launcher states', () => {
     const o = parseLiveness(
-      out(`@@job 0\n${jobLine('RUNNING')}`, '@@steps 0\n7.0|node1|infersweep-server1-r0\n7.1|node2|infersweep-server1-r1', [
-        '@@pid 123 alive',
-        '@@pid 124 dead',
-      ]),
+      out(
+        `@@job 0\n${jobLine('RUNNING')}`,
+        '@@steps 0\n7.0|node1|infersweep-server1-r0\n7.1|node2|infersweep-server1-r1',
+        ['@@pid 123 alive', '@@pid 124 dead'],
+      ),
       '7',
     );
     expect(o.job).toMatchObject({ ok: true, gone: false, row: { jobId: '7', state: 'RUNNING' } });
@@ -36,7 +38,10 @@ describe('parseLiveness (LIVENESS_SCRIPT output)', () => {
     const failed = parseLiveness(out(null, null), '7');
     expect(failed.job.ok).toBe(false);
     expect(failed.steps.ok).toBe(false);
-    const gone = parseLiveness(out('@@job 1\nslurm_load_jobs error: Invalid job id specified', '@@steps 1\nInvalid job id specified'), '7');
+    const gone = parseLiveness(
+      out('@@job 1\nslurm_load_jobs error: Invalid job id specified', '@@steps 1\nInvalid job id specified'),
+      '7',
+    );
     expect(gone.job).toEqual({ ok: true, row: null, gone: true });
     expect(gone.steps).toEqual({ ok: true, rows: [] });
     // output cut short: no section at all → failed, never "no steps"
@@ -73,7 +78,11 @@ describe('LIVENESS_SCRIPT on a site whose squeue warns on stderr', () => {
       ok: false,
       error: 'slurm_load_jobs error: Socket timed out on send/recv operation',
     });
-    expect((await observe(1, 'slurm_load_jobs error: Invalid job id specified')).job).toEqual({ ok: true, row: null, gone: true });
+    expect((await observe(1, 'slurm_load_jobs error: Invalid job id specified')).job).toEqual({
+      ok: true,
+      row: null,
+      gone: true,
+    });
   });
 });
 
@@ -83,7 +92,10 @@ describe('LivenessJudge: a loss needs evidence', () => {
     { stepName: 'infersweep-server1-r1', node: 'node2' },
   ];
   const healthy: LivenessObservation = parseLiveness(
-    out(`@@job 0\n${jobLine('RUNNING')}`, '@@steps 0\n7.0|node1|infersweep-server1-r0\n7.1|node2|infersweep-server1-r1'),
+    out(
+      `@@job 0\n${jobLine('RUNNING')}`,
+      '@@steps 0\n7.0|node1|infersweep-server1-r0\n7.1|node2|infersweep-server1-r1',
+    ),
     '7',
   );
   const noAnswer = parseLiveness(out(null, null), '7');
@@ -110,7 +122,9 @@ describe('LivenessJudge: a loss needs evidence', () => {
       state: 'NODE_FAIL',
       reason: 'NodeDown',
     });
-    expect(new LivenessJudge(steps).observe(parseLiveness(out(`@@job 0\n${jobLine('CANCELLED')}`, '@@steps 0'), '7'))).toMatchObject({
+    expect(
+      new LivenessJudge(steps).observe(parseLiveness(out(`@@job 0\n${jobLine('CANCELLED')}`, '@@steps 0'), '7')),
+    ).toMatchObject({
       kind: 'allocation-lost',
       state: 'CANCELLED',
     });
@@ -131,7 +145,11 @@ describe('LivenessJudge: a loss needs evidence', () => {
     const stepsUnknown = parseLiveness(out(`@@job 0\n${jobLine('RUNNING')}`, null), '7');
     expect(j.observe(stepsUnknown)).toMatchObject({ kind: 'alive', suspect: expect.stringMatching(/steps unknown/) });
     expect(j.observe(stepGone).kind).toBe('alive');
-    expect(j.observe(stepGone)).toMatchObject({ kind: 'step-lost', step: { stepName: 'infersweep-server1-r1' }, observations: 3 });
+    expect(j.observe(stepGone)).toMatchObject({
+      kind: 'step-lost',
+      step: { stepName: 'infersweep-server1-r1' },
+      observations: 3,
+    });
     const starting = parseLiveness(
       out(`@@job 0\n${jobLine('RUNNING')}`, '@@steps 0\n7.1|node2|infersweep-server1-r1', ['@@pid 123 alive']),
       '7',

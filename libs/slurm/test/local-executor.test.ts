@@ -28,10 +28,13 @@ describe('LocalExecutor', () => {
   it('reports stdout, stderr, exit code, env and stdin; values arrive intact', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-local-'));
     // the script runs in `dir`, so an argument that were evaluated as shell would create dir/x
-    const r = await ex.run(['bash', '-c', 'cd "$2" && echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`', dir], {
-      env: { V: "a'b\nc" },
-      stdin: 'in',
-    });
+    const r = await ex.run(
+      ['bash', '-c', 'cd "$2" && echo "$1|$V"; cat; echo err >&2; exit 3', '_', '$(touch x);`y`', dir],
+      {
+        env: { V: "a'b\nc" },
+        stdin: 'in',
+      },
+    );
     expect(r.code).toBe(3);
     expect(r.signal).toBeNull();
     expect(r.stdout).toBe("$(touch x);`y`|a'b\nc\nin");
@@ -50,7 +53,10 @@ describe('LocalExecutor', () => {
 
   it('a timeout kills the whole process group, grandchildren included', async () => {
     const pids: number[] = [];
-    const p = ex.run(['bash', '-c', 'sleep 300 & echo $!; sleep 300'], { timeoutMs: 500, onStdout: (d) => pids.push(Number(d.trim())) });
+    const p = ex.run(['bash', '-c', 'sleep 300 & echo $!; sleep 300'], {
+      timeoutMs: 500,
+      onStdout: (d) => pids.push(Number(d.trim())),
+    });
     await expect(p).rejects.toBeInstanceOf(CommandTimeoutError);
     expect(pids[0]).toBeGreaterThan(0);
     expect(await until(() => !alive(pids[0]!), 5_000)).toBe(true);

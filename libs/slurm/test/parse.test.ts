@@ -23,14 +23,21 @@ describe('parsers (outputs as recorded in REPORT.md)', () => {
       granted: false,
     });
     expect(
-      parseSalloc('salloc: Pending job allocation 7\nsalloc: job 7 has been allocated resources\nsalloc: Granted job allocation 7\n'),
+      parseSalloc(
+        'salloc: Pending job allocation 7\nsalloc: job 7 has been allocated resources\nsalloc: Granted job allocation 7\n',
+      ),
     ).toEqual({ jobId: '7', granted: true });
-    expect(parseSalloc('salloc: error: Unable to allocate resources: Connection timed out\n')).toEqual({ jobId: null, granted: false });
+    expect(parseSalloc('salloc: error: Unable to allocate resources: Connection timed out\n')).toEqual({
+      jobId: null,
+      granted: false,
+    });
     expect(parseSalloc('')).toEqual({ jobId: null, granted: false });
   });
 
   it('permanent salloc failures are recognised', () => {
-    expect(sallocIsPermanent('salloc: error: Job submit/allocate failed: Requested node configuration is not available')).toBe(true);
+    expect(
+      sallocIsPermanent('salloc: error: Job submit/allocate failed: Requested node configuration is not available'),
+    ).toBe(true);
     expect(sallocIsPermanent("salloc: unrecognized option '--parsable'")).toBe(true);
     expect(sallocIsPermanent('salloc: error: Unable to allocate resources: Connection timed out')).toBe(false);
   });
@@ -50,10 +57,9 @@ describe('parsers (outputs as recorded in REPORT.md)', () => {
     expect(p.endTime).toBeNull();
     expect(p.name).toBe('a|b c');
     expect(parseJobLine('4|TIMEOUT|TimeLimit|node3|INVALID|2026-12-02T16:47:14|n').timeLeftSeconds).toBeNull();
-    expect(parseJobLines('1|CANCELLED|None|node1|0:00|N/A|a\n\n2|NODE_FAIL|NodeDown|node4|0:00|N/A|b\n').map((j) => j.state)).toEqual([
-      'CANCELLED',
-      'NODE_FAIL',
-    ]);
+    expect(
+      parseJobLines('1|CANCELLED|None|node1|0:00|N/A|a\n\n2|NODE_FAIL|NodeDown|node4|0:00|N/A|b\n').map((j) => j.state),
+    ).toEqual(['CANCELLED', 'NODE_FAIL']);
     expect(() => parseJobLine('garbage')).toThrow();
     expect(() => parseJobLine('x|RUNNING|None|n|1:00|N/A|n')).toThrow();
   });
@@ -81,9 +87,11 @@ describe('parsers (outputs as recorded in REPORT.md)', () => {
       { stepId: '1.1', node: 'node2', name: 'x|y' },
     ]);
     expect(parseHostnames('node1\nnode2\n')).toEqual(['node1', 'node2']);
-    expect(parseNodeAddresses('NodeName=node1 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=vm\nNodeName=node2 NodeAddr=10.0.0.2\n')).toEqual(
-      { node1: '127.0.0.1', node2: '10.0.0.2' },
-    );
+    expect(
+      parseNodeAddresses(
+        'NodeName=node1 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=vm\nNodeName=node2 NodeAddr=10.0.0.2\n',
+      ),
+    ).toEqual({ node1: '127.0.0.1', node2: '10.0.0.2' });
     expect(parseTail('missing\n')).toEqual({ exists: false, bytes: 0, tail: '' });
     expect(parseTail('12\nhello\nworld\n')).toEqual({ exists: true, bytes: 12, tail: 'hello\nworld\n' });
     expect(() => parseTail('what')).toThrow();
@@ -96,9 +104,11 @@ describe('parsers (outputs as recorded in REPORT.md)', () => {
   });
 
   it('missing-image classification', () => {
-    expect(importErrorIsMissingImage('[ERROR] URL https://registry-1.docker.io/v2/x/manifests/y returned error code: 404 Not Found')).toBe(
-      true,
-    );
+    expect(
+      importErrorIsMissingImage(
+        '[ERROR] URL https://registry-1.docker.io/v2/x/manifests/y returned error code: 404 Not Found',
+      ),
+    ).toBe(true);
     expect(importErrorIsMissingImage('curl: (28) Connection timed out')).toBe(false);
   });
 });
@@ -114,7 +124,15 @@ describe('pendingReasonIsPermanent', () => {
       'InvalidAccount',
     ])
       expect(pendingReasonIsPermanent(r)).toBe(true);
-    for (const r of ['Resources', 'Priority', 'ReqNodeNotAvail', 'QOSMaxJobsPerUserLimit', 'AssocGrpGRES', 'None', 'BeginTime'])
+    for (const r of [
+      'Resources',
+      'Priority',
+      'ReqNodeNotAvail',
+      'QOSMaxJobsPerUserLimit',
+      'AssocGrpGRES',
+      'None',
+      'BeginTime',
+    ])
       expect(pendingReasonIsPermanent(r)).toBe(false);
   });
 });

@@ -19,11 +19,17 @@ describe('SlurmQueries', () => {
   });
 
   it('a job slurmctld no longer knows is GONE; a missing squeue is a SetupError naming it; other failures stay retryable', async () => {
-    const gone = new SlurmQueries(new ScriptedExecutor(() => ({ code: 1, stderr: 'slurm_load_jobs error: Invalid job id specified' })));
+    const gone = new SlurmQueries(
+      new ScriptedExecutor(() => ({ code: 1, stderr: 'slurm_load_jobs error: Invalid job id specified' })),
+    );
     expect((await gone.describe('7')).state).toBe('GONE');
-    const missing = new SlurmQueries(new ScriptedExecutor(() => ({ code: 127, stderr: 'bash: squeue: command not found' })));
+    const missing = new SlurmQueries(
+      new ScriptedExecutor(() => ({ code: 127, stderr: 'bash: squeue: command not found' })),
+    );
     await expect(missing.describe('7')).rejects.toBeInstanceOf(SetupError);
-    const busy = new SlurmQueries(new ScriptedExecutor(() => ({ code: 1, stderr: 'Socket timed out' })), { readAttempts: 2 });
+    const busy = new SlurmQueries(new ScriptedExecutor(() => ({ code: 1, stderr: 'Socket timed out' })), {
+      readAttempts: 2,
+    });
     const err = await busy.describe('7').then(
       () => undefined,
       (e: unknown) => e,
@@ -44,6 +50,9 @@ describe('SlurmQueries', () => {
       if (state === 'COMPLETING') state = 'CANCELLED';
       return { stdout: out };
     });
-    expect(await new SlurmQueries(exec, { pollIntervalMs: 1 }).release('9')).toEqual({ state: 'CANCELLED', settled: true });
+    expect(await new SlurmQueries(exec, { pollIntervalMs: 1 }).release('9')).toEqual({
+      state: 'CANCELLED',
+      settled: true,
+    });
   });
 });

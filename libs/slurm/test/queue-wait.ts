@@ -17,7 +17,10 @@ export interface QueueWaitContext {
   names: Set<string>;
 }
 
-export async function expectQueueWait({ exec, cluster, created, names }: QueueWaitContext, holdSeconds: number): Promise<void> {
+export async function expectQueueWait(
+  { exec, cluster, created, names }: QueueWaitContext,
+  holdSeconds: number,
+): Promise<void> {
   const blocker = await cluster.allocate(
     allocRequest('blocker', { nodes: 4, exclusive: true, timeLimitMinutes: 15, grantTimeoutSeconds: 120 }),
   );
@@ -42,7 +45,10 @@ export async function expectQueueWait({ exec, cluster, created, names }: QueueWa
   const ctl = new AbortController();
   let pendingSeen: AllocationProgress | undefined;
   const p1 = slow
-    .allocate(cancelled, { signal: ctl.signal, onProgress: (p) => (p.state === 'PENDING' ? (pendingSeen = p) : undefined) })
+    .allocate(cancelled, {
+      signal: ctl.signal,
+      onProgress: (p) => (p.state === 'PENDING' ? (pendingSeen = p) : undefined),
+    })
     .catch((e: unknown) => e);
   await until(async () => pendingSeen, 60_000, 'the request to be PENDING');
   expect(pendingSeen!.reason).toMatch(/Resources|Priority/);
@@ -51,7 +57,9 @@ export async function expectQueueWait({ exec, cluster, created, names }: QueueWa
   const err = await p1;
   const cancelToZeroMs = Date.now() - tCancel;
   expect(err).toBeInstanceOf(CommandAbortedError);
-  expect((await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
+  expect(
+    (await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING'),
+  ).toEqual([]);
   console.log(`[measure] cancel while queued → zero live jobs of the name: ${cancelToZeroMs} ms`);
 
   // 2) a long wait; the first waiter dies (its heartbeat throws), a retry adopts the same queued job
@@ -78,7 +86,12 @@ export async function expectQueueWait({ exec, cluster, created, names }: QueueWa
   expect(progress[0]).toMatchObject({ adoptedPending: true, jobId: firstJob, state: 'PENDING' });
   expect(progress[0]!.waitedSeconds).toBeGreaterThanOrEqual(before);
   // hold the nodes for holdSeconds (many pending polls; nightly: past the old 300 s window of salloc --immediate=300)
-  await until(async () => Date.now() - t0 > holdSeconds * 1000, holdSeconds * 1000 + 20_000, `the ${holdSeconds} s hold to pass`, 1_000);
+  await until(
+    async () => Date.now() - t0 > holdSeconds * 1000,
+    holdSeconds * 1000 + 20_000,
+    `the ${holdSeconds} s hold to pass`,
+    1_000,
+  );
   expect((await cluster.describe(firstJob!)).state).toBe('PENDING');
   await cluster.release(blocker.jobId);
   const a = await p2;
@@ -90,6 +103,8 @@ export async function expectQueueWait({ exec, cluster, created, names }: QueueWa
   expect(a.adopted).toBe(true);
   expect((await cluster.describe(a.jobId)).state).toBe('RUNNING');
   // the cancelled request never came back once the nodes were free
-  expect((await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
+  expect(
+    (await cluster.jobsNamed(cancelled.jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING'),
+  ).toEqual([]);
   await cluster.release(a.jobId);
 }

@@ -73,9 +73,16 @@ describe('a flaky Slurm and a real login node', () => {
   it('a login-node squeue that fails one call in three: reads retried, liveness never reports a loss, describe never throws', async () => {
     const a = await cluster.allocate(allocRequest('flaky', { grantTimeoutSeconds: 120 }));
     created.add(a.jobId);
-    const h = await cluster.launchStep(a.jobId, a.headNode, ['sleep', '300'], {}, join(shared(), uniqueName('flaky'), 'step.log'), {
-      stepName: 'infersweep-server1-r0',
-    });
+    const h = await cluster.launchStep(
+      a.jobId,
+      a.headNode,
+      ['sleep', '300'],
+      {},
+      join(shared(), uniqueName('flaky'), 'step.log'),
+      {
+        stepName: 'infersweep-server1-r0',
+      },
+    );
     uninstall = installFlakySqueue();
     const verdicts: LivenessVerdict[] = [];
     const w = cluster.watchLiveness(a.jobId, [h], { intervalMs: 200, onVerdict: (v) => verdicts.push(v) });
@@ -104,7 +111,9 @@ describe('a flaky Slurm and a real login node', () => {
     created.add(a.jobId);
     const log = join(shared(), uniqueName('relaunch'), 'step.log');
     await cluster.launchStep(a.jobId, a.headNode, ['sleep', '300'], {}, log, { stepName: 'infersweep-server1-r0' });
-    const h2 = await cluster.launchStep(a.jobId, a.headNode, ['sleep', '300'], {}, log, { stepName: 'infersweep-server1-r0' });
+    const h2 = await cluster.launchStep(a.jobId, a.headNode, ['sleep', '300'], {}, log, {
+      stepName: 'infersweep-server1-r0',
+    });
     const steps = (await exec.run(['squeue', '-s', '-j', a.jobId, '-h', '-o', '%i|%j'])).stdout
       .trim()
       .split('\n')
@@ -131,12 +140,18 @@ describe('a flaky Slurm and a real login node', () => {
     const text = readFileSync(c!.path, 'utf8');
     expect(size).toBeGreaterThan(3_000_000);
     expect(statSync(c!.path).size).toBeLessThan(256 * 1024 + 200);
-    expect(text.split('\n')[0]).toBe(`[infersweep: log truncated, first ${size - 256 * 1024} of ${size} bytes omitted]`);
+    expect(text.split('\n')[0]).toBe(
+      `[infersweep: log truncated, first ${size - 256 * 1024} of ${size} bytes omitted]`,
+    );
     expect(text.trimEnd().endsWith('LAST-LINE')).toBe(true);
     // a small log is copied whole; a missing one fails without leaving a partial file
-    const [small] = await cluster.copyLogs([{ node: 'node2', logFile: file, jobId: '1' }], dest, { maxBytes: 10 * 1024 * 1024 });
+    const [small] = await cluster.copyLogs([{ node: 'node2', logFile: file, jobId: '1' }], dest, {
+      maxBytes: 10 * 1024 * 1024,
+    });
     expect(statSync(small!.path).size).toBe(size);
-    await expect(cluster.copyLogs([{ node: 'node3', logFile: join(dir, 'missing.log'), jobId: '1' }], dest)).rejects.toThrow(/missing/);
+    await expect(
+      cluster.copyLogs([{ node: 'node3', logFile: join(dir, 'missing.log'), jobId: '1' }], dest),
+    ).rejects.toThrow(/missing/);
   });
 
   it(`queue: a request waits behind a job holding every node for ${QUEUE_HOLD_SECONDS} s (${QUEUE_HOLD_SECONDS / PENDING_POLL_SECONDS} pending polls); a retry adopts the queued job by name; a cancel withdraws its pending job and nothing is granted later`, async () => {
@@ -152,6 +167,8 @@ describe('a flaky Slurm and a real login node', () => {
     expect(err).toBeInstanceOf(AllocationError);
     expect((err as AllocationError).kind).toBe('fatal');
     expect((err as AllocationError).context.reason).toBe('PartitionNodeLimit');
-    expect((await cluster.jobsNamed(jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual([]);
+    expect((await cluster.jobsNamed(jobName)).filter((j) => j.state === 'PENDING' || j.state === 'RUNNING')).toEqual(
+      [],
+    );
   });
 });

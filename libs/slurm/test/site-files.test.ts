@@ -27,7 +27,10 @@ describe('worker-side files of the h200 profile', () => {
 
   it('~ is expanded explicitly; missing key and known_hosts are named with their YAML lines', () => {
     const { issues, text } = issuesFor(home);
-    expect(issues.map((i) => i.path)).toEqual(['clusters.h200.loginHost.keyPath', 'clusters.h200.loginHost.knownHostsPath']);
+    expect(issues.map((i) => i.path)).toEqual([
+      'clusters.h200.loginHost.keyPath',
+      'clusters.h200.loginHost.knownHostsPath',
+    ]);
     expect(issues[0]!.value).toBe(JSON.stringify(join(home, '.ssh/infersweep_ed25519')));
     expect(issues[0]!.message).toMatch(/SSH private key does not exist .*ENOENT/);
     expect(issues[0]!.line).toBe(lineOf(text, 'keyPath: ~/.ssh/infersweep_ed25519'));
@@ -49,7 +52,10 @@ describe('worker-side files of the h200 profile', () => {
 
   it('a secrets file must exist and be private; a directory is not a file', () => {
     const add = (path: string) => (t: string) =>
-      t.replace('    sharedDir: /lustre/infersweep/runs\n', `    sharedDir: /lustre/infersweep/runs\n    secretsFile: ${path}\n`);
+      t.replace(
+        '    sharedDir: /lustre/infersweep/runs\n',
+        `    sharedDir: /lustre/infersweep/runs\n    secretsFile: ${path}\n`,
+      );
     writeFileSync(join(home, 'secrets.env'), 'HF_TOKEN=x\n');
     chmodSync(join(home, 'secrets.env'), 0o640);
     expect(issuesFor(home, add('~/secrets.env')).issues.map((i) => i.message)).toEqual([
@@ -68,11 +74,15 @@ describe('worker-side files of the h200 profile', () => {
         env: { HOME: home },
         clusters: ['h200'],
       }),
-    ).toThrow(/clusters\.h200\.loginHost\.keyPath: "~bob\/\.ssh\/infersweep_ed25519" — ~bob\/… \(another user's home\) is not expanded/);
+    ).toThrow(
+      /clusters\.h200\.loginHost\.keyPath: "~bob\/\.ssh\/infersweep_ed25519" — ~bob\/… \(another user's home\) is not expanded/,
+    );
     const noHome = parseSweepConfig(shipped, { file: SHIPPED, env: {}, clusters: ['h200'] });
     const issues = siteFileIssues(noHome.config, 'h200', localFileProbe, noHome.source);
     expect(issues[0]!.message).toMatch(/starts with ~ but HOME is not set/);
     expect(issues[0]!.line).toBe(lineOf(shipped, 'keyPath: ~/.ssh'));
-    expect(() => parseSweepConfig(shipped, { file: SHIPPED, env: { HOME: 'relative' }, clusters: ['h200'] })).toThrow(ConfigError);
+    expect(() => parseSweepConfig(shipped, { file: SHIPPED, env: { HOME: 'relative' }, clusters: ['h200'] })).toThrow(
+      ConfigError,
+    );
   });
 });

@@ -16,12 +16,16 @@ import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackEnv, uniqueN
 
 const cshUser = (): string => {
   const u = stackEnv().INFERSWEEP_SSH_CSH_USER;
-  if (!u) throw new Error('the stack has no tcsh login user: install tcsh (scripts/setup-sites.sh) and run scripts/stack.sh up');
+  if (!u)
+    throw new Error(
+      'the stack has no tcsh login user: install tcsh (scripts/setup-sites.sh) and run scripts/stack.sh up',
+    );
   return u;
 };
 
 /** Local `ps` of every process (this host is the login node and every compute node). */
-const psAll = (): string => execFileSync('ps', ['-eo', 'pid,args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 << 20 });
+const psAll = (): string =>
+  execFileSync('ps', ['-eo', 'pid,args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 << 20 });
 
 describe('a tcsh login user and a secret the server needs', () => {
   const exec = new SshExecutor(sshOptions({ username: cshUser() }));
@@ -176,7 +180,13 @@ describe('site states and missing tools', () => {
     const a = await cluster.allocate(allocRequest('missing'));
     jobs.add(a.jobId);
     const err = await cluster
-      .launchStep(a.jobId, a.headNode, ['infersweep-no-such-engine', '--port', '1'], {}, join(shared(), uniqueName('missing'), 'step.log'))
+      .launchStep(
+        a.jobId,
+        a.headNode,
+        ['infersweep-no-such-engine', '--port', '1'],
+        {},
+        join(shared(), uniqueName('missing'), 'step.log'),
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SetupError);
     expect((err as SetupError).tool).toBe('infersweep-no-such-engine');

@@ -67,23 +67,33 @@ describe('missing tools are setup errors naming the tool', () => {
   it('recognises how each shell and launcher says it', () => {
     expect(missingTool(127, 'sh: 1: enroot: not found\n')).toBe('enroot');
     expect(missingTool(127, 'bash: enroot: command not found\n')).toBe('enroot');
-    expect(missingTool(72, 'infersweep-image: line 11: enroot: command not found\ninfersweep-image: import command failed rc=127\n')).toBe(
-      'enroot',
-    );
+    expect(
+      missingTool(
+        72,
+        'infersweep-image: line 11: enroot: command not found\ninfersweep-image: import command failed rc=127\n',
+      ),
+    ).toBe('enroot');
     expect(missingTool(1, 'enroot: Command not found.\n')).toBe('enroot');
     expect(missingTool(127, "env: 'vllm': No such file or directory\n")).toBe('vllm');
-    expect(missingTool(null, 'srun: error: node1: task 0: Exited\nslurmstepd: error: execve(): vllm: No such file or directory\n')).toBe(
-      'vllm',
-    );
+    expect(
+      missingTool(
+        null,
+        'srun: error: node1: task 0: Exited\nslurmstepd: error: execve(): vllm: No such file or directory\n',
+      ),
+    ).toBe('vllm');
     expect(missingTool(127, "timeout: failed to run command 'salloc': No such file or directory\n")).toBe('salloc');
     expect(missingTool(127, 'something else\n', 'squeue')).toBe('squeue');
     expect(missingTool(1, 'curl: (28) Connection timed out\n')).toBeUndefined();
-    expect(missingTool(72, '[ERROR] URL https://registry/v2/x/manifests/y returned error code: 404 Not Found\n')).toBeUndefined();
+    expect(
+      missingTool(72, '[ERROR] URL https://registry/v2/x/manifests/y returned error code: 404 Not Found\n'),
+    ).toBeUndefined();
   });
 
   it('"command not found" is not "image not found"', () => {
     expect(importErrorIsMissingImage('infersweep-image: line 11: enroot: command not found')).toBe(false);
-    expect(importErrorIsMissingImage('[ERROR] URL https://registry/v2/x/manifests/y returned error code: 404 Not Found')).toBe(true);
+    expect(
+      importErrorIsMissingImage('[ERROR] URL https://registry/v2/x/manifests/y returned error code: 404 Not Found'),
+    ).toBe(true);
   });
 });
 
@@ -108,7 +118,9 @@ describe('secrets on the way to srun', () => {
   });
 
   it('command lines in error messages show no K=V values', () => {
-    const line = shellJoin(withEnv(['srun', '--job-name=x', '--export=A', '--', 'vllm'], { A: 'v1', B: "it's secret", C: 'a b' }));
+    const line = shellJoin(
+      withEnv(['srun', '--job-name=x', '--export=A', '--', 'vllm'], { A: 'v1', B: "it's secret", C: 'a b' }),
+    );
     const shown = redactAssignments(line);
     expect(shown).not.toMatch(/v1|secret|a b/);
     expect(shown).toContain('A=<redacted>');
@@ -118,11 +130,18 @@ describe('secrets on the way to srun', () => {
 });
 
 /** Run what the SSH executor hands a login shell, under that shell, with stdin (as sshd does: `$SHELL -c TEXT`). */
-function underLoginShell(shell: string, argv: string[], opts: { secrets?: Record<string, string>; stdin?: string } = {}) {
+function underLoginShell(
+  shell: string,
+  argv: string[],
+  opts: { secrets?: Record<string, string>; stdin?: string } = {},
+) {
   const secrets = Object.entries(opts.secrets ?? {});
   const text = remoteShellCommand(shellJoin(argv), secrets.length);
   const input = secrets.map(([k, v]) => `${k}=${v}\n`).join('') + (opts.stdin ?? '');
-  return { text, ...spawnSync(shell, ['-c', text], { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }) };
+  return {
+    text,
+    ...spawnSync(shell, ['-c', text], { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }),
+  };
 }
 
 describe('every remote command runs under /bin/sh whatever the login shell', () => {
@@ -141,10 +160,14 @@ describe('every remote command runs under /bin/sh whatever the login shell', () 
   for (const shell of shells) {
     it(`${shell}: hostile argv and multi-line scripts arrive intact, the pid marker comes first, stdin follows the secrets`, () => {
       const hostile = ["it's", '$HOME', '`id`', '!1', 'a\nb', '"q"', '*', '~', '{a,b}', '%1', ''];
-      const r = underLoginShell(shell, ['/bin/sh', '-c', 'printf "%s\\0" "$@" "S=$SECRET_A/$SECRET_B"; cat', 'x', ...hostile], {
-        secrets: { SECRET_A: "va l'ue $x `y`", SECRET_B: 'b=c' },
-        stdin: 'rest of stdin\n',
-      });
+      const r = underLoginShell(
+        shell,
+        ['/bin/sh', '-c', 'printf "%s\\0" "$@" "S=$SECRET_A/$SECRET_B"; cat', 'x', ...hostile],
+        {
+          secrets: { SECRET_A: "va l'ue $x `y`", SECRET_B: 'b=c' },
+          stdin: 'rest of stdin\n',
+        },
+      );
       // rc files of the login shell may print first; the marker is the first line of /bin/sh
       expect(r.stderr).toMatch(/(^|\n)__infersweep_pid=\d+\n/);
       expect(r.stdout.split('\0')).toEqual([...hostile, "S=va l'ue $x `y`/b=c", 'rest of stdin\n']);
@@ -171,7 +194,9 @@ describe('known_hosts entries infersweep does not honour are refused with the re
     const ca = knownKeysFor(text, 'login.example.net');
     expect(ca.keys).toEqual([]);
     expect(ca.untrusted.certAuthority).toBe(1);
-    expect(untrustedHint(ca, 'login.example.net', 22)).toMatch(/@cert-authority.*cannot verify.*ssh-keyscan -p 22 login\.example\.net/);
+    expect(untrustedHint(ca, 'login.example.net', 22)).toMatch(
+      /@cert-authority.*cannot verify.*ssh-keyscan -p 22 login\.example\.net/,
+    );
     const wild = knownKeysFor(text, '[login.other.net]:2222');
     expect(wild.keys).toEqual([]);
     expect(untrustedHint(wild, 'login.other.net', 2222)).toMatch(/wildcard/);

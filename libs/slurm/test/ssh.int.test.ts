@@ -3,7 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { utils } from 'ssh2';
-import { CommandTimeoutError, SshConnectionError, SshExecutor, SshHostKeyError, executorForProfile } from '../src/index';
+import {
+  CommandTimeoutError,
+  SshConnectionError,
+  SshExecutor,
+  SshHostKeyError,
+  executorForProfile,
+} from '../src/index';
 import { shared, sshOptions, sshSessionPid, stackEnv, until } from './helpers';
 
 describe('SshExecutor against the loopback sshd', () => {

@@ -6,7 +6,9 @@ import { ABORT_UPDATE, PROGRESS_QUERY, RETRY_NOW_UPDATE, SEARCH_ATTRIBUTES, SKIP
 /** Query: the whole sweep state (points, allocations, phase). Costs no history events. */
 export const progressQuery = defineQuery<SweepProgress>(PROGRESS_QUERY);
 /** Update: skip a pending or failed point. Returns the new state. */
-export const skipPointUpdate = defineUpdate<SweepProgress, [{ concurrency: number; reason?: string }]>(SKIP_POINT_UPDATE);
+export const skipPointUpdate = defineUpdate<SweepProgress, [{ concurrency: number; reason?: string }]>(
+  SKIP_POINT_UPDATE,
+);
 /** Update: resume a sweep waiting for an operator (allocation attempts reset). */
 export const retryNowUpdate = defineUpdate<SweepProgress, [{ reason?: string }]>(RETRY_NOW_UPDATE);
 /** Update: graceful abort — cleanup runs, then the sweep ends as aborted. */
@@ -23,7 +25,10 @@ export const searchAttributeKeys = {
 };
 
 /** The search attributes a sweep starts with (the CLI's start and the parent workflow's children). */
-export function sweepSearchAttributes(input: Pick<SweepInput, 'orientation' | 'model' | 'cluster' | 'configName'>, status = 'starting') {
+export function sweepSearchAttributes(
+  input: Pick<SweepInput, 'orientation' | 'model' | 'cluster' | 'configName'>,
+  status = 'starting',
+) {
   return [
     { key: searchAttributeKeys.orientation, value: input.orientation },
     { key: searchAttributeKeys.model, value: input.model },

@@ -30,7 +30,14 @@ import { nextPoint } from './state';
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
 export type SweepSearch = Pick<
   PlanSearch,
-  'goal' | 'slo' | 'minConcurrency' | 'maxConcurrency' | 'maxAddedPoints' | 'gpuHourBudget' | 'resolution' | 'pointGpuHours'
+  | 'goal'
+  | 'slo'
+  | 'minConcurrency'
+  | 'maxConcurrency'
+  | 'maxAddedPoints'
+  | 'gpuHourBudget'
+  | 'resolution'
+  | 'pointGpuHours'
 >;
 
 /** Two measured points around a boundary: `below` met it, `above` did not. */
@@ -57,14 +64,16 @@ export type SearchDecision =
   | { done: false; concurrency: number; reason: string; evidence: string[]; standing: SearchResult }
   | { done: true; result: SearchResult & { stoppedBy: NonNullable<SearchResult['stoppedBy']> } };
 
-const settled = (p: PointState) => p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
+const settled = (p: PointState) =>
+  p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
 
 /** Why a settled point fails the SLO (empty: it meets it). Invalid, failed and skipped points fail. */
 export function sloViolations(slo: Slo | undefined, p: PointState): string[] {
   if (p.status === 'skipped') return [`skipped${p.lastError ? ` (${p.lastError})` : ''}`];
   if (p.status === 'failed') return [`failed${p.lastError ? `: ${p.lastError}` : ''}`];
   const s = p.summary;
-  if (p.status === 'invalid' || !s || !s.valid) return [`invalid (past saturation)${s?.reasons.length ? `: ${s.reasons.join('; ')}` : ''}`];
+  if (p.status === 'invalid' || !s || !s.valid)
+    return [`invalid (past saturation)${s?.reasons.length ? `: ${s.reasons.join('; ')}` : ''}`];
   const out: string[] = [];
   const check = (name: string, limits: { p50?: number; p99?: number } | undefined, p50?: number, p99?: number) => {
     for (const [pct, limit, got] of [
@@ -134,7 +143,14 @@ function limitStep(s: SweepSearch, e: Evidence): { bracket: Bracket; next?: { co
   }
   if (lo === undefined) {
     if (hi <= min)
-      return { bracket: { concurrency: null, above: hi, status: 'never-meets', text: `c=${hi} (minConcurrency) fails the SLO` } };
+      return {
+        bracket: {
+          concurrency: null,
+          above: hi,
+          status: 'never-meets',
+          text: `c=${hi} (minConcurrency) fails the SLO`,
+        },
+      };
     const next = Math.max(Math.floor(hi / 2), min);
     return {
       bracket: { concurrency: null, above: hi, status: 'unresolved', text: `< ${hi} (no passing point yet)` },
@@ -155,12 +171,18 @@ function limitStep(s: SweepSearch, e: Evidence): { bracket: Bracket; next?: { co
   const mid = Math.floor((lo + hi) / 2);
   return {
     bracket: { concurrency: lo, below: lo, above: hi, status: 'unresolved', text: `in [${lo}, ${hi})` },
-    next: { concurrency: mid, reason: `bisect: c=${lo} meets the SLO, c=${hi} fails; c=${mid} halves the bracket (resolution ${step})` },
+    next: {
+      concurrency: mid,
+      reason: `bisect: c=${lo} meets the SLO, c=${hi} fails; c=${mid} halves the bracket (resolution ${step})`,
+    },
   };
 }
 
 /** The knee of the valid points' throughput/interactivity curve and the point that refines it. */
-function kneeStep(s: SweepSearch, points: readonly PointState[]): { bracket: Bracket; next?: { concurrency: number; reason: string } } {
+function kneeStep(
+  s: SweepSearch,
+  points: readonly PointState[],
+): { bracket: Bracket; next?: { concurrency: number; reason: string } } {
   const curve = points
     .filter(
       (p) =>
@@ -172,7 +194,9 @@ function kneeStep(s: SweepSearch, points: readonly PointState[]): { bracket: Bra
     .map((p) => ({ c: p.concurrency, x: p.summary!.interactivityP50!, y: p.summary!.totalThroughputPerGpu! }))
     .sort((a, b) => a.c - b.c);
   if (curve.length < 3)
-    return { bracket: { concurrency: null, status: 'unresolved', text: `${curve.length} valid point(s): a knee needs 3` } };
+    return {
+      bracket: { concurrency: null, status: 'unresolved', text: `${curve.length} valid point(s): a knee needs 3` },
+    };
   const xMax = Math.max(...curve.map((p) => p.x)) || 1;
   const yMax = Math.max(...curve.map((p) => p.y)) || 1;
   const angle = (a: (typeof curve)[0], b: (typeof curve)[0]) => Math.atan2((b.y - a.y) / yMax, (b.x - a.x) / xMax);
@@ -280,7 +304,9 @@ export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string
   const state = s?.stoppedBy ? `ended: ${s.stoppedBy}` : 'searching';
   const lines = [`${p.points.length - added.length} configured + ${added.length} added point(s), ${state}`];
   if (s?.limit)
-    lines.push(`SLO limit ${s.limit.text}${s.limit.status === 'found' || s.limit.status === 'unresolved' ? '' : ` [${s.limit.status}]`}`);
+    lines.push(
+      `SLO limit ${s.limit.text}${s.limit.status === 'found' || s.limit.status === 'unresolved' ? '' : ` [${s.limit.status}]`}`,
+    );
   if (s?.knee) lines.push(`knee ${s.knee.text}`);
   for (const pt of added) lines.push(`c=${pt.concurrency} added (${pt.searchReason ?? 'search'})`);
   return lines;

@@ -31,7 +31,10 @@ export function nextPoint(p: SweepProgress): PointState | undefined {
 
 export function pointAt(p: SweepProgress, concurrency: number): PointState {
   const pt = p.points.find((x) => x.concurrency === concurrency);
-  if (!pt) throw new Error(`no concurrency point ${concurrency} in this sweep (points: ${p.points.map((x) => x.concurrency).join(', ')})`);
+  if (!pt)
+    throw new Error(
+      `no concurrency point ${concurrency} in this sweep (points: ${p.points.map((x) => x.concurrency).join(', ')})`,
+    );
   return pt;
 }
 
@@ -82,7 +85,9 @@ export function failPoint(pt: PointState, reason: string, maxAttempts: number, n
 export function validateSkip(p: SweepProgress, concurrency: number): void {
   const pt = p.points.find((x) => x.concurrency === concurrency);
   if (!pt) {
-    throw new Error(`no concurrency point ${concurrency}; this sweep has ${p.points.map((x) => x.concurrency).join(', ')}`);
+    throw new Error(
+      `no concurrency point ${concurrency}; this sweep has ${p.points.map((x) => x.concurrency).join(', ')}`,
+    );
   }
   if (pt.status !== 'pending' && pt.status !== 'failed') {
     throw new Error(`point c=${concurrency} is ${pt.status}; only pending or failed points can be skipped`);
@@ -121,7 +126,14 @@ export function recordAllocationEnd(
 
 /** Counts for a one-line summary (memo, status lines). */
 export function countPoints(p: SweepProgress): Record<PointState['status'], number> {
-  const c: Record<PointState['status'], number> = { pending: 0, running: 0, done: 0, invalid: 0, failed: 0, skipped: 0 };
+  const c: Record<PointState['status'], number> = {
+    pending: 0,
+    running: 0,
+    done: 0,
+    invalid: 0,
+    failed: 0,
+    skipped: 0,
+  };
   for (const pt of p.points) c[pt.status] += 1;
   return c;
 }

@@ -66,7 +66,11 @@ const measure = (pt: PointState, curve: Curve): void => {
 };
 
 /** Run the sweep's loop as the workflow does: measure the next point until there is none. */
-function runSearch(s: SweepSearch, planned: number[], curve: Curve): { p: SweepProgress; result: SearchResult; added: number[] } {
+function runSearch(
+  s: SweepSearch,
+  planned: number[],
+  curve: Curve,
+): { p: SweepProgress; result: SearchResult; added: number[] } {
   const p = progress(planned);
   for (let pt = nextPointOrSearch(p, s), n = 0; pt; pt = nextPointOrSearch(p, s), n++) {
     if (n > 1000) throw new Error('the search did not end');
@@ -96,7 +100,12 @@ describe('slo-limit on synthetic curves', () => {
     const bound = searchPointBound(s);
     for (let limit = 1; limit <= 255; limit++) {
       const { result, added } = runSearch(s, [1], linearTtft(limit));
-      expect(result.limit, `limit ${limit}`).toMatchObject({ concurrency: limit, below: limit, above: limit + 1, status: 'found' });
+      expect(result.limit, `limit ${limit}`).toMatchObject({
+        concurrency: limit,
+        below: limit,
+        above: limit + 1,
+        status: 'found',
+      });
       expect(added.length, `limit ${limit}: added ${added.join(',')}`).toBeLessThanOrEqual(bound);
       expect(result.stoppedBy).toBe('resolved');
     }
@@ -151,7 +160,9 @@ describe('slo-limit on synthetic curves', () => {
   it('saturation at a known concurrency: invalid points past it are evidence, and the limit is where it starts', () => {
     const saturatesAbove = 24;
     const { p, result } = runSearch(search({ slo: { maxErrorRate: 0.01 } }), [4], (c) =>
-      c <= saturatesAbove ? { requestsProfiled: 100, requestsFailed: 0 } : { valid: false, requestsProfiled: 100, requestsFailed: 60 },
+      c <= saturatesAbove
+        ? { requestsProfiled: 100, requestsFailed: 0 }
+        : { valid: false, requestsProfiled: 100, requestsFailed: 60 },
     );
     expect(result.limit).toMatchObject({ concurrency: 24, below: 24, above: 25, status: 'found' });
     const invalid = p.points.filter((x) => x.status === 'invalid').map((x) => x.concurrency);
@@ -166,7 +177,11 @@ describe('slo-limit on synthetic curves', () => {
   it('maxPoints and the GPU-hour budget stop the search with the bracket so far', () => {
     const byPoints = runSearch(search({ maxAddedPoints: 3 }), [1], linearTtft(100));
     expect(byPoints.added).toEqual([2, 4, 8]);
-    expect(byPoints.result).toMatchObject({ stoppedBy: 'max-points', pointsAdded: 3, limit: { status: 'unresolved', below: 8 } });
+    expect(byPoints.result).toMatchObject({
+      stoppedBy: 'max-points',
+      pointsAdded: 3,
+      limit: { status: 'unresolved', below: 8 },
+    });
     // 16 GPUs × 2 min = 0.533 GPU-h per point: a 3 GPU-h budget pays for 5 points, 1 of them configured
     const byBudget = runSearch(search({ gpuHourBudget: 3 }), [1], linearTtft(100));
     expect(byBudget.added).toEqual([2, 4, 8, 16]);
@@ -185,7 +200,9 @@ describe('slo-limit on synthetic curves', () => {
       'TTFT p99 600.0 ms > 500 ms',
       'error rate 0.0200 > 0.01',
     ]);
-    expect(sloViolations(slo, pt({ ttftP99Ms: 100, requestsProfiled: 100, requestsFailed: 0 }))).toEqual(['ITL p50 not measured']);
+    expect(sloViolations(slo, pt({ ttftP99Ms: 100, requestsProfiled: 100, requestsFailed: 0 }))).toEqual([
+      'ITL p50 not measured',
+    ]);
     expect(sloViolations(slo, { concurrency: 8, status: 'failed', attempts: 2, lastError: 'server died' })).toEqual([
       'failed: server died',
     ]);
@@ -234,7 +251,11 @@ describe('frontier: the knee of throughput per GPU against interactivity', () =>
 
   it('both goals: the SLO limit first, then the knee', () => {
     const s = search({ goal: ['slo-limit', 'frontier'], slo: { maxErrorRate: 0 }, maxConcurrency: 128 });
-    const { result } = runSearch(s, [8], (c) => ({ ...curve(c), requestsProfiled: 10, requestsFailed: c > 100 ? 1 : 0 }));
+    const { result } = runSearch(s, [8], (c) => ({
+      ...curve(c),
+      requestsProfiled: 10,
+      requestsFailed: c > 100 ? 1 : 0,
+    }));
     expect(result.limit).toMatchObject({ concurrency: 100, status: 'found' });
     expect(result.knee?.status).toBe('found');
   });

@@ -83,8 +83,19 @@ describe('engine settings (plan/engine.ts)', () => {
   });
 
   it('orientation overrides: memory utilization, batched tokens, extra args, env', () => {
-    const base = resolveEngineSettings({ orientation: 'o', engine: { ...ENGINE, maxNumBatchedTokens: 4096 }, dp: 1, pp: 1, points: [1] });
-    expect(base.settings).toMatchObject({ gpuMemoryUtilization: 0.9, maxNumBatchedTokens: 4096, extraArgs: [], env: { A: '1' } });
+    const base = resolveEngineSettings({
+      orientation: 'o',
+      engine: { ...ENGINE, maxNumBatchedTokens: 4096 },
+      dp: 1,
+      pp: 1,
+      points: [1],
+    });
+    expect(base.settings).toMatchObject({
+      gpuMemoryUtilization: 0.9,
+      maxNumBatchedTokens: 4096,
+      extraArgs: [],
+      env: { A: '1' },
+    });
     const over = resolveEngineSettings({
       orientation: 'o',
       engine: { ...ENGINE, maxNumBatchedTokens: 4096 },
@@ -99,7 +110,10 @@ describe('engine settings (plan/engine.ts)', () => {
       extraArgs: ['--x'],
       env: { A: '2', B: '3' },
     });
-    expect(resolveEngineSettings({ orientation: 'o', engine: ENGINE, dp: 1, pp: 1, points: [1] }).settings.maxNumBatchedTokens).toBeNull();
+    expect(
+      resolveEngineSettings({ orientation: 'o', engine: ENGINE, dp: 1, pp: 1, points: [1] }).settings
+        .maxNumBatchedTokens,
+    ).toBeNull();
   });
 
   it('PP > 1 runs the V1 model runner; an explicit orientation value is kept with a warning; PP 1 is untouched', () => {
@@ -107,7 +121,13 @@ describe('engine settings (plan/engine.ts)', () => {
     const pp = resolveEngineSettings({ orientation: 'o', engine: v2, dp: 1, pp: 2, points: [1] });
     expect(pp.settings.env.VLLM_USE_V2_MODEL_RUNNER).toBe('0');
     expect(pp.notes[0]).toContain('overrides engine.env VLLM_USE_V2_MODEL_RUNNER=1');
-    const unset = resolveEngineSettings({ orientation: 'o', engine: { ...ENGINE, env: {} }, dp: 1, pp: 4, points: [1] });
+    const unset = resolveEngineSettings({
+      orientation: 'o',
+      engine: { ...ENGINE, env: {} },
+      dp: 1,
+      pp: 4,
+      points: [1],
+    });
     expect(unset.settings.env.VLLM_USE_V2_MODEL_RUNNER).toBe('0');
     const kept = resolveEngineSettings({
       orientation: 'o',
@@ -119,17 +139,30 @@ describe('engine settings (plan/engine.ts)', () => {
     });
     expect(kept.settings.env.VLLM_USE_V2_MODEL_RUNNER).toBe('1');
     expect(kept.warnings[0]).toContain('sets VLLM_USE_V2_MODEL_RUNNER=1 with PP 2');
-    expect(resolveEngineSettings({ orientation: 'o', engine: v2, dp: 1, pp: 1, points: [1] }).settings.env.VLLM_USE_V2_MODEL_RUNNER).toBe(
-      '1',
-    );
+    expect(
+      resolveEngineSettings({ orientation: 'o', engine: v2, dp: 1, pp: 1, points: [1] }).settings.env
+        .VLLM_USE_V2_MODEL_RUNNER,
+    ).toBe('1');
   });
 
   it('prefix caching off and prompt-token details off are loud', () => {
     expect(
-      resolveEngineSettings({ orientation: 'o', engine: { ...ENGINE, prefixCaching: false }, dp: 1, pp: 1, points: [1] }).warnings[0],
+      resolveEngineSettings({
+        orientation: 'o',
+        engine: { ...ENGINE, prefixCaching: false },
+        dp: 1,
+        pp: 1,
+        points: [1],
+      }).warnings[0],
     ).toContain('prefix reuse');
     expect(
-      resolveEngineSettings({ orientation: 'o', engine: { ...ENGINE, promptTokensDetails: false }, dp: 1, pp: 1, points: [1] }).warnings[0],
+      resolveEngineSettings({
+        orientation: 'o',
+        engine: { ...ENGINE, promptTokensDetails: false },
+        dp: 1,
+        pp: 1,
+        points: [1],
+      }).warnings[0],
     ).toContain('cached_tokens');
   });
 
@@ -143,12 +176,18 @@ describe('engine settings (plan/engine.ts)', () => {
     expect(flag(pinned.nodes[3]!.argv, '--max-num-seqs')).toBe('5');
     expect(pinned.engine.settings.queuedPoints).toEqual([128]);
     expect(pinned.warnings.some((w) => w.includes('c=128 puts ⌈128/16⌉ = 8 sessions on a rank'))).toBe(true);
-    const inCommon = planError(edit('    - --trust-remote-code', '    - --trust-remote-code\n    - --max-num-seqs\n    - "5"'), 'latency');
+    const inCommon = planError(
+      edit('    - --trust-remote-code', '    - --trust-remote-code\n    - --max-num-seqs\n    - "5"'),
+      'latency',
+    );
     expect(inCommon.message).toMatch(
       /engine\.commonArgs\[1\]: "--max-num-seqs" — --max-num-seqs is derived, not a common argument: set engine\.maxNumSeqs to pin it/,
     );
     const inExtra = planError(
-      edit('engine: { gpuMemoryUtilization: 0.95, maxNumBatchedTokens: 4096 }', 'engine: { extraArgs: [--gpu-memory-utilization=0.5] }'),
+      edit(
+        'engine: { gpuMemoryUtilization: 0.95, maxNumBatchedTokens: 4096 }',
+        'engine: { extraArgs: [--gpu-memory-utilization=0.5] }',
+      ),
       'latency',
     );
     expect(inExtra.message).toContain(
@@ -167,14 +206,22 @@ describe('engine settings (plan/engine.ts)', () => {
   });
 
   it('points per allocation: the time limit covers that many points, the allocations are counted; allocation-per-point is 1', () => {
-    const two = planText(edit('  maxAllocationAttempts: 3', '  maxAllocationAttempts: 3\n  pointsPerAllocation: 2'), 'balanced');
+    const two = planText(
+      edit('  maxAllocationAttempts: 3', '  maxAllocationAttempts: 3\n  pointsPerAllocation: 2'),
+      'balanced',
+    );
     expect(two.deployment).toMatchObject({ policy: 'shared-server', pointsPerAllocation: 2, allocations: 2 });
-    expect(two.slurm.timeLimitDerivation).toContain('startup 7200 s + 2 × (warmup 900 s + profile 3600 s + drain 1800 s)');
+    expect(two.slurm.timeLimitDerivation).toContain(
+      'startup 7200 s + 2 × (warmup 900 s + profile 3600 s + drain 1800 s)',
+    );
     const all = planSweep(loadShipped().config, { orientation: 'balanced', cluster: 'h200' });
     expect(all.deployment.pointsPerAllocation).toBeUndefined();
     expect(all.deployment.allocations).toBe(1);
     expect(all.slurm.timeLimitMinutes).toBeGreaterThan(two.slurm.timeLimitMinutes);
-    const ix = planText(edit('  maxAllocationAttempts: 3', '  maxAllocationAttempts: 3\n  pointsPerAllocation: 2'), 'ix-balanced');
+    const ix = planText(
+      edit('  maxAllocationAttempts: 3', '  maxAllocationAttempts: 3\n  pointsPerAllocation: 2'),
+      'ix-balanced',
+    );
     expect(ix.deployment).toMatchObject({ policy: 'allocation-per-point', pointsPerAllocation: 1, allocations: 12 });
   });
 
@@ -185,7 +232,10 @@ describe('engine settings (plan/engine.ts)', () => {
     expect(planText(edit('prefix: kimik3', 'prefix: llama4'), 'latency').agentx.aiperf.publicDataset).toBe(
       'semianalysis_cc_traces_weka_062126_256k',
     );
-    const set = planText(edit('agentx:\n  traces:', 'agentx:\n  aiperf: { publicDataset: my_loader }\n  traces:'), 'latency');
+    const set = planText(
+      edit('agentx:\n  traces:', 'agentx:\n  aiperf: { publicDataset: my_loader }\n  traces:'),
+      'latency',
+    );
     expect(set.agentx.aiperf.publicDataset).toBe('my_loader');
   });
 });
@@ -240,7 +290,9 @@ describe('capacity check (plan/capacity.ts)', () => {
     ]);
     const j = judgeCapacity(wide, 'o');
     expect(j.verdict).toBe('warn');
-    expect(j.warnings[0]).toContain('c=32 runs 32 sessions × 32.8k = 1.05M KV tokens per replica (2.3× the ~451.7k it holds)');
+    expect(j.warnings[0]).toContain(
+      'c=32 runs 32 sessions × 32.8k = 1.05M KV tokens per replica (2.3× the ~451.7k it holds)',
+    );
     expect(j.warnings[0]).toContain(`more than ${OVERCOMMIT}× the pool`);
     // thrash: 2 running sessions on a replica holding < THRASH_CONTEXTS full trace contexts
     const tight = estimateCapacity(base({ traceContextTokens: 400_000, servedContextTokens: 400_000, points: [1, 2] }));
@@ -340,7 +392,10 @@ describe('capacity check (plan/capacity.ts)', () => {
    * - InferenceX runs TP16×DP2/EP32 at c1…c12 and TP8×DP4/EP32 at c1…c16 (configs/nvidia-master.yaml at 843c6254f).
    */
   const aiperfPublic = (orientation: string, points?: number[]) => {
-    const { config, source } = parseSweepConfig(edit('agentx:\n', 'agentx:\n  client: aiperf\n'), { file: SHIPPED, env: stackEnv });
+    const { config, source } = parseSweepConfig(edit('agentx:\n', 'agentx:\n  client: aiperf\n'), {
+      file: SHIPPED,
+      env: stackEnv,
+    });
     return planSweep(config, { orientation, cluster: 'h200', source, ...(points ? { points } : {}) });
   };
 
@@ -371,14 +426,19 @@ describe('capacity check (plan/capacity.ts)', () => {
     expect(tp.capacity.verdict).toBe('warn');
     expect(
       tp.warnings.some(
-        (w) => w.includes('c=32 runs 2 sessions × 1.05M = 2.10M KV tokens per replica') && w.includes('full trace contexts (< 1.5)'),
+        (w) =>
+          w.includes('c=32 runs 2 sessions × 1.05M = 2.10M KV tokens per replica') &&
+          w.includes('full trace contexts (< 1.5)'),
       ),
     ).toBe(true);
     for (const [o, top] of [
       ['ix-latency', 12],
       ['ix-balanced', 16],
     ] as const) {
-      const p = aiperfPublic(o, o === 'ix-latency' ? [1, 2, 3, 4, 5, 6, 7, 8, 10, 12] : [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]);
+      const p = aiperfPublic(
+        o,
+        o === 'ix-latency' ? [1, 2, 3, 4, 5, 6, 7, 8, 10, 12] : [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16],
+      );
       if (!p.capacity.checked) throw new Error('capacity not checked');
       expect(p.capacity.traceContextTokens, o).toBe(1_048_576);
       expect(
@@ -395,14 +455,20 @@ describe('capacity check (plan/capacity.ts)', () => {
     expect(synthetic.capacity.verdict).toBe('ok');
     // trace files are judged at the served context; the _256k corpus at 256 000 tokens
     const file = planText(
-      edit('traces: { kind: synthetic, seed: 42, traces: 64, maxContextTokens: 32768 }', 'traces: { kind: file, path: /lustre/t }'),
+      edit(
+        'traces: { kind: synthetic, seed: 42, traces: 64, maxContextTokens: 32768 }',
+        'traces: { kind: file, path: /lustre/t }',
+      ),
       'throughput',
     );
     expect(file.capacity.checked && file.capacity.traceContextTokens).toBe(1_048_576);
-    const k256 = parseSweepConfig(edit('agentx:\n', 'agentx:\n  client: aiperf\n').replace('prefix: kimik3', 'prefix: llama4'), {
-      file: SHIPPED,
-      env: stackEnv,
-    });
+    const k256 = parseSweepConfig(
+      edit('agentx:\n', 'agentx:\n  client: aiperf\n').replace('prefix: kimik3', 'prefix: llama4'),
+      {
+        file: SHIPPED,
+        env: stackEnv,
+      },
+    );
     const p256 = planSweep(k256.config, { orientation: 'throughput', cluster: 'h200', source: k256.source });
     expect(p256.capacity.checked && p256.capacity.traceContextTokens).toBe(256_000);
   });

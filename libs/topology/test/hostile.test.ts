@@ -21,8 +21,12 @@ function configError(
 
 describe('hostile configs', () => {
   it('wrong EP names file, path, value and the derived size', () => {
-    const e = configError(edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 8, nodes: 4 }'));
-    expect(e.message).toContain(`${SHIPPED}: orientations.throughput.topology.ep: 8 — vLLM's EP size is TP×DP per PP stage = 16`);
+    const e = configError(
+      edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 8, nodes: 4 }'),
+    );
+    expect(e.message).toContain(
+      `${SHIPPED}: orientations.throughput.topology.ep: 8 — vLLM's EP size is TP×DP per PP stage = 16`,
+    );
     expect(e.issues[0]!.line).toBe(shippedText.split('\n').findIndex((l) => l.includes('tp: 1, pp: 2, dp: 16')) + 1);
   });
 
@@ -35,19 +39,28 @@ describe('hostile configs', () => {
   });
 
   it('a typed-in node count that disagrees with the derived one', () => {
-    const e = configError(edit('{ tp: 8, pp: 2, nodes: 2 }', '{ tp: 8, pp: 2, nodes: 3 }'), { orientation: 'latency', cluster: 'h200' });
-    expect(e.message).toContain('orientations.latency.topology.nodes: 3 — TP×PP×DP = 16 GPUs on 8-GPU nodes (cluster h200) need 2 nodes');
+    const e = configError(edit('{ tp: 8, pp: 2, nodes: 2 }', '{ tp: 8, pp: 2, nodes: 3 }'), {
+      orientation: 'latency',
+      cluster: 'h200',
+    });
+    expect(e.message).toContain(
+      'orientations.latency.topology.nodes: 3 — TP×PP×DP = 16 GPUs on 8-GPU nodes (cluster h200) need 2 nodes',
+    );
   });
 
   it('missing or empty required values are errors, never empty strings', () => {
     expect(configError(edit('servedName: moonshotai/Kimi-K3', 'servedName: ""')).message).toContain(
       'model.servedName: "" — must not be empty',
     );
-    expect(configError(edit('  servedName: moonshotai/Kimi-K3\n', '')).message).toContain('model.servedName: (missing) — required');
+    expect(configError(edit('  servedName: moonshotai/Kimi-K3\n', '')).message).toContain(
+      'model.servedName: (missing) — required',
+    );
     expect(configError(edit('VLLM_USE_V2_MODEL_RUNNER: "1"', 'VLLM_USE_V2_MODEL_RUNNER: ""')).message).toContain(
       'engine.env.VLLM_USE_V2_MODEL_RUNNER: "" — must not be empty',
     );
-    expect(configError(edit('port: ${INFERSWEEP_SSH_PORT:-2222}', 'port: ""')).message).toMatch(/clusters\.local\.loginHost(\.port)?: .*—/);
+    expect(configError(edit('port: ${INFERSWEEP_SSH_PORT:-2222}', 'port: ""')).message).toMatch(
+      /clusters\.local\.loginHost(\.port)?: .*—/,
+    );
   });
 
   it('a missing port at bind time is an error (empty PORT never reaches vllm serve)', () => {
@@ -55,10 +68,12 @@ describe('hostile configs', () => {
     const p = planSweep(config, { orientation: 'balanced', cluster: 'h200', source });
     expect(() => bindPlan(p, { jobId: '', nodes: ['a', 'b'], headAddress: '10.0.0.1' })).toThrow(/jobId is empty/);
     expect(() => bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: ' ' })).toThrow(BindError);
-    expect(() => bindPlan(p, { jobId: '7', nodes: ['a'], headAddress: '10.0.0.1' })).toThrow(/needs 2 nodes, allocation has 1/);
-    expect(() => bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1', nodeAddresses: ['x', ''] })).toThrow(
-      /address of node 1/,
+    expect(() => bindPlan(p, { jobId: '7', nodes: ['a'], headAddress: '10.0.0.1' })).toThrow(
+      /needs 2 nodes, allocation has 1/,
     );
+    expect(() =>
+      bindPlan(p, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1', nodeAddresses: ['x', ''] }),
+    ).toThrow(/address of node 1/);
     const tampered = { ...p, endpoints: ['http://{{HEAD_ADDR}}:{{API_PORT}}'] };
     expect(() => bindPlan(tampered, { jobId: '7', nodes: ['a', 'b'], headAddress: '10.0.0.1' })).toThrow(
       /placeholder \{\{API_PORT\}\} has no value/,
@@ -67,7 +82,10 @@ describe('hostile configs', () => {
 
   it('hybrid LB behind one endpoint (the bash runner bug)', () => {
     const e = configError(
-      edit('{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }', '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid, endpoints: single }'),
+      edit(
+        '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4 }',
+        '{ tp: 1, pp: 2, dp: 16, ep: 16, nodes: 4, lbMode: hybrid, endpoints: single }',
+      ),
     );
     expect(e.message).toContain(
       'orientations.throughput.topology.endpoints: "single" — hybrid LB serves each node\'s ranks from that node\'s own API server',
@@ -102,7 +120,10 @@ describe('hostile configs', () => {
   });
 
   it('time limit above the partition maximum names both numbers and the fix', () => {
-    const e = configError(edit('maxWallMinutes: 720', 'maxWallMinutes: 120'), { orientation: 'balanced', cluster: 'h200' });
+    const e = configError(edit('maxWallMinutes: 720', 'maxWallMinutes: 120'), {
+      orientation: 'balanced',
+      cluster: 'h200',
+    });
     expect(e.message).toMatch(
       /clusters\.h200\.maxWallMinutes: 120 — orientation balanced needs a 667-minute allocation \(.*\) but partition h200 allows 120 minutes; fix: fewer points/,
     );
@@ -133,7 +154,9 @@ describe('hostile configs', () => {
       "orientations.balanced.concurrency: [4,8,16,32] — requested point 5 is not in orientation balanced's concurrency list [4, 8, 16, 32]",
     );
     const { config, source } = loadShipped();
-    expect(planSweep(config, { orientation: 'balanced', cluster: 'h200', source, points: [32, 8] }).points).toEqual([8, 32]);
+    expect(planSweep(config, { orientation: 'balanced', cluster: 'h200', source, points: [32, 8] }).points).toEqual([
+      8, 32,
+    ]);
   });
 
   it('derived flags in commonArgs, removed env vars and all2all backends', () => {
@@ -144,10 +167,13 @@ describe('hostile configs', () => {
       }).message,
     ).toContain('engine.commonArgs[1]: "--port=8000" — --port is derived, not a common argument');
     expect(
-      configError(edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --max-model-len\n    - "32768"\n'), {
-        orientation: 'latency',
-        cluster: 'h200',
-      }).message,
+      configError(
+        edit('    - --trust-remote-code\n', '    - --trust-remote-code\n    - --max-model-len\n    - "32768"\n'),
+        {
+          orientation: 'latency',
+          cluster: 'h200',
+        },
+      ).message,
     ).toContain('set engine.maxModelLen');
     expect(
       configError(edit('NCCL_CUMEM_ENABLE: "1"', 'NCCL_CUMEM_ENABLE: "1"\n    VLLM_RPC_TIMEOUT: "100"'), {
@@ -168,7 +194,9 @@ describe('hostile configs', () => {
       orientation: 'throughput',
       cluster: 'h200',
     });
-    expect(e.message).toContain('orientations.throughput.topology.ep: 16 — DP16×EP16 is not a validated kimi-k3 profile on H200');
+    expect(e.message).toContain(
+      'orientations.throughput.topology.ep: 16 — DP16×EP16 is not a validated kimi-k3 profile on H200',
+    );
   });
 
   it('EP on a dense model, EPLB without EP, traces longer than the context', () => {
@@ -176,13 +204,19 @@ describe('hostile configs', () => {
       'orientations.balanced.topology.ep: 8 — expert parallelism needs an MoE model',
     );
     expect(
-      configError(edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  eplb: { numRedundantExperts: 2 }\n'), {
-        orientation: 'latency',
-        cluster: 'h200',
-      }).message,
+      configError(
+        edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  eplb: { numRedundantExperts: 2 }\n'),
+        {
+          orientation: 'latency',
+          cluster: 'h200',
+        },
+      ).message,
     ).toContain('engine.eplb');
     expect(
-      configError(edit('maxContextTokens: 4096', 'maxContextTokens: 16384'), { orientation: 'latency', cluster: 'local' }).message,
+      configError(edit('maxContextTokens: 4096', 'maxContextTokens: 16384'), {
+        orientation: 'latency',
+        cluster: 'local',
+      }).message,
     ).toContain('agentx.traces.maxContextTokens: 16384 — exceeds the served context window 8192 tokens');
   });
 
@@ -205,7 +239,10 @@ describe('hostile configs', () => {
     expect(e.issues[0]!.message).toMatch(/the \{ opened on this line is not closed$/);
     const seq = configError('name: x\nmodel: [unclosed\nimage: y\n');
     expect(seq.issues.map((i) => [i.line, i.message])).toEqual([
-      [2, 'Flow sequence in block collection must be sufficiently indented and end with a ]: the [ opened on this line is not closed'],
+      [
+        2,
+        'Flow sequence in block collection must be sufficiently indented and end with a ]: the [ opened on this line is not closed',
+      ],
     ]);
     const quote = configError('name: x\nimage: "vllm\n\nmodel: y\n');
     expect(quote.issues.map((i) => i.line)).toEqual([2]);
@@ -216,7 +253,9 @@ describe('hostile configs', () => {
     const levels = 'abcdefghi'.split('');
     const text = levels
       .map((l, i) =>
-        i === 0 ? `${l}: &${l} [${lol}]` : `${l}: &${l} [${Array.from({ length: 9 }, () => `*${levels[i - 1]}`).join(', ')}]`,
+        i === 0
+          ? `${l}: &${l} [${lol}]`
+          : `${l}: &${l} [${Array.from({ length: 9 }, () => `*${levels[i - 1]}`).join(', ')}]`,
       )
       .join('\n');
     const t0 = performance.now();

@@ -38,7 +38,9 @@ const after = (argv: readonly string[], f: string) => (argv.includes(f) ? argv[a
 describe("ix-* orientations = InferenceX's H200 recipes (docs/inferencex.md)", () => {
   const facts = recipeFacts(doc);
   const { config } = loadShipped();
-  const plans = new Map(['ix-latency', 'ix-balanced'].map((o) => [o, planSweep(config, { orientation: o, cluster: 'h200' })]));
+  const plans = new Map(
+    ['ix-latency', 'ix-balanced'].map((o) => [o, planSweep(config, { orientation: o, cluster: 'h200' })]),
+  );
 
   it('the table lists both orientations, every row with a source', () => {
     expect(new Set(facts.map((f) => f.orientation))).toEqual(new Set(plans.keys()));
@@ -47,7 +49,11 @@ describe("ix-* orientations = InferenceX's H200 recipes (docs/inferencex.md)", (
   });
 
   /** What the plan has for one fact on one node, in the table's terms. */
-  const observed = (f: Fact, n: { argv: string[]; env: Record<string, string> }, points: number[]): string | undefined => {
+  const observed = (
+    f: Fact,
+    n: { argv: string[]; env: Record<string, string> },
+    points: number[],
+  ): string | undefined => {
     switch (f.kind) {
       case 'arg':
         return after(n.argv, f.name);

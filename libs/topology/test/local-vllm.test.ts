@@ -23,7 +23,10 @@ const { config, source } = load();
 const plan = (orientation: string) => planSweep(config, { orientation, cluster: 'local-vllm', source });
 const ORIENTATIONS = ['latency', 'balanced', 'throughput', 'tp'];
 const KV = ['--load-format', 'dummy', '--kv-cache-memory-bytes', '268435456'];
-const addedFor = (pp: number) => [...KV, ...(pp > 1 ? ['--compilation-config', '{"mode":2,"backend":"eager"}'] : ['--enforce-eager'])];
+const addedFor = (pp: number) => [
+  ...KV,
+  ...(pp > 1 ? ['--compilation-config', '{"mode":2,"backend":"eager"}'] : ['--enforce-eager']),
+];
 
 describe(`${FILE} on local-vllm`, () => {
   it('each node launches the planner argv, changed only by executable, model path, the GPU-memory flag and the CPU additions', () => {
@@ -161,7 +164,10 @@ describe('cpuLaunch / removeFlag', () => {
       '5',
       '--enforce-eager',
     ];
-    expect(removeFlag(a, '--gpu-memory-utilization')).toEqual([['--gpu-memory-utilization', '0.9'], ['--gpu-memory-utilization=0.8']]);
+    expect(removeFlag(a, '--gpu-memory-utilization')).toEqual([
+      ['--gpu-memory-utilization', '0.9'],
+      ['--gpu-memory-utilization=0.8'],
+    ]);
     expect(removeFlag(a, '--disable-custom-all-reduce')).toEqual([['--disable-custom-all-reduce']]);
     expect(removeFlag(a, '--enforce-eager')).toEqual([['--enforce-eager']]);
     expect(a).toEqual(['x', '--max-num-seqs', '5']);
@@ -195,7 +201,12 @@ describe('cpuLaunch / removeFlag', () => {
     ]);
     expect(l.env).toEqual({ A: 'b', HF_HUB_OFFLINE: '1', VLLM_CPU_OMP_THREADS_BIND: '2-3' });
     expect(argv[0]).toBe('vllm'); // the planner's argv is not mutated
-    const d = cpuDifferences(o, ['vllm', 'serve', '/gpu/model', '--enforce-eager', '--disable-custom-all-reduce'], 4, 2);
+    const d = cpuDifferences(
+      o,
+      ['vllm', 'serve', '/gpu/model', '--enforce-eager', '--disable-custom-all-reduce'],
+      4,
+      2,
+    );
     expect(cpuLaunch({ rank: 0, argv, env: {} }, o, 1).launchArgv.slice(-1)).toEqual(['--enforce-eager']);
     expect(d).toContain('removed --enforce-eager (the vllm-cpu override sets it)');
     expect(d).toContain('removed --disable-custom-all-reduce (not applicable on the CPU build)');

@@ -71,7 +71,17 @@ function assertInvariants(t: Topology, lb: LbMode): void {
 
 describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
   it('every combination is classified exactly as the rules say, with invariants on each valid plan', () => {
-    type Case = { tp: number; pp: number; dp: number; ep?: number; M: number; G: number; epWrong: boolean; rule?: number; label: string };
+    type Case = {
+      tp: number;
+      pp: number;
+      dp: number;
+      ep?: number;
+      M: number;
+      G: number;
+      epWrong: boolean;
+      rule?: number;
+      label: string;
+    };
     // the oracle sorts the combinations; each kind is then proven unconditionally
     const valid: Case[] = [];
     const invalid: Case[] = [];
@@ -84,7 +94,17 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
               const o = oracle(tp, pp, dp, M, G);
               for (const ep of [undefined, tp * dp, tp * dp + 1]) {
                 const epWrong = ep !== undefined && ep !== tp * dp;
-                const c = { tp, pp, dp, ep, M, G, epWrong, rule: o.rule, label: `TP${tp} PP${pp} DP${dp} EP${ep} M${M} G${G}` };
+                const c = {
+                  tp,
+                  pp,
+                  dp,
+                  ep,
+                  M,
+                  G,
+                  epWrong,
+                  rule: o.rule,
+                  label: `TP${tp} PP${pp} DP${dp} EP${ep} M${M} G${G}`,
+                };
                 (o.ok && !epWrong ? valid : invalid).push(c);
               }
             }
@@ -92,7 +112,8 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
         }
       }
     }
-    const check = (c: Case) => checkTopology({ tp: c.tp, pp: c.pp, dp: c.dp, ep: c.ep, nodes: c.M, gpusPerNode: c.G, moe: true });
+    const check = (c: Case) =>
+      checkTopology({ tp: c.tp, pp: c.pp, dp: c.dp, ep: c.ep, nodes: c.M, gpusPerNode: c.G, moe: true });
     for (const c of valid) {
       const t = acceptedTopology(check(c), c.label);
       expect(t.ep, c.label).toBe(c.ep !== undefined && c.ep > 1 ? c.tp * c.dp : 1);
@@ -114,7 +135,10 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
       ).toEqual(expect.arrayContaining([...(c.rule ? [c.rule] : []), ...(c.epWrong ? [4] : [])]));
       const gpuCount = `topology uses ${c.tp * c.pp * c.dp} GPUs but allocation has ${c.M * c.G}`;
       expect(v.find((x) => x.rule === 2)?.message ?? '', c.label).toContain(c.rule === 2 ? gpuCount : '');
-      const epRule = { field: 'ep', message: expect.stringContaining(`vLLM's EP size is TP×DP per PP stage = ${c.tp * c.dp}`) };
+      const epRule = {
+        field: 'ep',
+        message: expect.stringContaining(`vLLM's EP size is TP×DP per PP stage = ${c.tp * c.dp}`),
+      };
       expect(v.find((x) => x.rule === 4) ?? {}, c.label).toMatchObject(c.epWrong ? epRule : {});
     }
     expect(valid.length).toBeGreaterThan(500);
@@ -139,7 +163,9 @@ describe('topology matrix (up to 8 nodes × 8 GPUs)', () => {
               if (ok) accepted.push({ t: acceptedTopology(r, label), lbMode });
               // a single endpoint is refused with its reason whatever else is wrong
               expect(
-                violationsOf(r).some((v) => v.field === 'endpoints' && v.message.includes('single endpoint leaves the other nodes')),
+                violationsOf(r).some(
+                  (v) => v.field === 'endpoints' && v.message.includes('single endpoint leaves the other nodes'),
+                ),
                 label,
               ).toBe(endpoints === 'single');
               checked++;

@@ -114,7 +114,10 @@ describe('ports, binding, hashing, env expansion, time limits', () => {
         (plan, jobId, names) => {
           const nodes = names.slice(0, plan.slurm.nodes);
           const b = bindPlan(plan, { jobId: String(jobId), nodes, headAddress: nodes[0]! });
-          const all = [...b.endpoints, ...b.nodes.flatMap((n) => [...n.argv, ...n.launchArgv, ...Object.values(n.env)])];
+          const all = [
+            ...b.endpoints,
+            ...b.nodes.flatMap((n) => [...n.argv, ...n.launchArgv, ...Object.values(n.env)]),
+          ];
           for (const s of all) {
             expect(s).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
             expect(s.trim()).not.toBe('');

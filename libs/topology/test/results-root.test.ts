@@ -10,13 +10,18 @@ describe('clusters.<name>.resultsRoot', () => {
       '    sharedDir: /lustre/infersweep/runs\n    resultsRoot: /lustre/infersweep/results\n',
     );
     const { config, source } = parseSweepConfig(text, { file: SHIPPED, env: stackEnv });
-    expect(planSweep(config, { orientation: 'latency', cluster: 'h200', source }).resultsRoot).toBe('/lustre/infersweep/results');
+    expect(planSweep(config, { orientation: 'latency', cluster: 'h200', source }).resultsRoot).toBe(
+      '/lustre/infersweep/results',
+    );
     const { config: plain } = parseSweepConfig(shippedText, { file: SHIPPED, env: stackEnv });
     expect(planSweep(plain, { orientation: 'latency', cluster: 'h200' })).not.toHaveProperty('resultsRoot');
   });
 
   it('a relative results root is refused at parse time, naming the field', () => {
-    const text = edit('    sharedDir: /lustre/infersweep/runs\n', '    sharedDir: /lustre/infersweep/runs\n    resultsRoot: results\n');
+    const text = edit(
+      '    sharedDir: /lustre/infersweep/runs\n',
+      '    sharedDir: /lustre/infersweep/runs\n    resultsRoot: results\n',
+    );
     let err: unknown;
     try {
       parseSweepConfig(text, { file: SHIPPED, env: stackEnv });

@@ -4,7 +4,10 @@ import { edit, SHIPPED, stackEnv } from './helpers';
 
 /** The shipped config with a `search:` block added to the balanced orientation. */
 const withSearch = (block: string): string =>
-  edit('    concurrency: [4, 8, 16, 32]\n', `    concurrency: [4, 8, 16, 32]\n    search:\n${block.replace(/^/gm, '      ')}\n`);
+  edit(
+    '    concurrency: [4, 8, 16, 32]\n',
+    `    concurrency: [4, 8, 16, 32]\n    search:\n${block.replace(/^/gm, '      ')}\n`,
+  );
 
 function configError(text: string): ConfigError {
   try {

@@ -53,7 +53,21 @@ describe(`${SHIPPED}: rule 22`, () => {
         '--port',
         '{{PORT}}',
       ],
-      ['-tp', '8', '-pp', '2', '--nnodes', '2', '--node-rank', '1', '--master-addr', H, '--master-port', '{{MASTER_PORT}}', '--headless'],
+      [
+        '-tp',
+        '8',
+        '-pp',
+        '2',
+        '--nnodes',
+        '2',
+        '--node-rank',
+        '1',
+        '--master-addr',
+        H,
+        '--master-port',
+        '{{MASTER_PORT}}',
+        '--headless',
+      ],
     ]);
     for (const n of p.nodes) {
       expect(n.argv.some((a) => a.startsWith('--data-parallel'))).toBe(false);
@@ -66,7 +80,14 @@ describe(`${SHIPPED}: rule 22`, () => {
     const p = plan('balanced');
     expect(p.topology).toMatchObject({ tp: 4, pp: 2, dp: 2, ep: 8, nodes: 2, dpLocal: 1, lbMode: 'internal' });
     const common = ['-tp', '4', '-pp', '2', '-dp', '2', '--enable-expert-parallel'];
-    const dpFlags = ['--data-parallel-size-local', '1', '--data-parallel-address', H, '--data-parallel-rpc-port', '{{DP_RPC_PORT}}'];
+    const dpFlags = [
+      '--data-parallel-size-local',
+      '1',
+      '--data-parallel-address',
+      H,
+      '--data-parallel-rpc-port',
+      '{{DP_RPC_PORT}}',
+    ];
     expect(p.nodes[0]!.commonArgs.slice(0, 7)).toEqual(common);
     expect(p.nodes[0]!.deltaArgs).toEqual([...dpFlags, '--port', '{{PORT}}']);
     expect(p.nodes[1]!.deltaArgs).toEqual([...dpFlags, '--headless', '--data-parallel-start-rank', '1']);
@@ -89,7 +110,10 @@ describe(`${SHIPPED}: rule 22`, () => {
     }
     expect(p.endpoints).toEqual(['http://{{HEAD_ADDR}}:{{PORT}}']);
     expect(p.clientMustBalance).toBe(false);
-    expect(p.engineIds).toEqual({ labelled: true, perMetricsEndpoint: [Array.from({ length: 16 }, (_, i) => String(i))] });
+    expect(p.engineIds).toEqual({
+      labelled: true,
+      perMetricsEndpoint: [Array.from({ length: 16 }, (_, i) => String(i))],
+    });
     expect(p.warnings.some((w) => w.startsWith('experimental on H200'))).toBe(true);
   });
 
@@ -169,14 +193,21 @@ describe(`${SHIPPED}: rule 22`, () => {
       expect(head[0]).toBe('llm-d-inference-sim');
       expect(head).toEqual(expect.arrayContaining(['--force-dummy-tokenizer', '--mode', 'random']));
       expect(head[head.indexOf('--time-to-first-token') + 1]).toMatch(/^\d+ms$/);
-      expect(Number(head[head.indexOf('--max-num-seqs') + 1])).toBe(local.engine.settings.maxNumSeqs * local.topology.dp);
+      expect(Number(head[head.indexOf('--max-num-seqs') + 1])).toBe(
+        local.engine.settings.maxNumSeqs * local.topology.dp,
+      );
       for (const n of local.nodes.slice(1)) {
         expect(n.launchArgv.slice(0, 2)).toEqual(['bash', '-c']);
         expect(n.launchArgv[3]).toBe(String(n.rank));
         expect(n.launchArgv.slice(4)).toEqual(n.argv);
       }
       expect(local.engineIds.labelled).toBe(false);
-      expect(local.slurm).toMatchObject({ partition: 'local', gres: false, exclusive: false, containerRuntime: 'host' });
+      expect(local.slurm).toMatchObject({
+        partition: 'local',
+        gres: false,
+        exclusive: false,
+        containerRuntime: 'host',
+      });
       expect(local.slurm.timeLimitMinutes).toBeLessThanOrEqual(30);
       expect(local.agentx.profileDurationSeconds).toBeLessThanOrEqual(10);
       expect(local.agentx.traces).toMatchObject({ kind: 'synthetic' });

@@ -19,13 +19,19 @@ function errorOf(text: string, plan?: { orientation: string; cluster: string }):
 const lineOf = (text: string, needle: string) => text.split('\n').findIndex((l) => l.includes(needle)) + 1;
 
 describe('secrets are names in the config and the plan, never values', () => {
-  const withSecrets = edit('  env:\n    PYTORCH_CUDA_ALLOC_CONF', '  secretEnv: [HF_TOKEN]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF').replace(
+  const withSecrets = edit(
+    '  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+    '  secretEnv: [HF_TOKEN]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+  ).replace(
     '    sharedDir: /lustre/infersweep/runs\n',
     '    sharedDir: /lustre/infersweep/runs\n    secretEnv: [WANDB_API_KEY]\n    secretsFile: /etc/infersweep/h200.secrets\n',
   );
 
   it('the plan carries the names (engine + cluster) and where the worker finds values; no node env holds them', () => {
-    const { config, source } = parseSweepConfig(withSecrets, { file: SHIPPED, env: { ...stackEnv, HF_TOKEN: 'hf_canary_value' } });
+    const { config, source } = parseSweepConfig(withSecrets, {
+      file: SHIPPED,
+      env: { ...stackEnv, HF_TOKEN: 'hf_canary_value' },
+    });
     const plan = planSweep(config, { orientation: 'latency', cluster: 'h200', source });
     expect(plan.secretEnv).toEqual(['HF_TOKEN', 'WANDB_API_KEY']);
     expect(plan.secretsFile).toBe('/etc/infersweep/h200.secrets');
@@ -40,7 +46,10 @@ describe('secrets are names in the config and the plan, never values', () => {
     const text = edit('    NCCL_CUMEM_ENABLE: "1"\n', '    NCCL_CUMEM_ENABLE: "1"\n    HF_TOKEN: ${HF_TOKEN}\n');
     let e: ConfigError | undefined;
     try {
-      const { config, source } = parseSweepConfig(text, { file: SHIPPED, env: { ...stackEnv, HF_TOKEN: 'hf_canary_value' } });
+      const { config, source } = parseSweepConfig(text, {
+        file: SHIPPED,
+        env: { ...stackEnv, HF_TOKEN: 'hf_canary_value' },
+      });
       planSweep(config, { orientation: 'latency', cluster: 'h200', source });
     } catch (x) {
       e = x as ConfigError;
@@ -80,8 +89,15 @@ describe('secrets are names in the config and the plan, never values', () => {
     const m = errorOf(both, { orientation: 'latency', cluster: 'h200' }).message;
     expect(m).toContain('NCCL_CUMEM_ENABLE is also in engine.env');
     expect(m).toContain('VLLM_HOST_IP is derived per node');
-    const bad = errorOf(edit('  env:\n    PYTORCH_CUDA_ALLOC_CONF', '  secretEnv: ["HF_TOKEN=hf_x"]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF'));
-    expect(bad.message).toMatch(/engine\.secretEnv\[0\]: "HF_TOKEN=hf_x" — secret names are environment variable names .*names only/);
+    const bad = errorOf(
+      edit(
+        '  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+        '  secretEnv: ["HF_TOKEN=hf_x"]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+      ),
+    );
+    expect(bad.message).toMatch(
+      /engine\.secretEnv\[0\]: "HF_TOKEN=hf_x" — secret names are environment variable names .*names only/,
+    );
   });
 });
 

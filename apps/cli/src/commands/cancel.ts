@@ -21,7 +21,8 @@ export function register(program: Command): void {
         action('cancel', async (id: string, opts: { abort?: boolean; reason: string }) =>
           withSession(async (s) => {
             const view = await describeSweep(s, id, { query: false, children: false });
-            if (view.status !== 'RUNNING') throw new ExitWith(EXIT.failure, `sweep ${id} is already ${view.status}; nothing to cancel`);
+            if (view.status !== 'RUNNING')
+              throw new ExitWith(EXIT.failure, `sweep ${id} is already ${view.status}; nothing to cancel`);
             const h = s.client.workflow.getHandle(id);
             if (opts.abort) {
               if (view.kind !== 'sweep')
@@ -33,7 +34,9 @@ export function register(program: Command): void {
               out(`abort requested for ${id} (phase ${p.phase}); cleanup runs, then the sweep ends as aborted`);
             } else {
               await h.cancel();
-              out(`cancellation requested for ${id}; the sweep captures logs and releases its allocation before it ends`);
+              out(
+                `cancellation requested for ${id}; the sweep captures logs and releases its allocation before it ends`,
+              );
             }
             out(`follow it: infersweep watch ${id}    (${view.uiLink})`);
           }),

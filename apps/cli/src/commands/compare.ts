@@ -27,7 +27,8 @@ async function runPoints(store: HistoryStore, root: string, id: string): Promise
   if (stored.length) return stored;
   const dir = existsSync(id) ? id : join(root, id);
   const r = existsSync(dir) ? extractRun(dir) : undefined;
-  if (!r || r.points.length === 0) throw new UsageError(`run ${id}: not in the history (${store.where}) and no results folder at ${dir}`);
+  if (!r || r.points.length === 0)
+    throw new UsageError(`run ${id}: not in the history (${store.where}) and no results folder at ${dir}`);
   return r.points;
 }
 
@@ -49,9 +50,12 @@ export function register(program: Command): void {
             const byA = new Map(pa.map((p) => [seriesId(p.key), p]));
             const pairs = pb.flatMap((q) => (byA.has(seriesId(q.key)) ? [{ a: byA.get(seriesId(q.key))!, b: q }] : []));
             if (pairs.length === 0)
-              throw new UsageError(`runs ${a} and ${b} share no series (same config, orientation, model, GPU, concurrency)`);
+              throw new UsageError(
+                `runs ${a} and ${b} share no series (same config, orientation, model, GPU, concurrency)`,
+              );
             const verdicts = [];
-            for (const { b: q } of pairs) verdicts.push(evaluatePoint(q, await store.series(q.key), settings.detection));
+            for (const { b: q } of pairs)
+              verdicts.push(evaluatePoint(q, await store.series(q.key), settings.detection));
             const rows = pairs.flatMap(({ a: x, b: y }) =>
               settings.detection.metrics.map((m) => {
                 const va = x.metrics[m];
@@ -71,7 +75,9 @@ export function register(program: Command): void {
               out(JSON.stringify({ runA: a, runB: b, contextChanges: ctx, rows, verdicts }, null, 2));
               return 0;
             }
-            out(`${a} → ${b}: ${ctx.length ? ctx.map((c) => `${c.field} ${c.before} → ${c.after}`).join(', ') : 'same run context'}`);
+            out(
+              `${a} → ${b}: ${ctx.length ? ctx.map((c) => `${c.field} ${c.before} → ${c.after}`).join(', ') : 'same run context'}`,
+            );
             const w = Math.max(...rows.map((r) => METRIC_LABELS[r.metric].length));
             for (const r of rows)
               out(

@@ -30,7 +30,9 @@ export interface HistoryOpts {
 }
 
 /** The settings and the store the history commands read: flags first, then the worker's settings, then the results root. */
-export async function openHistory(opts: HistoryOpts): Promise<{ settings: HistorySettings; store: HistoryStore; root: string }> {
+export async function openHistory(
+  opts: HistoryOpts,
+): Promise<{ settings: HistorySettings; store: HistoryStore; root: string }> {
   const settings = loadHistorySettings();
   const root = opts.root ?? resultsRoot();
   return { settings, store: await openStore(opts.store ?? settings.store ?? root), root };
@@ -40,7 +42,8 @@ async function showSeries(query: string, opts: HistoryOpts): Promise<number> {
   const { settings, store } = await openHistory(opts);
   try {
     const keys = (await store.seriesKeys()).filter((k) => seriesMatches(k, query));
-    if (keys.length === 0) throw new UsageError(`no series matches ${query} in ${store.where} (see \`infersweep history\`)`);
+    if (keys.length === 0)
+      throw new UsageError(`no series matches ${query} in ${store.where} (see \`infersweep history\`)`);
     const shown = [];
     for (const key of keys.sort((a, b) => seriesId(a).localeCompare(seriesId(b)) || a.concurrency - b.concurrency)) {
       const points = await store.series(key);
@@ -73,7 +76,8 @@ async function listSeries(opts: HistoryOpts): Promise<number> {
           2,
         ),
       );
-    else if (keys.length === 0) out(`no history in ${store.where} (run \`infersweep history rebuild\` to index existing results)`);
+    else if (keys.length === 0)
+      out(`no history in ${store.where} (run \`infersweep history rebuild\` to index existing results)`);
     else for (const k of keys.map(seriesId).sort()) out(k);
     return 0;
   } finally {
@@ -99,8 +103,13 @@ export function register(program: Command): void {
   usageExits(
     program
       .command('history')
-      .description('The history of results per series, with change detection (`history rebuild` re-indexes the results folders)')
-      .argument('[series]', 'a series id config:orientation:model:gpu:c<N>, or a prefix of one ending at ":"; or `rebuild`')
+      .description(
+        'The history of results per series, with change detection (`history rebuild` re-indexes the results folders)',
+      )
+      .argument(
+        '[series]',
+        'a series id config:orientation:model:gpu:c<N>, or a prefix of one ending at ":"; or `rebuild`',
+      )
       .option('--root <dir>', 'the results root (default: the data directory results/)')
       .option(
         '--store <location>',

@@ -38,7 +38,9 @@ export async function followLogs(
   signal: AbortSignal,
   write: (chunk: string) => void,
 ): Promise<void> {
-  await exec.run(['tail', '-n', String(lines), '-F', ...files], { onStdout: write, collectStdout: false, signal }).catch(() => undefined);
+  await exec
+    .run(['tail', '-n', String(lines), '-F', ...files], { onStdout: write, collectStdout: false, signal })
+    .catch(() => undefined);
 }
 
 export function register(program: Command): void {
@@ -58,12 +60,19 @@ export function register(program: Command): void {
           let shown = 0;
           for (const s of r.sweeps) {
             const { plan } = readPlanFile(s.resultsDir);
-            const live = !opts.captured && s.phase !== null && !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) && plan;
+            const live =
+              !opts.captured &&
+              s.phase !== null &&
+              !['completed', 'failed', 'cancelled', 'aborted'].includes(s.phase) &&
+              plan;
             if (live) {
               const exec = executorForProfile({ loginHost: live.login });
               try {
                 const dir = remoteSweepLogDir(live.sharedDir, s.sweepId);
-                const found = await exec.run(['find', dir, '-name', '*.log', '-type', 'f'], { timeoutMs: 30_000, idempotent: true });
+                const found = await exec.run(['find', dir, '-name', '*.log', '-type', 'f'], {
+                  timeoutMs: 30_000,
+                  idempotent: true,
+                });
                 const files = found.stdout
                   .split('\n')
                   .filter((f) => f && matchesNode(f, opts.node))
@@ -77,7 +86,10 @@ export function register(program: Command): void {
                   await followLogs(exec, files, lines, ac.signal, (c) => process.stdout.write(c));
                   return EXIT.ok;
                 }
-                const t = await exec.run(['tail', '-n', String(lines), ...files], { timeoutMs: 30_000, idempotent: true });
+                const t = await exec.run(['tail', '-n', String(lines), ...files], {
+                  timeoutMs: 30_000,
+                  idempotent: true,
+                });
                 process.stdout.write(files.length === 1 ? `==> ${files[0]} <==\n${t.stdout}` : t.stdout);
               } finally {
                 await exec.close().catch(() => undefined);

@@ -36,7 +36,9 @@ export function renderPlan(p: SweepPlan): string {
   );
   const cap = p.capacity;
   out.push(
-    cap.checked ? `capacity   [${cap.verdict}${cap.forced ? ', forced' : ''}] ${cap.summary}` : `capacity   not checked: ${cap.reason}`,
+    cap.checked
+      ? `capacity   [${cap.verdict}${cap.forced ? ', forced' : ''}] ${cap.summary}`
+      : `capacity   not checked: ${cap.reason}`,
   );
   out.push(
     `points     c = ${p.points.join(', ')}   (policy ${p.deployment.policy}, ${p.deployment.allocations} allocation(s), per point ${p.pointBudgets[0]?.totalSeconds ?? 0} s)`,
@@ -83,8 +85,13 @@ export function register(program: Command): void {
       action('plan', async (opts: PlanCliOptions) => {
         const file = readConfig(opts);
         const plans = makePlans(file, opts);
-        for (const w of siteWarnings(file, opts)) err(`WARNING: ${w} (infersweep sweep refuses to start until this is fixed)`);
-        out(opts.json ? JSON.stringify(opts.orientation === 'all' ? plans : plans[0], null, 2) : plans.map(renderPlan).join('\n\n'));
+        for (const w of siteWarnings(file, opts))
+          err(`WARNING: ${w} (infersweep sweep refuses to start until this is fixed)`);
+        out(
+          opts.json
+            ? JSON.stringify(opts.orientation === 'all' ? plans : plans[0], null, 2)
+            : plans.map(renderPlan).join('\n\n'),
+        );
       }),
     );
 }

@@ -47,7 +47,8 @@ export function resultsTable(sweeps: SweepResults[]): string {
       [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])].join('; '),
     ]);
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const fmt = (r: string[]) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd();
+    const fmt = (r: string[]) =>
+      `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd();
     lines.push(fmt(head));
     for (const r of rows) lines.push(fmt(r));
   }
@@ -71,7 +72,10 @@ export function register(program: Command): void {
       .action(
         action(
           'results',
-          async (id: string, opts: { json?: boolean; csv?: boolean; format?: string; out?: string; nextToPoints?: boolean }) => {
+          async (
+            id: string,
+            opts: { json?: boolean; csv?: boolean; format?: string; out?: string; nextToPoints?: boolean },
+          ) => {
             const format = opts.format ?? (opts.json ? 'json' : opts.csv ? 'csv' : 'table');
             if ((opts.json && opts.csv) || (opts.format !== undefined && (opts.json || opts.csv)))
               throw new UsageError('choose one of --json, --csv and --format');
@@ -79,7 +83,8 @@ export function register(program: Command): void {
               throw new UsageError(`--format ${format}: expected table, json, csv or inferencex`);
             if ((opts.out !== undefined || opts.nextToPoints) && format !== 'inferencex')
               throw new UsageError('--out and --next-to-points go with --format inferencex');
-            if (opts.out !== undefined && opts.nextToPoints) throw new UsageError('choose one of --out and --next-to-points');
+            if (opts.out !== undefined && opts.nextToPoints)
+              throw new UsageError('choose one of --out and --next-to-points');
             const r = await resolveSweeps(id);
             if (r.note) err(`note: ${r.note}`);
             if (format === 'inferencex') {

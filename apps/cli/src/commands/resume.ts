@@ -55,12 +55,19 @@ export function register(program: Command): void {
           withSession(async (s) => {
             const view = await describeSweep(s, id, { queryTimeoutMs: 5000 });
             if (view.status === 'RUNNING') {
-              const waiting = [view, ...view.children].filter((v) => v.progress?.awaitingOperator && v.status === 'RUNNING');
+              const waiting = [view, ...view.children].filter(
+                (v) => v.progress?.awaitingOperator && v.status === 'RUNNING',
+              );
               for (const w of waiting) {
-                await s.client.workflow.getHandle(w.workflowId).executeUpdate(retryNowUpdate, { args: [{ reason: opts.reason }] });
-                out(`${w.workflowId}: was waiting for an operator (${w.progress!.awaitingOperator!.reason}); retrying now`);
+                await s.client.workflow
+                  .getHandle(w.workflowId)
+                  .executeUpdate(retryNowUpdate, { args: [{ reason: opts.reason }] });
+                out(
+                  `${w.workflowId}: was waiting for an operator (${w.progress!.awaitingOperator!.reason}); retrying now`,
+                );
               }
-              if (waiting.length === 0) out(`${id} is running; nothing to resume${view.progressNote ? ` (${view.progressNote})` : ''}`);
+              if (waiting.length === 0)
+                out(`${id} is running; nothing to resume${view.progressNote ? ` (${view.progressNote})` : ''}`);
             } else if (sweepSucceeded(view)) {
               out(`${id} completed with every point done; nothing to resume (report: infersweep report ${id})`);
               return EXIT.ok;

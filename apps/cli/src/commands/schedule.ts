@@ -22,7 +22,9 @@ export const SCHEDULE_PREFIX = 'infersweep-';
 /** `nightly` → `infersweep-nightly` (a full id is kept). */
 export function scheduleIdOf(name: string): string {
   if (!/^[A-Za-z0-9._-]+$/.test(name))
-    throw new UsageError(`schedule name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-', e.g. nightly-balanced`);
+    throw new UsageError(
+      `schedule name ${JSON.stringify(name)}: use letters, digits, '.', '_' and '-', e.g. nightly-balanced`,
+    );
   return name.startsWith(SCHEDULE_PREFIX) ? name : `${SCHEDULE_PREFIX}${name}`;
 }
 
@@ -83,7 +85,11 @@ async function create(client: Client, name: string, opts: CreateOpts): Promise<v
           { key: searchAttributeKeys.config, value: first.configName },
           { key: searchAttributeKeys.status, value: 'scheduled' },
         ],
-        memo: { schedule: scheduleId, configHash, planHashes: Object.fromEntries(input.sweeps.map((s) => [s.orientation, s.planHash])) },
+        memo: {
+          schedule: scheduleId,
+          configHash,
+          planHashes: Object.fromEntries(input.sweeps.map((s) => [s.orientation, s.planHash])),
+        },
         staticSummary: `scheduled (${scheduleId}): ${input.sweeps.map((s) => s.orientation).join(', ')} of ${first.model} on ${first.cluster}`,
       },
       policies: { overlap: 'SKIP', catchupWindow: opts.catchupWindow as never, pauseOnFailure: true },
@@ -94,18 +100,7 @@ async function create(client: Client, name: string, opts: CreateOpts): Promise<v
       memo: { configFile: opts.config, configHash, orientation: opts.orientation, cluster: opts.cluster },
     });
   } catch (e) {
-    if (e instanceof ScheduleAlreadyRunning)
-      throw new ExitWith(
-        EXIT.failure,
-        `schedule ${scheduleId} already exists; \`infersweep schedule delete ${name}\` first (or choose another name)`,
-      );
-    const g = e as { code?: number; details?: string; message: string };
-    // INVALID_ARGUMENT arrives as a TypeError from the schedule client (rethrowGrpcError)
-    if (g.code === 3 || e instanceof TypeError)
-      throw new UsageError(
-        `Temporal refused the schedule: ${g.details ?? g.message} (check --cron ${JSON.stringify(cron)}, --timezone ${opts.timezone}, --catchup-window ${opts.catchupWindow})`,
-      );
-    throw e;
+    throw createRefusal(e, name, cron, opts);
   }
   const d = await client.schedule.getHandle(scheduleId).describe();
   if (opts.json) {
@@ -140,6 +135,23 @@ async function create(client: Client, name: string, opts: CreateOpts): Promise<v
   );
 }
 
+/** What a refused schedule create means to the user: the schedule exists, or Temporal refused an argument. */
+function createRefusal(e: unknown, name: string, cron: string, opts: CreateOpts): unknown {
+  const scheduleId = scheduleIdOf(name);
+  if (e instanceof ScheduleAlreadyRunning)
+    return new ExitWith(
+      EXIT.failure,
+      `schedule ${scheduleId} already exists; \`infersweep schedule delete ${name}\` first (or choose another name)`,
+    );
+  const g = e as { code?: number; details?: string; message: string };
+  // INVALID_ARGUMENT arrives as a TypeError from the schedule client (rethrowGrpcError)
+  if (g.code === 3 || e instanceof TypeError)
+    return new UsageError(
+      `Temporal refused the schedule: ${g.details ?? g.message} (check --cron ${JSON.stringify(cron)}, --timezone ${opts.timezone}, --catchup-window ${opts.catchupWindow})`,
+    );
+  return e;
+}
+
 async function describeText(client: Client, name: string, json?: boolean): Promise<void> {
   const id = scheduleIdOf(name);
   const d = await client.schedule.getHandle(id).describe();
@@ -153,7 +165,11 @@ async function describeText(client: Client, name: string, json?: boolean): Promi
     workflowType: action.workflowType,
     workflowIdPrefix: action.workflowId,
     taskQueue: action.taskQueue,
-    orientations: (input.sweeps ?? []).map((s) => ({ orientation: s.orientation, points: s.points, planHash: s.planHash })),
+    orientations: (input.sweeps ?? []).map((s) => ({
+      orientation: s.orientation,
+      points: s.points,
+      planHash: s.planHash,
+    })),
     policies: d.policies,
     nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
     recentActions: d.info.recentActions.map((a) => ({
@@ -170,7 +186,9 @@ async function describeText(client: Client, name: string, json?: boolean): Promi
   }
   out(`${view.scheduleId}  ${view.paused ? 'PAUSED' : 'active'}${view.note ? `  (${view.note})` : ''}`);
   out(`  action      ${view.workflowType} on ${view.taskQueue}, workflow id ${view.workflowIdPrefix}-<time>`);
-  out(`  frozen plan ${view.orientations.map((o) => `${o.orientation} c=${o.points.join(',')} (plan ${o.planHash})`).join('; ')}`);
+  out(
+    `  frozen plan ${view.orientations.map((o) => `${o.orientation} c=${o.points.join(',')} (plan ${o.planHash})`).join('; ')}`,
+  );
   out(
     `  policies    overlap ${view.policies.overlap}, catchup window ${Math.round(view.policies.catchupWindow / 1000)} s, pause on failure ${view.policies.pauseOnFailure}`,
   );
@@ -197,8 +215,10 @@ async function listSchedules(client: Client, json?: boolean): Promise<void> {
     });
   }
   if (json) return out(JSON.stringify(rows, null, 2));
-  if (rows.length === 0) return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
-  for (const r of rows) out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
+  if (rows.length === 0)
+    return out('no schedules; create one with `infersweep schedule create NAME --cron "0 2 * * *" --orientation all`');
+  for (const r of rows)
+    out(`${r.scheduleId.padEnd(32)} ${r.paused ? 'PAUSED' : 'active'}  next ${r.next ?? '–'}  last ${r.recent ?? '–'}`);
 }
 
 type SimpleVerb = 'pause' | 'unpause' | 'trigger' | 'delete';
@@ -206,7 +226,8 @@ type SimpleVerb = 'pause' | 'unpause' | 'trigger' | 'delete';
 const SIMPLE_DONE: Record<SimpleVerb, (id: string) => string> = {
   pause: (id) => `schedule ${id} paused`,
   unpause: (id) => `schedule ${id} active again`,
-  trigger: (id) => `schedule ${id} triggered: a run starts now (skipped if one is still running); see \`infersweep list --running\``,
+  trigger: (id) =>
+    `schedule ${id} triggered: a run starts now (skipped if one is still running); see \`infersweep list --running\``,
   delete: (id) => `schedule ${id} deleted (sweeps it started are not affected)`,
 };
 
@@ -264,16 +285,27 @@ Example:
       .option('--catchup-window <duration>', 'how late a missed run (server down) may still start', '1 hour')
       .option('--paused', 'create paused')
       .option('--note <text>', 'note shown with the schedule')
-      .option('--task-queue <name>', 'task queue of the started sweeps (default infersweep-<cluster>; match `worker:serve --task-queue`)')
+      .option(
+        '--task-queue <name>',
+        'task queue of the started sweeps (default infersweep-<cluster>; match `worker:serve --task-queue`)',
+      )
       .option('--json', 'print one JSON object')
-      .action(action('schedule create', async (name: string, opts: CreateOpts) => withSession((s) => create(s.client, name, opts)))),
+      .action(
+        action('schedule create', async (name: string, opts: CreateOpts) =>
+          withSession((s) => create(s.client, name, opts)),
+        ),
+      ),
   );
   usageExits(
     schedule
       .command('list')
       .description('List schedules')
       .option('--json', 'print a JSON array')
-      .action(action('schedule list', async (opts: { json?: boolean }) => withSession((s) => listSchedules(s.client, opts.json)))),
+      .action(
+        action('schedule list', async (opts: { json?: boolean }) =>
+          withSession((s) => listSchedules(s.client, opts.json)),
+        ),
+      ),
   );
   usageExits(
     schedule

@@ -19,7 +19,9 @@ export function register(program: Command): void {
       .action(
         action('stack', async (verb: string) => {
           if (!VERBS.includes(verb))
-            throw new UsageError(`unknown verb ${JSON.stringify(verb)}; use one of: ${VERBS.join(', ')} (e.g. infersweep stack status)`);
+            throw new UsageError(
+              `unknown verb ${JSON.stringify(verb)}; use one of: ${VERBS.join(', ')} (e.g. infersweep stack status)`,
+            );
           const r = spawnSync('bash', [join(repoRoot, 'scripts', 'stack.sh'), verb], { stdio: 'inherit' });
           return r.status ?? 1;
         }),

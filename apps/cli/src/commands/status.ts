@@ -13,7 +13,9 @@ export function register(program: Command): void {
   usageExits(
     program
       .command('status')
-      .description('Show a sweep: phase, points (status, attempts, result path), allocations (job id, nodes, how each ended)')
+      .description(
+        'Show a sweep: phase, points (status, attempts, result path), allocations (job id, nodes, how each ended)',
+      )
       .argument('[id]', 'sweep (workflow) id; default: the most recently started sweep')
       .option('--json', 'print the progress query result as one JSON object')
       .action(
@@ -21,7 +23,9 @@ export function register(program: Command): void {
           withSession(async (s) => {
             const sweepId = id ?? (await latestSweepId(s));
             if (!sweepId)
-              throw new UsageError('no sweeps on this Temporal namespace yet; start one with `infersweep sweep --orientation <name>`');
+              throw new UsageError(
+                'no sweeps on this Temporal namespace yet; start one with `infersweep sweep --orientation <name>`',
+              );
             const view = await describeSweep(s, sweepId);
             out(opts.json ? JSON.stringify(statusJson(view), null, 2) : statusText(view));
           }),

@@ -6,7 +6,13 @@
  * and writes the report. Ctrl-C detaches. `--detach --json` prints one JSON object and returns.
  */
 import type { Command } from 'commander';
-import { buildSweepInput, defaultLabel, startSweep, startSweepAll, SweepAlreadyRunningError } from '@infersweep/orchestrator';
+import {
+  buildSweepInput,
+  defaultLabel,
+  startSweep,
+  startSweepAll,
+  SweepAlreadyRunningError,
+} from '@infersweep/orchestrator';
 import { taskQueueFor } from '@infersweep/core';
 import { DEFAULT_CLUSTER, DEFAULT_CONFIG } from '@infersweep/orchestrator';
 import { plansToStart } from '../ops/plans';
@@ -30,13 +36,19 @@ export function register(program: Command): void {
     program
       .command('sweep')
       .description('Plan, start and follow a durable sweep (Ctrl-C detaches; the sweep keeps its state on Temporal)')
-      .requiredOption('-o, --orientation <name>', 'orientation name, or "all" (one child sweep per orientation, one after another)')
+      .requiredOption(
+        '-o, --orientation <name>',
+        'orientation name, or "all" (one child sweep per orientation, one after another)',
+      )
       .option('-c, --config <file>', 'sweep config', DEFAULT_CONFIG)
       .option('--cluster <profile>', 'cluster profile', DEFAULT_CLUSTER)
       .option('--points <list>', 'only these concurrency points, e.g. 16,32')
       .option('--label <label>', 'run label, part of the sweep id (default: a UTC timestamp)')
       .option('--detach', 'start and return (no progress view)')
-      .option('--json', 'machine-readable: one JSON object {sweepId, uiLink, …} on stdout (progress, if followed, on stderr)')
+      .option(
+        '--json',
+        'machine-readable: one JSON object {sweepId, uiLink, …} on stdout (progress, if followed, on stderr)',
+      )
       .addHelpText(
         'after',
         `
@@ -68,7 +80,9 @@ async function runSweep(opts: SweepOpts): Promise<number> {
     let started;
     try {
       started =
-        opts.orientation === 'all' ? await startSweepAll(s.client, s.target, inputs) : await startSweep(s.client, s.target, inputs[0]!);
+        opts.orientation === 'all'
+          ? await startSweepAll(s.client, s.target, inputs)
+          : await startSweep(s.client, s.target, inputs[0]!);
     } catch (e) {
       if (e instanceof SweepAlreadyRunningError) throw new ExitWith(EXIT.failure, e.message);
       throw e;

@@ -17,9 +17,12 @@ export const CHROMIUM_FLAGS = [
 ];
 
 export function chromiumPath(): string {
-  const candidates = [process.env.INFERSWEEP_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter(
-    (x): x is string => !!x,
-  );
+  const candidates = [
+    process.env.INFERSWEEP_CHROMIUM,
+    '/usr/bin/chromium',
+    '/usr/bin/chromium-browser',
+    '/usr/bin/google-chrome',
+  ].filter((x): x is string => !!x);
   const found = candidates.find((p) => existsSync(p));
   if (!found)
     throw new Error(

@@ -59,7 +59,9 @@ export function err(line: string): void {
 export function usageExits(cmd: Command): Command {
   cmd.showHelpAfterError('(add --help for usage)');
   cmd.exitOverride((e: CommanderError) => {
-    process.exit(e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : EXIT.usage);
+    process.exit(
+      e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : EXIT.usage,
+    );
   });
   cmd.addHelpText('after', EXIT_CODES_HELP);
   return cmd;
@@ -87,7 +89,10 @@ export function errorMessage(e: unknown): string {
  * Wrap an action: run it, print errors as `infersweep <cmd>: message`, exit with the mapped code.
  * Exits explicitly (open gRPC channels and native workers would otherwise keep the process alive).
  */
-export function action<A extends unknown[]>(name: string, fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+export function action<A extends unknown[]>(
+  name: string,
+  fn: (...args: A) => Promise<number | void>,
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     let code: number = EXIT.ok;
     try {
@@ -111,14 +116,17 @@ export function parsePointList(text: string, flag = '--points'): number[] {
     .filter(Boolean);
   const nums = parts.map(Number);
   if (parts.length === 0 || nums.some((x) => !Number.isInteger(x) || x <= 0)) {
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. ${flag} 16,32`);
+    throw new UsageError(
+      `${flag} ${JSON.stringify(text)}: expected a comma-separated list of positive integers, e.g. ${flag} 16,32`,
+    );
   }
   return nums;
 }
 
 export function parsePositiveInt(text: string, flag: string): number {
   const v = Number(text);
-  if (!Number.isInteger(v) || v <= 0) throw new UsageError(`${flag} ${JSON.stringify(text)}: expected a positive integer, e.g. ${flag} 16`);
+  if (!Number.isInteger(v) || v <= 0)
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: expected a positive integer, e.g. ${flag} 16`);
   return v;
 }
 

@@ -45,7 +45,11 @@ function installQuietRuntime(): string {
 }
 
 /** Start an in-process worker for `cluster` unless a worker already polls its task queue. */
-export async function ensureWorker(s: Session, cluster: string, say: (line: string) => void): Promise<EmbeddedWorker | null> {
+export async function ensureWorker(
+  s: Session,
+  cluster: string,
+  say: (line: string) => void,
+): Promise<EmbeddedWorker | null> {
   const taskQueue = taskQueueFor(cluster);
   const pollers = await activePollers(s.client, s.target.namespace, cluster);
   if (pollers > 0) {
@@ -60,7 +64,11 @@ export async function ensureWorker(s: Session, cluster: string, say: (line: stri
   }
   const logFile = installQuietRuntime();
   say(`worker: none polls ${taskQueue}; starting one in this process (logs: ${logFile})`);
-  const { worker, connection } = await createSweepWorker({ cluster, target: s.target, identity: `infersweep-cli-${process.pid}` });
+  const { worker, connection } = await createSweepWorker({
+    cluster,
+    target: s.target,
+    identity: `infersweep-cli-${process.pid}`,
+  });
   const done = worker.run().finally(() => connection.close().catch(() => undefined));
   return {
     taskQueue,
@@ -87,7 +95,9 @@ export async function openSessionOrStartStack(say: (line: string) => void): Prom
   } catch (e) {
     if (!temporalTarget().embedded) throw e;
     say('Temporal does not answer; starting the local stack (scripts/stack.sh up)…');
-    const r = spawnSync('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const r = spawnSync('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     if (r.status !== 0) throw new Error(`scripts/stack.sh up failed (exit ${r.status}); see .infersweep/stack/log/`);
     return openSession();
   }

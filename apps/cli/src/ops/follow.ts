@@ -23,7 +23,10 @@ export interface FollowOptions {
 /** The cluster a sweep runs on (its search attribute, else its task queue). */
 export async function clusterOf(s: Session, id: string): Promise<{ cluster: string; view: SweepView }> {
   const view = await describeSweep(s, id, { query: false, children: false });
-  return { cluster: view.searchAttributes[SEARCH_ATTRIBUTES.cluster] ?? view.taskQueue.replace(/^infersweep-/, ''), view };
+  return {
+    cluster: view.searchAttributes[SEARCH_ATTRIBUTES.cluster] ?? view.taskQueue.replace(/^infersweep-/, ''),
+    view,
+  };
 }
 
 function detachMessage(id: string, cluster: string, worker: EmbeddedWorker | null, otherPollers: number): string {
@@ -59,7 +62,9 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
       firstSigint = Date.now();
       detachNow();
     } else if (Date.now() - firstSigint > 1000) {
-      err('second Ctrl-C: exiting now (running activities of the in-process worker are abandoned; Temporal retries them)');
+      err(
+        'second Ctrl-C: exiting now (running activities of the in-process worker are abandoned; Temporal retries them)',
+      );
       process.exit(EXIT.detached);
     }
   };

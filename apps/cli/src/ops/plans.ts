@@ -22,7 +22,10 @@ export interface PlanCliOptions {
 
 /** Read and parse the config the options name (placeholders expanded for the chosen cluster only). */
 export function readConfig(opts: Pick<PlanCliOptions, 'config' | 'cluster'>): ConfigFile {
-  return loadSweepConfig({ ...(opts.config ? { config: opts.config } : {}), clusters: [opts.cluster ?? DEFAULT_CLUSTER] });
+  return loadSweepConfig({
+    ...(opts.config ? { config: opts.config } : {}),
+    clusters: [opts.cluster ?? DEFAULT_CLUSTER],
+  });
 }
 
 /** The plans of the chosen orientation (or all, in config order) on the chosen cluster. */
@@ -32,7 +35,13 @@ export function makePlans(file: ConfigFile, opts: PlanCliOptions): SweepPlan[] {
   const names = opts.orientation === 'all' ? Object.keys(config.orientations) : [opts.orientation];
   const points = opts.points === undefined ? undefined : parsePointList(opts.points);
   return names.map((orientation) =>
-    planSweep(config, { orientation, cluster, source, ...(points ? { points } : {}), ...(opts.force ? { force: true } : {}) }),
+    planSweep(config, {
+      orientation,
+      cluster,
+      source,
+      ...(points ? { points } : {}),
+      ...(opts.force ? { force: true } : {}),
+    }),
   );
 }
 
@@ -63,7 +72,10 @@ export function plansToStart(opts: PlanCliOptions & { config: string }): { plans
   const plans = makePlans(file, opts);
   // the files are the worker's: checked here only when the worker is this process (the embedded
   // dev server); a deployed worker checks them on its own host at prepareSweep, before allocating
-  if (temporalTarget().embedded) checkSiteFiles(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source);
-  else for (const w of siteWarnings(file, opts)) err(`WARNING (this host; the worker checks its own before allocating): ${w}`);
+  if (temporalTarget().embedded)
+    checkSiteFiles(file.config, opts.cluster ?? DEFAULT_CLUSTER, localFileProbe, file.source);
+  else
+    for (const w of siteWarnings(file, opts))
+      err(`WARNING (this host; the worker checks its own before allocating): ${w}`);
   return { plans, configHash: fnv1a64(file.text) };
 }

@@ -63,7 +63,11 @@ export function allocationLine(a: AllocationRecord): string {
     pad(`#${a.attempt}`, 4),
     pad(`job ${a.jobId ?? '–'}`, 12),
     pad(a.nodes.length ? a.nodes.join(',') : 'no nodes yet', 22),
-    a.ended ? `ended ${a.ended}${slurmReason(a.reason) ? ` (${a.reason})` : ''}` : a.grantedAt ? 'holding' : 'requested',
+    a.ended
+      ? `ended ${a.ended}${slurmReason(a.reason) ? ` (${a.reason})` : ''}`
+      : a.grantedAt
+        ? 'holding'
+        : 'requested',
     // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/run.ts)
     ...(a.warnings ?? []).map((w) => `warning: ${w}`),
   ].join('  ');
@@ -82,7 +86,9 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
     lines.push(
       `  WAITING FOR AN OPERATOR since ${p.awaitingOperator.since}: ${p.awaitingOperator.reason} — \`infersweep resume ${p.sweepId}\` retries now`,
     );
-  lines.push(`  sweep        ${p.orientation} of ${p.model} on ${p.cluster} (config ${p.configName}, plan ${p.planHash})`);
+  lines.push(
+    `  sweep        ${p.orientation} of ${p.model} on ${p.cluster} (config ${p.configName}, plan ${p.planHash})`,
+  );
   lines.push(`  results      ${p.resultsDir}`);
   lines.push(
     `  points       ${Object.entries(counts)
@@ -90,7 +96,9 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
       .join(', ')}`,
   );
   for (const pt of p.points)
-    lines.push(`    ${pointLine(pt, liveFor(view, pt.concurrency))}${pt.origin === 'search' ? '  (added by search)' : ''}`);
+    lines.push(
+      `    ${pointLine(pt, liveFor(view, pt.concurrency))}${pt.origin === 'search' ? '  (added by search)' : ''}`,
+    );
   searchLines(p).forEach((l, i) => lines.push(`  ${i === 0 ? 'search       ' : '    '}${l}`));
   lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
   for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
@@ -141,5 +149,8 @@ export function sweepSucceeded(v: SweepView): boolean {
   const p = v.progress;
   if (!p) return true;
   // a search's points past saturation are its evidence, not a failure of the sweep
-  return p.phase !== 'aborted' && p.points.every((pt) => pt.status === 'done' || (p.search !== undefined && pt.status === 'invalid'));
+  return (
+    p.phase !== 'aborted' &&
+    p.points.every((pt) => pt.status === 'done' || (p.search !== undefined && pt.status === 'invalid'))
+  );
 }

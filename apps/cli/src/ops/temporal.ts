@@ -3,7 +3,12 @@
  * with the live heartbeat details of the running point), list sweeps by search attribute, and
  * check whether any worker polls a cluster's task queue.
  */
-import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WorkflowNotFoundError,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
 import { SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
 import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/orchestrator';
@@ -47,7 +52,16 @@ export interface LiveDetail {
 }
 
 export type WorkflowStatusName =
-  'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TERMINATED' | 'CONTINUED_AS_NEW' | 'TIMED_OUT' | 'UNKNOWN' | 'PAUSED' | 'UNSPECIFIED';
+  | 'RUNNING'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'CANCELLED'
+  | 'TERMINATED'
+  | 'CONTINUED_AS_NEW'
+  | 'TIMED_OUT'
+  | 'UNKNOWN'
+  | 'PAUSED'
+  | 'UNSPECIFIED';
 
 export interface SweepView {
   workflowId: string;
@@ -118,7 +132,12 @@ export function liveDetails(client: Client, desc: WorkflowExecutionDescription):
 }
 
 /** Workers polling the cluster's workflow task queue (seen in the last `freshSeconds`). */
-export async function activePollers(client: Client, namespace: string, cluster: string, freshSeconds = 70): Promise<number> {
+export async function activePollers(
+  client: Client,
+  namespace: string,
+  cluster: string,
+  freshSeconds = 70,
+): Promise<number> {
   const res = await client.workflowService.describeTaskQueue({
     namespace,
     // TASK_QUEUE_KIND_NORMAL = 1, TASK_QUEUE_TYPE_WORKFLOW = 1 (temporal.api.enums.v1)
@@ -146,7 +165,11 @@ function saStrings(desc: WorkflowExecutionDescription): Record<string, string> {
 }
 
 /** Query the progress of a sweep with a deadline (a query waits for a worker to answer it). */
-export async function queryProgress(client: Client, handle: WorkflowHandle, timeoutMs = 10_000): Promise<SweepProgress> {
+export async function queryProgress(
+  client: Client,
+  handle: WorkflowHandle,
+  timeoutMs = 10_000,
+): Promise<SweepProgress> {
   return client.withDeadline(Date.now() + timeoutMs, () => handle.query(progressQuery));
 }
 
@@ -228,7 +251,11 @@ export async function describeSweep(s: Session, id: string, opts: DescribeOption
 }
 
 /** A completed sweep's result shaped as progress (what `status` shows with no worker). */
-function resultAsProgress(r: SweepResult, sa: Record<string, string>, desc: WorkflowExecutionDescription): SweepProgress {
+function resultAsProgress(
+  r: SweepResult,
+  sa: Record<string, string>,
+  desc: WorkflowExecutionDescription,
+): SweepProgress {
   return {
     sweepId: r.sweepId,
     configName: sa[SEARCH_ATTRIBUTES.config] ?? '',
@@ -251,7 +278,8 @@ function resultAsProgress(r: SweepResult, sa: Record<string, string>, desc: Work
 /** The child sweeps of an `--orientation all` parent, in start order. */
 export async function childSweeps(s: Session, parentId: string, opts: DescribeOptions = {}): Promise<SweepView[]> {
   const ids: string[] = [];
-  for await (const w of s.client.workflow.list({ query: `ParentWorkflowId = ${JSON.stringify(parentId)}` })) ids.push(w.workflowId);
+  for await (const w of s.client.workflow.list({ query: `ParentWorkflowId = ${JSON.stringify(parentId)}` }))
+    ids.push(w.workflowId);
   const views = await Promise.all([...new Set(ids)].map((id) => describeSweep(s, id, { ...opts, children: false })));
   return views.sort((a, b) => (a.startTime ?? '').localeCompare(b.startTime ?? ''));
 }

@@ -93,7 +93,8 @@ export class PlainReporter {
     for (const leaf of leaves(view)) {
       const p = leaf.progress;
       if (!p) {
-        if (leaf.progressNote) this.emit(`${leaf.workflowId}:note`, `${leaf.workflowId}: ${leaf.progressNote}`, leaf.progressNote, now);
+        if (leaf.progressNote)
+          this.emit(`${leaf.workflowId}:note`, `${leaf.workflowId}: ${leaf.progressNote}`, leaf.progressNote, now);
         continue;
       }
       const queued = queuedFor(leaf);
@@ -162,10 +163,13 @@ class BarReporter {
       for (const pt of p.points) {
         const live = liveFor(leaf, pt.concurrency);
         const label = `  c=${pt.concurrency}`.padEnd(12);
-        this.bar(`${p.sweepId}:c${pt.concurrency}`, 1000, label).update(Math.round(pointFraction(pt, live, now) * 1000), {
-          label,
-          detail: `${pt.status.padEnd(8)} ${pointDetail(pt, live)}`.slice(0, 120),
-        });
+        this.bar(`${p.sweepId}:c${pt.concurrency}`, 1000, label).update(
+          Math.round(pointFraction(pt, live, now) * 1000),
+          {
+            label,
+            detail: `${pt.status.padEnd(8)} ${pointDetail(pt, live)}`.slice(0, 120),
+          },
+        );
       }
     }
   }

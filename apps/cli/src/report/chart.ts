@@ -84,7 +84,14 @@ export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function marker(shape: (typeof MARKERS)[number], cx: number, cy: number, color: string, cls: string, attrs: string): string {
+function marker(
+  shape: (typeof MARKERS)[number],
+  cx: number,
+  cy: number,
+  color: string,
+  cls: string,
+  attrs: string,
+): string {
   const r = 5.5;
   const common = `class="${cls}" fill="${color}" stroke="#fff" stroke-width="1.2" ${attrs}`;
   switch (shape) {
@@ -157,14 +164,20 @@ function axes({ m, pw, ph, xt, yt, X, Y }: PlotFrame, opts: ChartOptions, empty:
   const o: string[] = [];
   for (const v of yt) {
     o.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#e5e7eb"/>`);
-    o.push(`<text x="${m.l - 8}" y="${(Y(v) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#444">${fmtNum(v)}</text>`);
+    o.push(
+      `<text x="${m.l - 8}" y="${(Y(v) + 4).toFixed(1)}" font-size="11" text-anchor="end" fill="#444">${fmtNum(v)}</text>`,
+    );
   }
   for (const v of xt) {
     o.push(`<line y1="${m.t}" y2="${m.t + ph}" x1="${X(v).toFixed(1)}" x2="${X(v).toFixed(1)}" stroke="#f0f1f3"/>`);
-    o.push(`<text x="${X(v).toFixed(1)}" y="${m.t + ph + 16}" font-size="11" text-anchor="middle" fill="#444">${fmtNum(v)}</text>`);
+    o.push(
+      `<text x="${X(v).toFixed(1)}" y="${m.t + ph + 16}" font-size="11" text-anchor="middle" fill="#444">${fmtNum(v)}</text>`,
+    );
   }
   o.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#9ca3af"/>`);
-  o.push(`<text x="${m.l + pw / 2}" y="${m.t + ph + 36}" font-size="12" text-anchor="middle" fill="#111">${esc(opts.xLabel)}</text>`);
+  o.push(
+    `<text x="${m.l + pw / 2}" y="${m.t + ph + 36}" font-size="12" text-anchor="middle" fill="#111">${esc(opts.xLabel)}</text>`,
+  );
   o.push(
     `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${esc(opts.yLabel)}</text>`,
   );
@@ -204,7 +217,9 @@ function seriesMarks({ X, Y }: PlotFrame, s: ChartSeries, i: number, opts: Chart
     o.push(
       `<title>${esc(`${s.name} ${p.label}\n${opts.xLabel}: ${fmtNum(p.x)}\n${opts.yLabel}: ${fmtNum(p.y)}${p.detail ? `\n${p.detail}` : ''}`)}</title></g>`,
     );
-    o.push(`<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`);
+    o.push(
+      `<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`,
+    );
   }
   return o;
 }

@@ -32,7 +32,9 @@ export function locateOnDisk(id: string, root = resultsRoot()): Located[] {
   if (m && existsSync(root)) {
     const [, head, tail] = m;
     return readdirSync(root)
-      .filter((d) => d.startsWith(`${head}-`) && d.endsWith(`-${tail}`) && d !== id && existsSync(join(root, d, PLAN_FILE)))
+      .filter(
+        (d) => d.startsWith(`${head}-`) && d.endsWith(`-${tail}`) && d !== id && existsSync(join(root, d, PLAN_FILE)),
+      )
       .sort()
       .map((d) => ({ id: d, resultsDir: join(root, d) }));
   }
@@ -53,7 +55,9 @@ function fromView(v: SweepView): Located[] {
   const leaves = v.kind === 'all' ? v.children : [v];
   return leaves.map((l) => ({
     id: l.workflowId,
-    resultsDir: l.progress?.resultsDir ?? (typeof l.memo.resultsDir === 'string' ? l.memo.resultsDir : join(resultsRoot(), l.workflowId)),
+    resultsDir:
+      l.progress?.resultsDir ??
+      (typeof l.memo.resultsDir === 'string' ? l.memo.resultsDir : join(resultsRoot(), l.workflowId)),
     progress: l.progress,
     uiLink: l.uiLink,
   }));
@@ -74,7 +78,10 @@ export interface ResolvedSweeps {
  * The results of `id` (or the latest sweep). Saves each sweep's progress as `progress.json` in
  * its results folder so a later report still shows statuses and allocation history.
  */
-export async function resolveSweeps(id: string | undefined, opts: { session?: Session; latest?: boolean } = {}): Promise<ResolvedSweeps> {
+export async function resolveSweeps(
+  id: string | undefined,
+  opts: { session?: Session; latest?: boolean } = {},
+): Promise<ResolvedSweeps> {
   let s = opts.session;
   let own = false;
   let note: string | undefined;

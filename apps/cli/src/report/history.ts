@@ -3,7 +3,15 @@
  * (median of the runs compared), the change, its confidence, the status and a small trend chart, from
  * the verdict the end-of-sweep activity wrote next to the results (libs/history `history.json`).
  */
-import { METRIC_LABELS, fmtChange, fmtConfidence, fmtNum, readVerdict, trendSvg, type RunVerdict } from '@infersweep/history';
+import {
+  METRIC_LABELS,
+  fmtChange,
+  fmtConfidence,
+  fmtNum,
+  readVerdict,
+  trendSvg,
+  type RunVerdict,
+} from '@infersweep/history';
 import { esc } from './chart';
 import type { SweepResults } from './records';
 
@@ -12,7 +20,9 @@ const STATUS_CLASS: Record<string, string> = { regression: 'bad', improvement: '
 function verdictTable(s: SweepResults, v: RunVerdict): string {
   const rows = v.points.flatMap((p) =>
     p.metrics.map((m) => {
-      const compared = m.baselineRunIds.length ? `${m.baselineRunIds.length} runs: ${m.baselineRunIds.join(', ')}` : '—';
+      const compared = m.baselineRunIds.length
+        ? `${m.baselineRunIds.length} runs: ${m.baselineRunIds.join(', ')}`
+        : '—';
       const attribution = m.change
         ? m.change.attribution.length
           ? m.change.attribution.map((a) => `${a.field} ${a.before} → ${a.after}`).join('; ')

@@ -73,20 +73,26 @@ function engineCell(p: PointRow): string {
   const e = p.engineRequests;
   if (e === null) return dash;
   const parts = Object.entries(e.perEngine).map(([id, v]) =>
-    v === 0 ? `<span class="bad-engine" title="idle DP rank">${esc(id)}: 0</span>` : `${esc(id)}: ${v === null ? '?' : fmtNum(v)}`,
+    v === 0
+      ? `<span class="bad-engine" title="idle DP rank">${esc(id)}: 0</span>`
+      : `${esc(id)}: ${v === null ? '?' : fmtNum(v)}`,
   );
   return `${parts.join(' · ')}${e.phase === 'warmup' ? ' <span class="muted">(warmup)</span>' : ''}`;
 }
 
 function pointTable(s: SweepResults, outDir: string): string {
   const front = new Set(
-    paretoFrontier(s.points.filter(plottable).map((p) => ({ x: p.interactivityP50!, y: p.totalThroughputPerGpu!, c: p.concurrency }))).map(
-      (p) => p.c,
-    ),
+    paretoFrontier(
+      s.points
+        .filter(plottable)
+        .map((p) => ({ x: p.interactivityP50!, y: p.totalThroughputPerGpu!, c: p.concurrency })),
+    ).map((p) => p.c),
   );
   const rows = s.points.map((p) => {
     const why = [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])];
-    const files = [link(outDir, p.resultPath, 'record'), link(outDir, p.requestsJsonl, 'requests')].filter(Boolean).join(' · ');
+    const files = [link(outDir, p.resultPath, 'record'), link(outDir, p.requestsJsonl, 'requests')]
+      .filter(Boolean)
+      .join(' · ');
     return `<tr class="point ${p.valid === true ? 'valid' : ''}" data-concurrency="${p.concurrency}">
 <td class="num">${p.concurrency}${front.has(p.concurrency) ? ' <span title="on the Pareto frontier" class="front">★</span>' : ''}${addedTag(s.search ?? null, p.concurrency)}</td>
 <td>${statusBadge(p)}</td>
@@ -119,10 +125,14 @@ function allocationTable(allocs: AllocationRecord[]): string {
   if (allocs.length === 0)
     return '<p class="muted">No allocation history (the sweep made none, or its workflow is gone and no progress snapshot was saved).</p>';
   const rows = allocs.map((a) => {
-    const cls = a.ended === undefined ? 'pending' : a.ended === 'released' || a.ended === 'insufficient-time' ? 'ok' : 'bad';
+    const cls =
+      a.ended === undefined ? 'pending' : a.ended === 'released' || a.ended === 'insufficient-time' ? 'ok' : 'bad';
     return `<tr class="allocation"><td class="num">${a.attempt}</td><td>${a.jobId ? esc(a.jobId) : dash}</td><td>${esc(a.jobName)}</td><td>${a.nodes.length ? esc(a.nodes.join(', ')) : dash}</td>
 <td>${esc(a.requestedAt ?? '')}</td><td>${esc(a.grantedAt ?? '')}</td><td>${esc(duration(a.grantedAt, a.endedAt))}</td>
-<td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${[a.reason, ...(a.warnings ?? [])]
+<td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${[
+      a.reason,
+      ...(a.warnings ?? []),
+    ]
       .filter(slurmReason)
       .map((r) => esc(r))
       .join('<br>')}</td></tr>`;
@@ -133,13 +143,17 @@ ${rows.join('\n')}
 }
 
 function logsList(s: SweepResults, outDir: string): string {
-  if (s.logs.length === 0) return '<p class="muted">No server logs captured yet (they are copied when a server stops).</p>';
+  if (s.logs.length === 0)
+    return '<p class="muted">No server logs captured yet (they are copied when a server stops).</p>';
   return `<ul class="logs">${s.logs.map((l) => `<li>${link(outDir, join(s.resultsDir, l), l)}</li>`).join('')}</ul>`;
 }
 
 function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChart: boolean): string {
   const valid = s.points.filter(plottable).length;
-  const counts = s.points.reduce<Record<string, number>>((acc, p) => ((acc[p.status] = (acc[p.status] ?? 0) + 1), acc), {});
+  const counts = s.points.reduce<Record<string, number>>(
+    (acc, p) => ((acc[p.status] = (acc[p.status] ?? 0) + 1), acc),
+    {},
+  );
   const ui = input.uiLinks?.[s.sweepId];
   const chart = showChart
     ? `<figure>${paretoSvg([seriesOf(s)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_LABEL, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx, marks: searchMarks(s.search ?? null) })}

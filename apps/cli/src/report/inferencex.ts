@@ -74,7 +74,9 @@ export function writeInferencex(
       }
       const requests = readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency));
       if (requests === undefined) {
-        skipped.push(`${s.sweepId} c=${p.concurrency}: no requests.jsonl (InferenceX's metrics are computed from the requests)`);
+        skipped.push(
+          `${s.sweepId} c=${p.concurrency}: no requests.jsonl (InferenceX's metrics are computed from the requests)`,
+        );
         continue;
       }
       let agg;

@@ -22,5 +22,8 @@ export function readPlanFile(resultsDir: string): PlanFile {
   const r = sweepPlanSchema.safeParse(raw);
   if (r.success) return { plan: r.data, problem: null };
   const issue = r.error.issues[0];
-  return { plan: null, problem: `${file} is not a sweep plan (${issue?.path.join('.') || '(plan)'}: ${issue?.message})` };
+  return {
+    plan: null,
+    problem: `${file} is not a sweep plan (${issue?.path.join('.') || '(plan)'}: ${issue?.message})`,
+  };
 }

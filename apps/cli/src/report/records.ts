@@ -77,10 +77,15 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 const orNull = <T>(x: T | undefined): T | null => (x === undefined ? null : x);
 
 /** Per-engine request counts of a record: the profile's server counters, else the warmup idle-rank check's. */
-export function engineRequestsOf(r: Pick<PointResult, 'server_metrics' | 'idle_rank_checks'>): PointRow['engineRequests'] {
+export function engineRequestsOf(
+  r: Pick<PointResult, 'server_metrics' | 'idle_rank_checks'>,
+): PointRow['engineRequests'] {
   const window = r.server_metrics.per_engine;
   if (Object.keys(window).length > 0)
-    return { phase: 'profiling', perEngine: Object.fromEntries(Object.entries(window).map(([e, v]) => [e, v.requests])) };
+    return {
+      phase: 'profiling',
+      perEngine: Object.fromEntries(Object.entries(window).map(([e, v]) => [e, v.requests])),
+    };
   const post = r.idle_rank_checks.find((c) => c.phase === 'post-warmup' && c.applicable);
   if (post && Object.keys(post.perEngine).length > 0) return { phase: 'warmup', perEngine: { ...post.perEngine } };
   return null;

@@ -20,12 +20,22 @@ export function searchViewOf(p: Pick<SweepProgress, 'points' | 'search'> | undef
   const lines = searchLines(p);
   if (lines.length === 0) return null;
   const added: Record<number, string> = {};
-  for (const pt of p.points) if (pt.origin === 'search') added[pt.concurrency] = pt.searchReason ?? 'added by the search';
-  return { lines, ...(p.search?.limit ? { limit: p.search.limit } : {}), ...(p.search?.knee ? { knee: p.search.knee } : {}), added };
+  for (const pt of p.points)
+    if (pt.origin === 'search') added[pt.concurrency] = pt.searchReason ?? 'added by the search';
+  return {
+    lines,
+    ...(p.search?.limit ? { limit: p.search.limit } : {}),
+    ...(p.search?.knee ? { knee: p.search.knee } : {}),
+    added,
+  };
 }
 
 const between = (b: Bracket) =>
-  b.below !== undefined && b.above !== undefined ? `between c=${b.below} and c=${b.above}` : b.below !== undefined ? `≥ c=${b.below}` : '';
+  b.below !== undefined && b.above !== undefined
+    ? `between c=${b.below} and c=${b.above}`
+    : b.below !== undefined
+      ? `≥ c=${b.below}`
+      : '';
 
 /** Chart marks: the SLO limit and the knee, each on its point, labelled with its bracket. */
 export function searchMarks(view: SearchView | null): ChartMark[] {

@@ -64,7 +64,8 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   if (i.dynamoConvAwareRouting) a.push('--use-dynamo-conv-aware-routing', '--dynamo-session-timeout-seconds', '3600');
   a.push('--no-gpu-telemetry');
   if (i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');
-  if (i.maxContextLength !== undefined && i.maxContextLength > 0) a.push('--max-context-length', String(i.maxContextLength));
+  if (i.maxContextLength !== undefined && i.maxContextLength > 0)
+    a.push('--max-context-length', String(i.maxContextLength));
   a.push('--num-dataset-entries', String(i.dataset.entries));
   a.push('--slice-duration', pyFloat(s.aiperf.sliceDurationSeconds));
   if (i.metricsEndpoints.length > 0) a.push('--server-metrics', ...i.metricsEndpoints);

@@ -7,7 +7,9 @@ import type { RequestRecord } from '../result';
  * in ms/tokens); errored rows carry `error`. Token counts come from the `usage_*` metrics
  * (--use-server-token-count), falling back to aiperf's ISL/OSL when usage is absent.
  */
-const metricVal = z.object({ value: z.union([z.number(), z.array(z.number())]).nullable(), unit: z.string().optional() }).passthrough();
+const metricVal = z
+  .object({ value: z.union([z.number(), z.array(z.number())]).nullable(), unit: z.string().optional() })
+  .passthrough();
 export const aiperfRecordSchema = z
   .object({
     metadata: z
@@ -27,7 +29,11 @@ export const aiperfRecordSchema = z
       .passthrough(),
     metrics: z.record(z.string(), metricVal).default({}),
     error: z
-      .object({ code: z.number().nullable().optional(), type: z.string().nullable().optional(), message: z.string().nullable().optional() })
+      .object({
+        code: z.number().nullable().optional(),
+        type: z.string().nullable().optional(),
+        message: z.string().nullable().optional(),
+      })
       .passthrough()
       .nullable()
       .optional(),
@@ -80,7 +86,8 @@ export function aiperfToRecords(rows: readonly AiperfRecord[], endpoint: string)
     const ok = cat === null;
     const start = (r.metadata.request_start_ns - origin) / 1e6;
     const e2el = m(r, 'request_latency');
-    const end = r.metadata.request_end_ns !== undefined ? (r.metadata.request_end_ns - origin) / 1e6 : start + (e2el ?? 0);
+    const end =
+      r.metadata.request_end_ns !== undefined ? (r.metadata.request_end_ns - origin) / 1e6 : start + (e2el ?? 0);
     const isl = m(r, 'usage_prompt_tokens') ?? m(r, 'input_sequence_length');
     const osl = m(r, 'usage_completion_tokens') ?? m(r, 'output_sequence_length');
     const phase = r.metadata.benchmark_phase === 'profiling' ? 'profiling' : 'warmup';

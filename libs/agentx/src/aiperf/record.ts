@@ -30,13 +30,21 @@ export interface AiperfRunContext {
 }
 
 /** aiperf's aggregate and per-request exports; a missing one is an AiperfError (transient when aiperf failed). */
-function readExports(artifactDir: string, out: AiperfRunOutcome, endpoint: string): { agg: AiperfAggregate; records: RequestRecord[] } {
+function readExports(
+  artifactDir: string,
+  out: AiperfRunOutcome,
+  endpoint: string,
+): { agg: AiperfAggregate; records: RequestRecord[] } {
   const aggPath = join(artifactDir, 'profile_export_aiperf.json');
   const jsonlPath = join(artifactDir, 'profile_export.jsonl');
   if (!existsSync(aggPath) || !existsSync(jsonlPath))
-    throw new AiperfError(`aiperf exited ${out.exitCode} without exports (${aggPath})`, out.exitCode !== 0 ? 'transient' : 'fatal', {
-      logTail: tail(out.logTail, 40),
-    });
+    throw new AiperfError(
+      `aiperf exited ${out.exitCode} without exports (${aggPath})`,
+      out.exitCode !== 0 ? 'transient' : 'fatal',
+      {
+        logTail: tail(out.logTail, 40),
+      },
+    );
   const agg = aiperfAggregateSchema.parse(JSON.parse(readFileSync(aggPath, 'utf8')));
   return { agg, records: aiperfToRecords(parseAiperfJsonl(readFileSync(jsonlPath, 'utf8')), endpoint) };
 }
@@ -47,7 +55,11 @@ function serverMetrics(c: AiperfRunContext, start: EndpointSnapshot[], end: Endp
   const window = serverMetricsWindow(start, end, [], family);
   const smPath = join(c.artifactDir, 'server_metrics_export.json');
   const fromAiperf = existsSync(smPath)
-    ? serverMetricsFromAiperf(JSON.parse(readFileSync(smPath, 'utf8')), family, window.kv_cache.gpu_total_tokens ?? null)
+    ? serverMetricsFromAiperf(
+        JSON.parse(readFileSync(smPath, 'utf8')),
+        family,
+        window.kv_cache.gpu_total_tokens ?? null,
+      )
     : null;
   const server = fromAiperf ?? window;
   if (fromAiperf === null)
@@ -58,7 +70,11 @@ function serverMetrics(c: AiperfRunContext, start: EndpointSnapshot[], end: Endp
 }
 
 /** The record's measured blocks: accounting, request metrics, server metrics and the validity verdict. */
-function measure(c: AiperfRunContext, out: AiperfRunOutcome, snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] }) {
+function measure(
+  c: AiperfRunContext,
+  out: AiperfRunOutcome,
+  snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
+) {
   const { agg, records } = readExports(c.artifactDir, out, c.input.endpoints[0]!);
   const acc = accounting(records);
   const metrics = requestMetrics(records, c.input.gpuCount);
@@ -132,7 +148,9 @@ export function aiperfRecord(
     client_health: clientHealth(out),
     server_metrics: m.server,
     idle_rank_checks: [checkIdleRanks([], null, 'post-warmup', input.family ?? 'vllm')].map((ch) =>
-      input.expectedEngines ? { ...ch, message: 'not checked by the aiperf adapter (run checkIdleRanks on the deployment)' } : ch,
+      input.expectedEngines
+        ? { ...ch, message: 'not checked by the aiperf adapter (run checkIdleRanks on the deployment)' }
+        : ch,
     ),
     timing: {
       started_at: c.startedAt.toISOString(),
@@ -167,5 +185,7 @@ function clientHealth(out: AiperfRunOutcome) {
 /** aiperf's own `metadata.dataset` (what InferenceX copies into its aggregate), when it wrote one. */
 function aiperfDatasetMetadata(agg: AiperfAggregate): { aiperf_metadata?: Record<string, unknown> } {
   const d = (agg.metadata as Record<string, unknown> | undefined)?.dataset;
-  return d !== null && typeof d === 'object' && !Array.isArray(d) ? { aiperf_metadata: { ...(d as Record<string, unknown>) } } : {};
+  return d !== null && typeof d === 'object' && !Array.isArray(d)
+    ? { aiperf_metadata: { ...(d as Record<string, unknown>) } }
+    : {};
 }

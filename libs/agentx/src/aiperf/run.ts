@@ -45,7 +45,9 @@ async function prepare(input: RunAiperfInput, runner: AiperfRunner): Promise<{ c
     tokenizer: settings.aiperf.tokenizer ?? identitySchema.parse(input.identity).model,
     concurrency: input.concurrency,
     settings,
-    metricsEndpoints: input.metricsEndpoints.map((e) => (new URL(e).pathname === '/' ? `${e.replace(/\/$/, '')}/metrics` : e)),
+    metricsEndpoints: input.metricsEndpoints.map((e) =>
+      new URL(e).pathname === '/' ? `${e.replace(/\/$/, '')}/metrics` : e,
+    ),
     artifactDir: runner.artifactDir ?? artifactDir,
     dataset: traces ? { kind: 'file', path: traces, entries } : { kind: 'public', loader, entries },
     ...(input.maxContextLength === undefined ? {} : { maxContextLength: input.maxContextLength }),
@@ -81,6 +83,10 @@ export async function runAiperfPoint(
   });
   if (out.aborted) throw new PointAbortedError('aiperf point aborted by caller', { logTail: tail(out.logTail) });
   const end = await snapshot(input.metricsEndpoints, scrape);
-  const stats: AiperfProcessStats = { exitCode: out.exitCode, wallSeconds: out.wallSeconds, childCpuSeconds: out.childCpuSeconds };
+  const stats: AiperfProcessStats = {
+    exitCode: out.exitCode,
+    wallSeconds: out.wallSeconds,
+    childCpuSeconds: out.childCpuSeconds,
+  };
   return { ...aiperfRecord(c, out, { start, end }), aiperf: stats };
 }

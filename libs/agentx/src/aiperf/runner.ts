@@ -47,7 +47,12 @@ export interface AiperfRunner {
  * The wrapper every runner uses: run aiperf, then print its exit code and the shell's `times` (children's
  * CPU, parsed by {@link parseTimes}). Positional arguments only: nothing of the argv is shell text.
  */
-export const AIPERF_WRAPPER = ['bash', '-c', '"$@"; rc=$?; echo "infersweep-aiperf-exit=$rc"; times; exit $rc', 'aiperf-wrapper'];
+export const AIPERF_WRAPPER = [
+  'bash',
+  '-c',
+  '"$@"; rc=$?; echo "infersweep-aiperf-exit=$rc"; times; exit $rc',
+  'aiperf-wrapper',
+];
 
 /** Parse bash `times` output (second line = children user/sys). */
 export function parseTimes(text: string): number | null {
@@ -100,6 +105,12 @@ export const localAiperfRunner: AiperfRunner = {
     clearTimeout(hardTimeout);
     cmd.signal?.removeEventListener('abort', onAbort);
     await new Promise<void>((r) => log.end(r));
-    return { exitCode, wallSeconds: (performance.now() - t0) / 1000, childCpuSeconds: parseTimes(logTail), logTail, aborted };
+    return {
+      exitCode,
+      wallSeconds: (performance.now() - t0) / 1000,
+      childCpuSeconds: parseTimes(logTail),
+      logTail,
+      aborted,
+    };
   },
 };

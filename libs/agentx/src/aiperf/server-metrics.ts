@@ -18,17 +18,24 @@ const seriesSchema = z
   })
   .passthrough();
 const exportSchema = z
-  .object({ metrics: z.record(z.string(), z.object({ series: z.array(seriesSchema).default([]) }).passthrough()).optional() })
+  .object({
+    metrics: z.record(z.string(), z.object({ series: z.array(seriesSchema).default([]) }).passthrough()).optional(),
+  })
   .passthrough();
 type Series = z.infer<typeof seriesSchema>;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 /** InferenceX's `series_stat` preference: total, sum, max, avg. */
-const counterOf = (s: Series): number | null => num(s.stats.total) ?? num(s.stats.sum) ?? num(s.stats.max) ?? num(s.stats.avg);
+const counterOf = (s: Series): number | null =>
+  num(s.stats.total) ?? num(s.stats.sum) ?? num(s.stats.max) ?? num(s.stats.avg);
 const gaugeMaxOf = (s: Series): number | null => num(s.stats.max) ?? num(s.stats.avg) ?? num(s.stats.total);
 const bare = (name: string | null) => (name === null ? null : name.replace(/_total$/, ''));
 
-export function serverMetricsFromAiperf(json: unknown, family: EngineFamily, poolTokens: number | null): ServerMetrics | null {
+export function serverMetricsFromAiperf(
+  json: unknown,
+  family: EngineFamily,
+  poolTokens: number | null,
+): ServerMetrics | null {
   const metrics = exportSchema.parse(json).metrics;
   if (metrics === undefined) return null;
   const spec = FAMILIES[family];
@@ -73,7 +80,11 @@ export function serverMetricsFromAiperf(json: unknown, family: EngineFamily, poo
       kv_usage_pct_max: k === null ? null : k * spec.kvUsageToPct,
     };
   }
-  const sources = [...new Set(Object.values(metrics).flatMap((m) => m.series.map((s) => s.endpoint_url).filter((u): u is string => !!u)))];
+  const sources = [
+    ...new Set(
+      Object.values(metrics).flatMap((m) => m.series.map((s) => s.endpoint_url).filter((u): u is string => !!u)),
+    ),
+  ];
   return {
     present: Object.keys(metrics).length > 0,
     adapter: family,
@@ -87,6 +98,8 @@ export function serverMetricsFromAiperf(json: unknown, family: EngineFamily, poo
     },
     tokens: { prompt: sum(spec.promptTokens), generation: sum(spec.generationTokens) },
     per_engine: perEngine,
-    warnings: ["server metrics: aiperf's server_metrics_export.json, profiling phase (the /metrics KV pool from infersweep's snapshot)"],
+    warnings: [
+      "server metrics: aiperf's server_metrics_export.json, profiling phase (the /metrics KV pool from infersweep's snapshot)",
+    ],
   };
 }

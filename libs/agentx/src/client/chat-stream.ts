@@ -22,8 +22,15 @@ export interface ChatOutcome {
 }
 
 export interface UsageChunk {
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null;
-  choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null }; finish_reason?: string | null }>;
+  usage?: {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  } | null;
+  choices?: Array<{
+    delta?: { content?: string | null; reasoning_content?: string | null };
+    finish_reason?: string | null;
+  }>;
   error?: { message?: string; type?: string; code?: number | string } | string;
 }
 
@@ -40,7 +47,8 @@ export function tokenCount(value: unknown, field: string, warnings: string[]): n
 
 /** Classify an HTTP error response (pure). */
 export function classifyHttpError(status: number, body: string): string {
-  if (status === 400 && /maximum context length|context length|too long|exceeds.*(context|model)/i.test(body)) return 'context_overflow';
+  if (status === 400 && /maximum context length|context length|too long|exceeds.*(context|model)/i.test(body))
+    return 'context_overflow';
   if (status === 429) return 'rate_limit';
   if (status === 404) return 'not_found';
   if (status === 413) return 'payload_too_large';
@@ -130,7 +138,11 @@ export class ChatStream {
     const w = (this.out.warnings ??= []);
     this.out.promptTokens = tokenCount(usage.prompt_tokens, 'prompt_tokens', w);
     this.out.completionTokens = tokenCount(usage.completion_tokens, 'completion_tokens', w);
-    this.out.cachedTokens = tokenCount(usage.prompt_tokens_details?.cached_tokens, 'prompt_tokens_details.cached_tokens', w);
+    this.out.cachedTokens = tokenCount(
+      usage.prompt_tokens_details?.cached_tokens,
+      'prompt_tokens_details.cached_tokens',
+      w,
+    );
     if (w.length === 0) delete this.out.warnings;
   }
 }

@@ -1,6 +1,13 @@
 import http from 'node:http';
 import { BODY_LIMITS } from './body';
-import { pendingOutcome, settleOutcome, ChatStream, classifyHttpError, type ChatEnding, type ChatOutcome } from './chat-stream';
+import {
+  pendingOutcome,
+  settleOutcome,
+  ChatStream,
+  classifyHttpError,
+  type ChatEnding,
+  type ChatOutcome,
+} from './chat-stream';
 
 export { classifyHttpError, classifyStreamError, tokenCount, type ChatOutcome, type UsageChunk } from './chat-stream';
 
@@ -78,7 +85,12 @@ export function streamChat(opts: StreamChatOptions): Promise<ChatOutcome> {
         path: url.pathname + url.search,
         method: 'POST',
         agent: opts.pool.agent(url.origin),
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': opts.bodyLength, ...opts.headers },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          'content-length': opts.bodyLength,
+          ...opts.headers,
+        },
         timeout: opts.timeoutMs,
       },
       (res) => onResponse(res, out, finish, () => req.destroy()),
@@ -93,7 +105,9 @@ export function streamChat(opts: StreamChatOptions): Promise<ChatOutcome> {
       }
       opts.signal.addEventListener('abort', onAbort, { once: true });
     }
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`request timed out after ${opts.timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`request timed out after ${opts.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', (e) => finish(classifyNetworkError(e), e.message));
     req.cork();
     for (const b of opts.body) req.write(b);
@@ -103,7 +117,12 @@ export function streamChat(opts: StreamChatOptions): Promise<ChatOutcome> {
 }
 
 /** Read one response into `out`: an error body (first 4 KiB) or the SSE stream, then `finish` once. */
-function onResponse(res: http.IncomingMessage, out: ChatOutcome, finish: (...ending: ChatEnding) => void, cancel: () => void): void {
+function onResponse(
+  res: http.IncomingMessage,
+  out: ChatOutcome,
+  finish: (...ending: ChatEnding) => void,
+  cancel: () => void,
+): void {
   out.status = res.statusCode ?? null;
   res.setEncoding('utf8');
   res.on('error', (e) => finish(classifyNetworkError(e), e.message));
@@ -112,7 +131,9 @@ function onResponse(res: http.IncomingMessage, out: ChatOutcome, finish: (...end
     res.on('data', (d: string) => {
       if (body.length < 4096) body += d;
     });
-    res.on('end', () => finish(classifyHttpError(res.statusCode ?? 0, body), `HTTP ${res.statusCode}: ${body.slice(0, 300)}`));
+    res.on('end', () =>
+      finish(classifyHttpError(res.statusCode ?? 0, body), `HTTP ${res.statusCode}: ${body.slice(0, 300)}`),
+    );
     return;
   }
   const stream = new ChatStream(out);

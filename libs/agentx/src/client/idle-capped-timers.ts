@@ -10,7 +10,10 @@ export class IdleCappedTimers {
   sleep(ms: number): Promise<void> {
     if (ms <= 0 || this.closed) return Promise.resolve();
     return new Promise((resolve) => {
-      const s: { wake: number; resolve: () => void; timer?: NodeJS.Timeout } = { wake: performance.now() + ms, resolve };
+      const s: { wake: number; resolve: () => void; timer?: NodeJS.Timeout } = {
+        wake: performance.now() + ms,
+        resolve,
+      };
       this.sleepers.add(s);
       this.arm(s);
       this.scheduleCheck();

@@ -11,7 +11,14 @@ import type { WekaEntry, WekaLeafRequest, WekaSubagent } from '../trace/model';
  * "effective per-trace ceiling is min(int(max_ratio·n), n−2) so at least one profile turn remains").
  * Deterministic in (seed, lane, play).
  */
-export function sampleStartIndex(n: number, minRatio: number, maxRatio: number, seed: number, lane: number, play: number): number {
+export function sampleStartIndex(
+  n: number,
+  minRatio: number,
+  maxRatio: number,
+  seed: number,
+  lane: number,
+  play: number,
+): number {
   if (n <= 2) return 0;
   const lo = Math.min(Math.floor(minRatio * n), n - 2);
   const hi = Math.max(lo, Math.min(Math.floor(maxRatio * n), n - 2));
@@ -39,7 +46,12 @@ export function thinkGapSeconds(
  * Whole-system idle cap: when nothing is in flight, shift every pending timer earlier by the same amount
  * so the earliest fires within `capMs` of now. Returns the shift (ms, ≥ 0).
  */
-export function systemIdleShift(nowMs: number, wakeTimesMs: readonly number[], inFlight: number, capMs: number): number {
+export function systemIdleShift(
+  nowMs: number,
+  wakeTimesMs: readonly number[],
+  inFlight: number,
+  capMs: number,
+): number {
   if (inFlight > 0 || wakeTimesMs.length === 0) return 0;
   let min = Infinity;
   for (const w of wakeTimesMs) min = Math.min(min, w);
@@ -120,7 +132,8 @@ export function subagentEndSeconds(sa: WekaSubagent): number {
   for (const r of sa.requests) {
     // a child timestamp before the spawn marker is relative to it (older captures)
     const start = r.t + JOIN_EPSILON_SECONDS < sa.t ? sa.t + r.t : r.t;
-    const api = r.api_time !== null && r.api_time !== undefined && Number.isFinite(r.api_time) ? Math.max(0, r.api_time) : 0;
+    const api =
+      r.api_time !== null && r.api_time !== undefined && Number.isFinite(r.api_time) ? Math.max(0, r.api_time) : 0;
     end = Math.max(end, start + api);
   }
   return end;

@@ -9,90 +9,18 @@ import type { WekaLeafRequest, WekaSubagent, WekaTrace } from '../trace/model';
 import { EndpointPool, streamChat } from './http';
 import { IdleCappedTimers } from './idle-capped-timers';
 import { toRequestRecord } from './request-record';
-import { sampleStartIndex, subagentJoins, theoreticalHitTokens, thinkGapSeconds, TimeWeighted, traceOrder } from './plan';
+import type { Budget, IssueInfo, Lane, Phase, Play, ReplayOptions, ReplayResult } from './replay-types';
+import {
+  sampleStartIndex,
+  subagentJoins,
+  theoreticalHitTokens,
+  thinkGapSeconds,
+  TimeWeighted,
+  traceOrder,
+} from './plan';
 
 export { toRequestRecord, type RequestContext } from './request-record';
-
-export type Phase = 'warmup' | 'cache-pressure' | 'profiling' | 'draining' | 'done';
-export interface Progress {
-  phase: Phase;
-  completed: number;
-  inFlight: number;
-  etaSeconds: number | null;
-}
-
-export interface ReplayOptions {
-  traces: WekaTrace[];
-  concurrency: number;
-  endpoints: string[];
-  model: string;
-  settings: AgentxSettings;
-  expectedEngines?: number[] | null;
-  onRecord?(r: RequestRecord): void;
-  onProgress?(p: Progress): void;
-  /** Called after warmup drained, before profiling starts (server snapshot, idle-rank check). May throw. */
-  beforeProfile?(): Promise<void | { cancel: string }>;
-  /** Called right after the profile window closes (server snapshot). */
-  afterProfile?(): Promise<void>;
-  signal?: AbortSignal;
-}
-
-type Budget = (() => boolean) & { peek(): boolean };
-
-export interface ReplayResult {
-  runId: string;
-  records: RequestRecord[];
-  originWallMs: number;
-  warmupStartMs: number;
-  profileStartMs: number | null;
-  profileEndMs: number | null;
-  endMs: number;
-  runCancelledReason: string | null;
-  sessions: TimeWeighted;
-  busyLanes: TimeWeighted;
-  inFlight: TimeWeighted;
-  playsStarted: number;
-  blockCacheBlocks: number;
-  /** Unusable values the server sent (non-numeric usage fields), dropped: distinct messages with counts. */
-  warnings: string[];
-}
-
-interface Play {
-  lane: number;
-  no: number;
-  trace: WekaTrace;
-  cache: BlockCache;
-  marker: string;
-  endpoint: string;
-  dpRank: number | null;
-  seen: Set<number>;
-  pos: number;
-  prevRoot: WekaLeafRequest | null;
-  rootTurn: number;
-  /** subagent chains by the entry index of the root request they are joined before (aiperf's rule) */
-  pending: Map<number, Promise<void>[]>;
-  background: Promise<void>[];
-  /** `subagentJoins` of the trace */
-  joins: Array<number | null | undefined>;
-}
-
-interface Lane {
-  index: number;
-  play: Play;
-  inFlight: number;
-  quota: number;
-}
-
-interface IssueInfo {
-  kind: 'root' | 'subagent';
-  agentId: string | null;
-  turn: number;
-  phase: RequestPhase;
-  maxTokens: number;
-  systemTokens: number;
-  marker: string;
-  seen: Set<number>;
-}
+export type { Phase, Progress, ReplayOptions, ReplayResult } from './replay-types';
 
 /**
  * Closed-loop AgentX replay: N lanes, each one live session tree (warmup primer at a sampled t*, then
@@ -155,7 +83,8 @@ export class ReplayRun {
     this.playsPerEndpoint = new Map(opts.endpoints.map((e) => [e, 0]));
     this.reqSignal = AbortSignal.any([this.runCtl.signal, this.graceCtl.signal]);
     setMaxListeners(0, this.reqSignal);
-    this.dp = this.s.stickyDpRouting && opts.expectedEngines && opts.expectedEngines.length > 0 ? opts.expectedEngines : null;
+    this.dp =
+      this.s.stickyDpRouting && opts.expectedEngines && opts.expectedEngines.length > 0 ? opts.expectedEngines : null;
   }
 
   async run(): Promise<ReplayResult> {
@@ -273,7 +202,9 @@ export class ReplayRun {
       play.pos = primerIdx + 1;
       play.rootTurn = tStar;
     }
-    const quota: Budget = Object.assign(() => (lane.quota > 0 ? (lane.quota--, true) : false), { peek: () => lane.quota > 0 });
+    const quota: Budget = Object.assign(() => (lane.quota > 0 ? (lane.quota--, true) : false), {
+      peek: () => lane.quota > 0,
+    });
     this.phase = this.phase === 'warmup' ? 'cache-pressure' : this.phase;
     if (!this.stopped) await this.walk(lane, 'cache-pressure', quota, false, 1);
     await this.settle(lane.play);
@@ -432,7 +363,13 @@ export class ReplayRun {
         this.runCancelledReason = `failed-request threshold exceeded: ${this.profiledErrors}/${this.profiledDone} > ${this.s.failedRequestThreshold}`;
         this.stopProfile();
       }
-    } else if (!rec.ok && info.kind === 'root' && category !== 'context_overflow' && category !== 'cancelled' && !this.stopped) {
+    } else if (
+      !rec.ok &&
+      info.kind === 'root' &&
+      category !== 'context_overflow' &&
+      category !== 'cancelled' &&
+      !this.stopped
+    ) {
       this.runCancelledReason = `root warmup request failed: ${category}: ${rec.error ?? ''}`.slice(0, 400);
       this.stopped = true;
       this.timers.wakeAll(true);
@@ -476,7 +413,13 @@ export class ReplayRun {
     play.background = [];
   }
 
-  private async walk(lane: Lane, p: RequestPhase, budget: Budget, think: boolean, maxOut: number | null): Promise<void> {
+  private async walk(
+    lane: Lane,
+    p: RequestPhase,
+    budget: Budget,
+    think: boolean,
+    maxOut: number | null,
+  ): Promise<void> {
     for (;;) {
       if (this.stopped) return;
       const play = lane.play;
@@ -501,7 +444,8 @@ export class ReplayRun {
         await Promise.all(joined);
         play.pending.delete(play.pos);
       }
-      if (think && play.prevRoot) await this.timers.sleep(thinkGapSeconds(e, play.prevRoot, this.s.traceIdleGapCapSeconds) * 1000);
+      if (think && play.prevRoot)
+        await this.timers.sleep(thinkGapSeconds(e, play.prevRoot, this.s.traceIdleGapCapSeconds) * 1000);
       if (this.stopped || !budget()) return;
       const rec = await this.issue(lane, play, e, {
         kind: 'root',
@@ -531,7 +475,12 @@ export class ReplayRun {
       this.phase === 'profiling' && this.profileStartMs !== null
         ? Math.max(0, (this.profileStartMs + this.s.profileDurationSeconds * 1000 - now) / 1000)
         : null;
-    this.opts.onProgress({ phase: this.phase, completed: this.completed, inFlight: this.inFlight.current, etaSeconds: eta });
+    this.opts.onProgress({
+      phase: this.phase,
+      completed: this.completed,
+      inFlight: this.inFlight.current,
+      etaSeconds: eta,
+    });
   }
 }
 

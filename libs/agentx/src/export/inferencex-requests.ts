@@ -129,12 +129,17 @@ export function ixRequestMetrics(
         duration_seconds: duration,
         per_gpu:
           opts.gpus > 0
-            ? { total_tput_tps: (tin + tout) / opts.gpus, output_tput_tps: tout / opts.gpus, input_tput_tps: tin / opts.gpus }
+            ? {
+                total_tput_tps: (tin + tout) / opts.gpus,
+                output_tput_tps: tout / opts.gpus,
+                input_tput_tps: tin / opts.gpus,
+              }
             : {},
       };
     }
   }
-  if (throughput === null) throw new Error('InferenceX export: no successful profiled request with a positive duration');
+  if (throughput === null)
+    throw new Error('InferenceX export: no successful profiled request with a positive duration');
   return {
     qps: qps(ok),
     latency: {

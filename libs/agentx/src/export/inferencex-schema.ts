@@ -26,7 +26,10 @@ const trueFalse = z.enum(['true', 'false']);
  * the record's: `records_profiled` counts successful profiled rows only, `records_error_dropped` and
  * `error_categories` count errors of every phase (inferencex-requests.ts computes them so).
  */
-export const ixRequestAccountingSchema = requestAccountingSchema.omit({ context_overflow_count: true, grace_cancelled: true });
+export const ixRequestAccountingSchema = requestAccountingSchema.omit({
+  context_overflow_count: true,
+  grace_cancelled: true,
+});
 export type IxRequestAccounting = z.infer<typeof ixRequestAccountingSchema>;
 
 export const ixRequestMetricsSchema = z
@@ -52,7 +55,10 @@ export const ixRequestMetricsSchema = z
         output: tps,
         total: tps,
         duration_seconds: z.number(),
-        per_gpu: z.object({ total_tput_tps: z.number(), output_tput_tps: z.number(), input_tput_tps: z.number() }).partial().strict(),
+        per_gpu: z
+          .object({ total_tput_tps: z.number(), output_tput_tps: z.number(), input_tput_tps: z.number() })
+          .partial()
+          .strict(),
       })
       .strict(),
     cache: z.object({ theoretical_cache_hit_rate: nullableNum }).strict(),

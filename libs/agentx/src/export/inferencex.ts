@@ -39,7 +39,11 @@ type PlanForExport = Pick<SweepPlan, 'slurm' | 'cluster' | 'model' | 'image' | '
 
 /** The recipe a result stands for, hashed with the repo's content hash (stable across key order). */
 export function recipeFingerprint(plan: Pick<SweepPlan, 'image' | 'topology' | 'nodes'>): string {
-  return contentHash({ image: plan.image, nodes: plan.nodes.map((n) => ({ argv: n.argv, env: n.env })), topology: plan.topology });
+  return contentHash({
+    image: plan.image,
+    nodes: plan.nodes.map((n) => ({ argv: n.argv, env: n.env })),
+    topology: plan.topology,
+  });
 }
 
 export function inferencexContext(plan: PlanForExport): InferencexContext {
@@ -52,7 +56,9 @@ export function inferencexContext(plan: PlanForExport): InferencexContext {
     framework: plan.engine.kind,
     image: plan.image,
     topology: plan.topology,
-    specDecoding: plan.nodes.some((n) => n.argv.some((a) => a === '--speculative-config' || a.startsWith('--speculative-config=')))
+    specDecoding: plan.nodes.some((n) =>
+      n.argv.some((a) => a === '--speculative-config' || a.startsWith('--speculative-config=')),
+    )
       ? 'mtp'
       : 'none',
     recipeFingerprint: recipeFingerprint(plan),
@@ -96,7 +102,8 @@ export function inferencexFileName(ctx: InferencexContext, conc: number): string
   const tag = (role: 'p' | 'd', workers: number) =>
     `${role}${workers}x${s.tp}${s.ep !== 1 ? `ep${s.ep}` : ''}${s.dpAttention === 'true' ? 'dpa' : ''}`;
   const exp = `${ctx.modelPrefix || 'model'}_${tag('p', s.numWorkers)}_${tag('d', 0)}_conc${conc}`;
-  const worker = (role: string, workers: number) => `${role}-tp${s.tp}-pp${s.pp}-dcp1-pcp1-ep${s.ep}-dp${s.dpAttention}-nw${workers}`;
+  const worker = (role: string, workers: number) =>
+    `${role}-tp${s.tp}-pp${s.pp}-dcp1-pcp1-ep${s.ep}-dp${s.dpAttention}-nw${workers}`;
   const raw =
     `${exp}_${ctx.precision || 'unknown'}_${ctx.framework}_${worker('prefill', s.numWorkers)}_${worker('decode', 0)}` +
     `_disagg-false_spec-${ctx.specDecoding}_conc${conc}_${ctx.cluster}_recipe-${ctx.recipeFingerprint.slice(0, 16)}_conc${conc}.json`;
@@ -108,7 +115,8 @@ const round5 = (x: number) => Math.round(x * 1e5) / 1e5;
 function roundFloats<T>(v: T): T {
   if (typeof v === 'number') return (Number.isInteger(v) ? v : round5(v)) as T;
   if (Array.isArray(v)) return v.map(roundFloats) as T;
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, roundFloats(x)])) as T;
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, roundFloats(x)])) as T;
   return v;
 }
 
@@ -171,7 +179,9 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
             prompt_tokens: e.prompt_tokens,
             generation_tokens: e.generation_tokens,
             prefix_cache_hit_rate:
-              e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0 ? e.prefix_hits / e.prefix_queries : null,
+              e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0
+                ? e.prefix_hits / e.prefix_queries
+                : null,
             gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
           })),
   };
@@ -183,7 +193,8 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
  */
 function endpointSources(sm: PointResult['server_metrics']): IxServerMetrics['sources'] {
   const one = sm.sources.length === 1;
-  const hitRate = sm.cache.prefix_hits !== null && sm.cache.prefix_queries ? sm.cache.prefix_hits / sm.cache.prefix_queries : null;
+  const hitRate =
+    sm.cache.prefix_hits !== null && sm.cache.prefix_queries ? sm.cache.prefix_hits / sm.cache.prefix_queries : null;
   return sm.sources.map((url) => ({
     id: `combined|${url}`,
     role: 'combined',

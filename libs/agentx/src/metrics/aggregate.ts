@@ -38,11 +38,14 @@ export function accounting(records: readonly RequestRecord[]): Accounting {
 export function requestMetrics(records: readonly RequestRecord[], gpuCount: number): RequestMetrics {
   const ok = records.filter((r) => r.phase === 'profiling' && r.ok);
   const s = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
-  const vals = (f: (r: RequestRecord) => number | null): number[] => ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
+  const vals = (f: (r: RequestRecord) => number | null): number[] =>
+    ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
   const ttft = stats(vals((r) => s(r.ttft_ms)));
   const e2el = stats(vals((r) => s(r.e2el_ms)));
   const itl = stats(vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)));
-  const e2eNorm = stats(vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null ? r.e2el_ms / 1000 / r.osl : null)));
+  const e2eNorm = stats(
+    vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null ? r.e2el_ms / 1000 / r.osl : null)),
+  );
   let duration: number | null = null;
   let qps = stats([]);
   if (ok.length > 0) {
@@ -77,7 +80,11 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
       output: { tokens_per_second: rate(outTok) },
       total: { tokens_per_second: rate(inTok + outTok) },
       duration_seconds: duration,
-      per_gpu: { total_tput_tps: per(rate(inTok + outTok)), output_tput_tps: per(rate(outTok)), input_tput_tps: per(rate(inTok)) },
+      per_gpu: {
+        total_tput_tps: per(rate(inTok + outTok)),
+        output_tput_tps: per(rate(outTok)),
+        input_tput_tps: per(rate(inTok)),
+      },
     },
     cache: { theoretical_cache_hit_rate: expIn > 0 ? sum((r) => r.theoretical_cache_hit_tokens) / expIn : null },
   };
@@ -89,7 +96,11 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
  * A streaming request observes ITL until its last token, so its end (not only its first token) counts:
  * a long request still streaming when the window closes keeps the window covered.
  */
-export function metricCoverage(records: readonly RequestRecord[], profileStartMs: number, profileSeconds: number): number {
+export function metricCoverage(
+  records: readonly RequestRecord[],
+  profileStartMs: number,
+  profileSeconds: number,
+): number {
   let last = -Infinity;
   for (const r of records)
     if (r.phase === 'profiling' && r.ok && r.ttft_ms !== null)

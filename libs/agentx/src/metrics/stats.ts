@@ -36,7 +36,19 @@ export function percentileSorted(sorted: readonly number[], p: number): number |
 export function stats(values: readonly number[]): Stats {
   for (const v of values) if (!Number.isFinite(v)) throw new Error(`stats: non-finite value ${v}`);
   const n = values.length;
-  if (n === 0) return { count: 0, mean: null, p50: null, p75: null, p90: null, p95: null, p99: null, std: null, min: null, max: null };
+  if (n === 0)
+    return {
+      count: 0,
+      mean: null,
+      p50: null,
+      p75: null,
+      p90: null,
+      p95: null,
+      p99: null,
+      std: null,
+      min: null,
+      max: null,
+    };
   const sorted = [...values].sort((a, b) => a - b);
   let sum = 0;
   for (const v of sorted) sum += v;

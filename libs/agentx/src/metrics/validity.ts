@@ -32,7 +32,11 @@ export interface ValidityInput {
  * hit counter. Neither on any multi-turn request means caching is off (vLLM's default for hybrid models) or
  * unreported: the point did not measure prefix reuse. Returns the reason, or null.
  */
-export function prefixCacheGate(records: readonly RequestRecord[], serverPrefixHits: number | null, required: boolean): string | null {
+export function prefixCacheGate(
+  records: readonly RequestRecord[],
+  serverPrefixHits: number | null,
+  required: boolean,
+): string | null {
   if (!required) return null;
   const multiTurn = records.filter((r) => r.phase === 'profiling' && r.ok && r.turn > 0);
   if (multiTurn.length === 0) return null;
@@ -66,13 +70,21 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   if (v.successes < 1) reasons.push('no_successful_requests: num_requests_successful == 0');
   const errors = a.records_error_dropped - a.context_overflow_count;
   if (completed > 0 && errors / completed > s.failedRequestThreshold)
-    reasons.push(`error_rate_exceeded: ${errors}/${completed} = ${(errors / completed).toFixed(4)} > ${s.failedRequestThreshold}`);
+    reasons.push(
+      `error_rate_exceeded: ${errors}/${completed} = ${(errors / completed).toFixed(4)} > ${s.failedRequestThreshold}`,
+    );
   if (a.records_profiled > 0 && a.context_overflow_count / a.records_profiled > s.contextOverflowThreshold)
-    reasons.push(`context_overflow_rate_exceeded: ${a.context_overflow_count}/${a.records_profiled} > ${s.contextOverflowThreshold}`);
+    reasons.push(
+      `context_overflow_rate_exceeded: ${a.context_overflow_count}/${a.records_profiled} > ${s.contextOverflowThreshold}`,
+    );
   if (v.coverage < s.minMetricCoverage)
-    reasons.push(`insufficient_profile_metric_coverage: ${(v.coverage * 100).toFixed(1)} % < ${(s.minMetricCoverage * 100).toFixed(1)} %`);
+    reasons.push(
+      `insufficient_profile_metric_coverage: ${(v.coverage * 100).toFixed(1)} % < ${(s.minMetricCoverage * 100).toFixed(1)} %`,
+    );
   if (v.concurrencyHeld !== null && v.concurrencyHeld < 0.99)
-    reasons.push(`concurrency_not_held: time-weighted live sessions ${(v.concurrencyHeld * 100).toFixed(1)} % of N < 99 %`);
+    reasons.push(
+      `concurrency_not_held: time-weighted live sessions ${(v.concurrencyHeld * 100).toFixed(1)} % of N < 99 %`,
+    );
   if (v.clientSaturatedReason) reasons.push(`client_saturated: ${v.clientSaturatedReason}`);
   for (const m of v.serverMetricsMissing) reasons.push(`server_metrics_missing: ${m}`);
   for (const m of v.idleRankMessages) reasons.push(`idle_dp_rank: ${m}`);

@@ -31,7 +31,12 @@ export function drainStep(state: DrainState, obs: DrainObservation, idlePolls: n
     case 'scrape-error':
       return { polls, streak: 0, outcome: 'pending', reason: `scrape of ${obs.endpoint} failed: ${obs.message}` };
     case 'missing-metric':
-      return { polls, streak: 0, outcome: 'failed', reason: `${obs.endpoint}: required metric ${obs.metric} is absent` };
+      return {
+        polls,
+        streak: 0,
+        outcome: 'failed',
+        reason: `${obs.endpoint}: required metric ${obs.metric} is absent`,
+      };
   }
 }
 
@@ -44,7 +49,8 @@ export function observeDrain(
   let busy = 0;
   const perEndpoint: Record<string, number> = {};
   for (const r of results) {
-    if (r.error !== undefined || r.text === undefined) return { kind: 'scrape-error', endpoint: r.endpoint, message: r.error ?? 'no body' };
+    if (r.error !== undefined || r.text === undefined)
+      return { kind: 'scrape-error', endpoint: r.endpoint, message: r.error ?? 'no body' };
     let samples;
     try {
       samples = parsePrometheus(r.text).samples;

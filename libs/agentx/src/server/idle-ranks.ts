@@ -86,7 +86,8 @@ export function checkIdleRanks(
     phase === 'readiness'
       ? expectedEngines.filter((e) => perEngine[String(e)] === undefined)
       : expectedEngines.filter((e) => !((perEngine[String(e)] ?? 0) > 0));
-  for (const e of expectedEngines) if (phase === 'post-warmup' && perEngine[String(e)] === undefined) perEngine[String(e)] = 0;
+  for (const e of expectedEngines)
+    if (phase === 'post-warmup' && perEngine[String(e)] === undefined) perEngine[String(e)] = 0;
   const message =
     missing.length === 0
       ? null
@@ -94,5 +95,14 @@ export function checkIdleRanks(
         ? `DP ranks not managed by this endpoint (hybrid/external LB?): engine ${missing.join(', ')} absent from ${metric}`
         : missing.map((e) => `idle DP rank ${e}`).join('; ') +
           ` (${metric} has no served requests for it ${baseline === undefined ? 'after warmup' : "during this point's warmup"})`;
-  return { phase, applicable: true, ok: missing.length === 0, expected: [...expectedEngines], present, missing, perEngine, message };
+  return {
+    phase,
+    applicable: true,
+    ok: missing.length === 0,
+    expected: [...expectedEngines],
+    present,
+    missing,
+    perEngine,
+    message,
+  };
 }

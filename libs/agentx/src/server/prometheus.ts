@@ -61,7 +61,8 @@ export function parsePrometheus(text: string): Exposition {
     }
     // metric name
     const start = i;
-    if (!NAME_START.test(line[i]!)) throw new PrometheusParseError(`bad metric name start ${JSON.stringify(line[i])}`, lineNo);
+    if (!NAME_START.test(line[i]!))
+      throw new PrometheusParseError(`bad metric name start ${JSON.stringify(line[i])}`, lineNo);
     while (i < line.length && NAME_CHAR.test(line[i]!)) i++;
     const name = line.slice(start, i);
     const labels: Record<string, string> = {};
@@ -118,7 +119,11 @@ export function parsePrometheus(text: string): Exposition {
 }
 
 /** Sum of every sample named `name` (all label sets), or null when the metric is absent. */
-export function sumMetric(samples: readonly Sample[], name: string, filter?: (labels: Record<string, string>) => boolean): number | null {
+export function sumMetric(
+  samples: readonly Sample[],
+  name: string,
+  filter?: (labels: Record<string, string>) => boolean,
+): number | null {
   let found = false;
   let sum = 0;
   for (const s of samples) {

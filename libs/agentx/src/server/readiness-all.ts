@@ -21,7 +21,9 @@ export function readinessTargets(
   if (metricsEndpoints.length !== endpoints.length)
     throw new Error(`readiness: ${endpoints.length} endpoints but ${metricsEndpoints.length} metrics endpoints`);
   if (engineIds.labelled && engineIds.perMetricsEndpoint.length !== endpoints.length)
-    throw new Error(`readiness: ${endpoints.length} endpoints but engine ids for ${engineIds.perMetricsEndpoint.length}`);
+    throw new Error(
+      `readiness: ${endpoints.length} endpoints but engine ids for ${engineIds.perMetricsEndpoint.length}`,
+    );
   return endpoints.map((endpoint, i) => ({
     endpoint,
     metricsEndpoint: metricsEndpoints[i]!,

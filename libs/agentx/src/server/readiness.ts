@@ -17,13 +17,26 @@ export interface ReadinessResult {
  * One completed request (non-streamed, 2 tokens): `rank` pins it to a DP engine with vLLM's
  * `X-data-parallel-rank` header. Returns null when the server answered with generated tokens, else why not.
  */
-export async function probeCompletion(base: string, servedModel: string, timeoutMs: number, rank?: number): Promise<string | null> {
+export async function probeCompletion(
+  base: string,
+  servedModel: string,
+  timeoutMs: number,
+  rank?: number,
+): Promise<string | null> {
   const who = rank === undefined ? '' : ` (engine ${rank})`;
   try {
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(rank === undefined ? {} : { 'x-data-parallel-rank': String(rank) }) },
-      body: JSON.stringify({ model: servedModel, messages: [{ role: 'user', content: 'readiness probe' }], max_tokens: 2, stream: false }),
+      headers: {
+        'content-type': 'application/json',
+        ...(rank === undefined ? {} : { 'x-data-parallel-rank': String(rank) }),
+      },
+      body: JSON.stringify({
+        model: servedModel,
+        messages: [{ role: 'user', content: 'readiness probe' }],
+        max_tokens: 2,
+        stream: false,
+      }),
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await readBodyCapped(res, BODY_LIMITS.small, `probe request${who}`);
@@ -75,13 +88,18 @@ export async function checkReadiness(
   let models: string[] = [];
   try {
     const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = JSON.parse(await readBodyCapped(res, BODY_LIMITS.small, '/v1/models')) as { data?: Array<{ id?: string }> };
+    const body = JSON.parse(await readBodyCapped(res, BODY_LIMITS.small, '/v1/models')) as {
+      data?: Array<{ id?: string }>;
+    };
     models = (body.data ?? []).map((m) => m.id ?? '').filter((m) => m !== '');
   } catch (err) {
     return notReady('not-ready', `/v1/models failed: ${(err as Error).message}`);
   }
   if (!models.includes(servedModel))
-    return notReady('failed', `served model ${servedModel} not listed by /v1/models (got ${models.join(', ') || 'none'})`);
+    return notReady(
+      'failed',
+      `served model ${servedModel} not listed by /v1/models (got ${models.join(', ') || 'none'})`,
+    );
   const probeTimeoutMs = Math.max(timeoutMs, 30_000);
   const probe = async (ranks: Array<number | undefined>): Promise<string | null> => {
     if (opts.probe === false) return null;
@@ -113,9 +131,15 @@ export async function checkReadiness(
 }
 
 /** Throwing form for callers that want one call: ReadinessError (retryable iff merely not ready yet). */
-export async function assertReady(endpoint: string, servedModel: string, expectedEngines?: number[] | null): Promise<ReadinessResult> {
+export async function assertReady(
+  endpoint: string,
+  servedModel: string,
+  expectedEngines?: number[] | null,
+): Promise<ReadinessResult> {
   const r = await checkReadiness(endpoint, servedModel, expectedEngines);
   if (r.state !== 'ready')
-    throw new ReadinessError(`${endpoint}: ${r.reason ?? r.state}`, r.state === 'failed' ? 'failed' : 'not-ready', { endpoint });
+    throw new ReadinessError(`${endpoint}: ${r.reason ?? r.state}`, r.state === 'failed' ? 'failed' : 'not-ready', {
+      endpoint,
+    });
   return r;
 }

@@ -18,7 +18,11 @@ export async function scrapeText(endpoint: string, timeoutSeconds: number, signa
     res = await fetch(url, { signal: sig });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause;
-    throw new ScrapeError(`scrape ${url} failed: ${cause?.code ?? (err as Error).name}: ${(err as Error).message}`, { endpoint: url }, err);
+    throw new ScrapeError(
+      `scrape ${url} failed: ${cause?.code ?? (err as Error).name}: ${(err as Error).message}`,
+      { endpoint: url },
+      err,
+    );
   }
   if (res.status !== 200) {
     const body = await readBodyPrefix(res, 500);

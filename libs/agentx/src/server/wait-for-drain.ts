@@ -29,7 +29,8 @@ export async function waitForDrain(
   opts: DrainOptions,
   hooks: { onPoll?(p: DrainPoll): void; signal?: AbortSignal } = {},
 ): Promise<{ polls: number; waitedSeconds: number }> {
-  if (metricsEndpoints.length === 0) throw new MetricMissingError('drain gate: no metrics endpoints given', { step: 'drain' });
+  if (metricsEndpoints.length === 0)
+    throw new MetricMissingError('drain gate: no metrics endpoints given', { step: 'drain' });
   const t0 = performance.now();
   const deadline = t0 + opts.deadlineSeconds * 1000;
   let state = initialDrainState;
@@ -50,7 +51,10 @@ export async function waitForDrain(
     hooks.onPoll?.({ poll: state.polls, streak: state.streak, observation: obs, elapsedSeconds });
     if (state.outcome === 'idle') return { polls: state.polls, waitedSeconds: elapsedSeconds };
     if (state.outcome === 'failed')
-      throw new MetricMissingError(`drain gate: ${state.reason ?? 'required metric absent'}`, { step: 'drain', polls: state.polls });
+      throw new MetricMissingError(`drain gate: ${state.reason ?? 'required metric absent'}`, {
+        step: 'drain',
+        polls: state.polls,
+      });
     const next = performance.now() + opts.pollSeconds * 1000;
     if (next > deadline)
       throw new DrainTimeout(

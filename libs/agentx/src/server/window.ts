@@ -132,7 +132,11 @@ export function serverMetricsWindow(
     sources,
     metric_count: names.size,
     cache: { prefix_hits: hits, prefix_queries: queries, overall_cache_hit_rate: rate, gpu_cache_hit_rate: rate },
-    kv_cache: { gpu_usage_pct: kvMax === null ? null : kvMax * spec.kvUsageToPct, samples: kvSamples, gpu_total_tokens: poolTokens },
+    kv_cache: {
+      gpu_usage_pct: kvMax === null ? null : kvMax * spec.kvUsageToPct,
+      samples: kvSamples,
+      gpu_total_tokens: poolTokens,
+    },
     tokens: { prompt, generation },
     per_engine: perEngine,
     warnings,
@@ -171,7 +175,8 @@ export function engineWindows(
   const queries = counters(spec.prefixQueries);
   const kv: Record<string, number> = {};
   for (const poll of [start, ...during, end])
-    for (const [id, v] of Object.entries(perEngineSum(poll, spec.kvUsage, label))) kv[id] = Math.max(kv[id] ?? 0, v * spec.kvUsageToPct);
+    for (const [id, v] of Object.entries(perEngineSum(poll, spec.kvUsage, label)))
+      kv[id] = Math.max(kv[id] ?? 0, v * spec.kvUsageToPct);
   const ids = new Set([...Object.keys(served1), ...Object.keys(prompt.b), ...Object.keys(gen.b)]);
   const d = (c: { a: Record<string, number>; b: Record<string, number> }, id: string): number | null =>
     c.b[id] === undefined ? null : c.b[id]! - (c.a[id] ?? 0);

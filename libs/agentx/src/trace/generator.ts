@@ -72,7 +72,15 @@ function toolResultTokens(r: Rng): number {
   return Math.round(clamp(r.lognormal(350, 1.3), 10, 16000));
 }
 
-function leaf(r: Rng, ctx: Context, t: number, out: number, model: string, stop: string, think: number): WekaLeafRequest {
+function leaf(
+  r: Rng,
+  ctx: Context,
+  t: number,
+  out: number,
+  model: string,
+  stop: string,
+  think: number,
+): WekaLeafRequest {
   return {
     t: round3(t),
     type: 'n',
@@ -165,7 +173,10 @@ export function generateTrace(index: number, opts: GenerateOptions): WekaTrace {
     const grow = out + toolResultTokens(r);
     if (ctx.tokens + grow + margin(o.maxContextTokens) >= o.maxContextTokens) {
       // compaction: keep the system+tools prefix, replace history by a summary
-      ctx.compact(system + tools, Math.round(o.maxContextTokens * 0.1) + Math.min(r.int(0, 500), Math.floor(o.maxContextTokens * 0.05)));
+      ctx.compact(
+        system + tools,
+        Math.round(o.maxContextTokens * 0.1) + Math.min(r.int(0, 500), Math.floor(o.maxContextTokens * 0.05)),
+      );
     } else ctx.grow(grow);
   }
   return {

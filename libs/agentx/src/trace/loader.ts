@@ -30,7 +30,8 @@ function validTrace(r: unknown, i: number, source: string, seen: Set<string>): W
       },
     );
   }
-  if (seen.has(parsed.data.id)) throw new TraceFormatError(`${source}: duplicate trace id ${parsed.data.id}`, { source });
+  if (seen.has(parsed.data.id))
+    throw new TraceFormatError(`${source}: duplicate trace id ${parsed.data.id}`, { source });
   seen.add(parsed.data.id);
   return parsed.data;
 }

@@ -30,7 +30,10 @@ export const wekaNormalRequestSchema = z.object({ ...requestFields, type: z.lite
 export const wekaStreamingRequestSchema = z
   .object({ ...requestFields, type: z.literal('s'), ttft: z.number().nullable().optional() })
   .strict();
-export const wekaLeafRequestSchema = z.discriminatedUnion('type', [wekaNormalRequestSchema, wekaStreamingRequestSchema]);
+export const wekaLeafRequestSchema = z.discriminatedUnion('type', [
+  wekaNormalRequestSchema,
+  wekaStreamingRequestSchema,
+]);
 
 export const wekaSubagentSchema = z
   .object({
@@ -50,7 +53,11 @@ export const wekaSubagentSchema = z
   })
   .strict();
 
-export const wekaEntrySchema = z.discriminatedUnion('type', [wekaNormalRequestSchema, wekaStreamingRequestSchema, wekaSubagentSchema]);
+export const wekaEntrySchema = z.discriminatedUnion('type', [
+  wekaNormalRequestSchema,
+  wekaStreamingRequestSchema,
+  wekaSubagentSchema,
+]);
 
 export const wekaTraceSchema = z
   .object({

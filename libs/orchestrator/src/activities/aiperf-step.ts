@@ -9,7 +9,14 @@ import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { remoteAiperfPointDir } from '@infersweep/core';
 import { AIPERF_WRAPPER, parseTimes, wrapperExitCode, type AiperfCommand, type AiperfRunner } from '@infersweep/agentx';
-import { CommandFailedError, cappedCatArgv, imageFileName, sleep, type SlurmCluster, type StepHandle } from '@infersweep/slurm';
+import {
+  CommandFailedError,
+  cappedCatArgv,
+  imageFileName,
+  sleep,
+  type SlurmCluster,
+  type StepHandle,
+} from '@infersweep/slurm';
 import type { SweepPlan } from '@infersweep/topology';
 import type { Deployment } from './types';
 
@@ -41,7 +48,10 @@ async function stageTraces(slurm: SlurmCluster, local: string, remote: string): 
   const isDir = (await stat(local)).isDirectory();
   const files = isDir ? (await readdir(local, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()) : [];
   const pairs = isDir
-    ? files.map((e) => ({ from: join(e.parentPath, e.name), to: `${remote}/${relative(local, join(e.parentPath, e.name))}` }))
+    ? files.map((e) => ({
+        from: join(e.parentPath, e.name),
+        to: `${remote}/${relative(local, join(e.parentPath, e.name))}`,
+      }))
     : [{ from: local, to: `${remote}/${basename(local)}` }];
   for (const p of pairs) {
     const r = await slurm.exec.run(['bash', '-c', PUT_SCRIPT, 'infersweep-put', p.to], {
@@ -73,7 +83,9 @@ async function runStep(i: HeadNodeRunnerInput, dir: string, cmd: AiperfCommand) 
     `${dir}/benchmark.log`,
     {
       runtime: plan.slurm.containerRuntime,
-      containerImage: pyxis ? join(plan.slurm.squashDir ?? join(plan.sharedDir, 'squash'), imageFileName(plan.image)) : undefined,
+      containerImage: pyxis
+        ? join(plan.slurm.squashDir ?? join(plan.sharedDir, 'squash'), imageFileName(plan.image))
+        : undefined,
       containerMounts: plan.slurm.mounts,
       stepName: `infersweep-aiperf-c${i.concurrency}`,
     },
@@ -93,7 +105,12 @@ async function runStep(i: HeadNodeRunnerInput, dir: string, cmd: AiperfCommand) 
 }
 
 /** Poll the step until it is gone, feeding its log tail to onLog; scancel it on abort or at the hard timeout. */
-async function untilStepExits(slurm: SlurmCluster, h: StepHandle, cmd: AiperfCommand, pollMs: number): Promise<boolean> {
+async function untilStepExits(
+  slurm: SlurmCluster,
+  h: StepHandle,
+  cmd: AiperfCommand,
+  pollMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + cmd.hardTimeoutMs;
   for (;;) {
     if (cmd.signal?.aborted || Date.now() > deadline) {
@@ -127,7 +144,10 @@ async function copyRemoteFile(slurm: SlurmCluster, remote: string, local: string
 
 /** Copy the text artifacts aiperf wrote on the cluster into the local point folder. */
 async function copyArtifacts(slurm: SlurmCluster, remoteDir: string, localDir: string): Promise<void> {
-  const r = await slurm.exec.run(['bash', '-c', FIND_SCRIPT, 'infersweep-find', remoteDir], { timeoutMs: 60_000, idempotent: true });
+  const r = await slurm.exec.run(['bash', '-c', FIND_SCRIPT, 'infersweep-find', remoteDir], {
+    timeoutMs: 60_000,
+    idempotent: true,
+  });
   const files = r.code === 0 ? r.stdout.split('\n').filter((f) => f !== '' && TEXT_ARTIFACT.test(f)) : [];
   for (const f of files) await copyRemoteFile(slurm, `${remoteDir}/${f}`, join(localDir, f));
 }

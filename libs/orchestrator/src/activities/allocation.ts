@@ -105,7 +105,12 @@ export async function completingPast(
   const deadline = since + patienceMs;
   let info = await slurm.describe(jobId);
   while (info.state === 'COMPLETING' && Date.now() < deadline) {
-    progress({ phase: 'releasing', jobId, state: 'COMPLETING', waitedSeconds: Math.round((patienceMs - (deadline - Date.now())) / 1000) });
+    progress({
+      phase: 'releasing',
+      jobId,
+      state: 'COMPLETING',
+      waitedSeconds: Math.round((patienceMs - (deadline - Date.now())) / 1000),
+    });
     await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
     info = await slurm.describe(jobId);
   }
@@ -119,7 +124,10 @@ export async function completingPast(
 export function waitedBefore(details: unknown, jobName: string): number {
   if (typeof details !== 'object' || details === null) return 0;
   const d = details as { jobName?: unknown; waitedSeconds?: unknown };
-  return d.jobName === jobName && typeof d.waitedSeconds === 'number' && Number.isFinite(d.waitedSeconds) && d.waitedSeconds > 0
+  return d.jobName === jobName &&
+    typeof d.waitedSeconds === 'number' &&
+    Number.isFinite(d.waitedSeconds) &&
+    d.waitedSeconds > 0
     ? d.waitedSeconds
     : 0;
 }

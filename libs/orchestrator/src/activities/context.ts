@@ -2,7 +2,13 @@
  * What every activity of a worker shares, built once per worker (./index.ts) and injected into
  * each concern's activities: the cluster's executors, the plan store, the poll and heartbeat periods.
  */
-import { AllocationLostError, SlurmCluster, executorForProfile, type Executor, type LivenessWatch } from '@infersweep/slurm';
+import {
+  AllocationLostError,
+  SlurmCluster,
+  executorForProfile,
+  type Executor,
+  type LivenessWatch,
+} from '@infersweep/slurm';
 import type { InfersweepError } from '@infersweep/core';
 import type { LoginHost, SweepPlan } from '@infersweep/topology';
 import { defaultWorkerSettings, type WorkerSettings } from '../worker-settings';
@@ -48,7 +54,12 @@ export class ActivityContext {
    * tick, never overlapping; a failed squeue is `unknown`, never a loss (libs/slurm/src/liveness.ts).
    * `onLoss` gets the typed loss once: Slurm's terminal state, or a step absent on consecutive polls.
    */
-  watchDeployment(slurm: SlurmCluster, dep: Deployment, step: string, onLoss: (err: InfersweepError) => void): LivenessWatch {
+  watchDeployment(
+    slurm: SlurmCluster,
+    dep: Deployment,
+    step: string,
+    onLoss: (err: InfersweepError) => void,
+  ): LivenessWatch {
     const w = slurm.watchLiveness(dep.jobId, dep.steps, { intervalMs: Math.max(500, this.deps.pollMs * 2) });
     void w.loss.then(async (v) => {
       if (!v) return;

@@ -64,7 +64,12 @@ export function refusals(plan: SweepPlan, resultsDir: string | undefined, s: Wor
 }
 
 /** Throws {@link RefusedInputError} listing every refusal: field, value, and the setting that would allow it. */
-export function assertAllowed(plan: SweepPlan, resultsDir: string | undefined, s: WorkerSettings, env = process.env): void {
+export function assertAllowed(
+  plan: SweepPlan,
+  resultsDir: string | undefined,
+  s: WorkerSettings,
+  env = process.env,
+): void {
   const found = refusals(plan, resultsDir, s);
   if (found.length === 0) return;
   const lines = found.map(
@@ -84,10 +89,17 @@ export function assertAllowed(plan: SweepPlan, resultsDir: string | undefined, s
  * dropped here; launchServer resolves them again and hands them to srun over stdin).
  */
 export function assertHostReady(plan: SweepPlan): void {
-  const issues = loginFileIssues({ loginHost: plan.login, secretsFile: plan.secretsFile }, ['plan', 'login'], localFileProbe);
+  const issues = loginFileIssues(
+    { loginHost: plan.login, secretsFile: plan.secretsFile },
+    ['plan', 'login'],
+    localFileProbe,
+  );
   if (issues.length > 0)
-    throw new InputError(`on this worker's host: ${issues.map((i) => `${i.path} = ${i.value}: ${i.message}`).join('; ')}`, {
-      context: { step: 'prepare' },
-    });
+    throw new InputError(
+      `on this worker's host: ${issues.map((i) => `${i.path} = ${i.value}: ${i.message}`).join('; ')}`,
+      {
+        context: { step: 'prepare' },
+      },
+    );
   resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
 }

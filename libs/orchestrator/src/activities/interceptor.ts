@@ -13,7 +13,12 @@
  *    tail context), which the workflow classifies (../workflows/failures.ts).
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 import { InfersweepError, InputError, type FailureDetails } from '@infersweep/core';
 import { keepAlive } from './liveness';
 

@@ -70,12 +70,18 @@ const phaseOf = (l: Latest | undefined, ctx: Context): string =>
  * The stalled `fn` is abandoned, not stopped (nothing can interrupt a wedged await); its retry starts
  * from the activity's idempotent beginning.
  */
-export async function keepAlive<T>(ctx: Context, everyMs: number, fn: () => Promise<T>, opts: KeepAliveOptions = {}): Promise<T> {
+export async function keepAlive<T>(
+  ctx: Context,
+  everyMs: number,
+  fn: () => Promise<T>,
+  opts: KeepAliveOptions = {},
+): Promise<T> {
   const now = opts.now ?? Date.now;
   const boundMs = (l: Latest | undefined): number =>
     l?.stallSeconds !== undefined
       ? l.stallSeconds * 1000
-      : (opts.stallBoundMs?.(phaseOf(l, ctx)) ?? (STALL_BOUND_SECONDS[phaseOf(l, ctx)] ?? DEFAULT_STALL_SECONDS) * 1000);
+      : (opts.stallBoundMs?.(phaseOf(l, ctx)) ??
+        (STALL_BOUND_SECONDS[phaseOf(l, ctx)] ?? DEFAULT_STALL_SECONDS) * 1000);
   let seen = JSON.stringify(latest.get(ctx)?.details ?? null);
   let changedAt = now();
   let stalled: (err: ProgressStalledError) => void = () => undefined;

@@ -19,7 +19,9 @@ export const PLAN_READ_GAP_MS = 2000;
 export function parsePlan(plan: unknown, where = 'the sweep plan'): SweepPlan {
   const r = sweepPlanSchema.safeParse(plan);
   if (!r.success)
-    throw new InvalidPlanError(`${where} does not validate: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new InvalidPlanError(
+      `${where} does not validate: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
@@ -34,7 +36,8 @@ export class PlanStore {
   /** The validated plan of an activity input (inline, or by reference to the stored plan.json). */
   async resolve(input: PlanInput): Promise<SweepPlan> {
     if ('plan' in input && input.plan !== undefined) return parsePlan(input.plan);
-    if (!('planRef' in input) || !input.planRef) throw new InvalidPlanError('activity input has neither a plan nor a planRef');
+    if (!('planRef' in input) || !input.planRef)
+      throw new InvalidPlanError('activity input has neither a plan nor a planRef');
     const { planHash, resultsDir } = input.planRef;
     const key = `${planHash}:${resultsDir}`;
     const hit = this.cache.get(key);

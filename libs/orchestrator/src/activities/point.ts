@@ -2,7 +2,13 @@
 import { Context, activityInfo, log } from '@temporalio/activity';
 import { contentHash, ResultsLayout } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
-import { RecordInvalidError, pointSummary, runPointWithClient as runAgentxPoint, waitForDrain, type Progress } from '@infersweep/agentx';
+import {
+  RecordInvalidError,
+  pointSummary,
+  runPointWithClient as runAgentxPoint,
+  waitForDrain,
+  type Progress,
+} from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import type { SlurmCluster } from '@infersweep/slurm';
 import { InsufficientTimeError, ServerLostError } from './errors';
@@ -41,7 +47,10 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       });
       try {
         if (req.serverUsed) {
-          progress({ phase: 'draining', concurrency: req.concurrency }, { stallSeconds: plan.agentx.drain.deadlineSeconds + 300 });
+          progress(
+            { phase: 'draining', concurrency: req.concurrency },
+            { stallSeconds: plan.agentx.drain.deadlineSeconds + 300 },
+          );
           await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
         }
         const summary = await measure(ctx, slurm, plan, req, abort.signal);
@@ -64,7 +73,8 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
 async function timeGuard(slurm: SlurmCluster, plan: SweepPlan, req: PointRequest, step: string): Promise<void> {
   const jobId = req.deployment.jobId;
   const margin = TIME_GUARD_MARGIN_SECONDS;
-  const budget = plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
+  const budget =
+    plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
   if (await slurm.canFinish(jobId, budget, margin)) return;
   const left = await slurm.timeLeft(jobId);
   throw new InsufficientTimeError(
@@ -89,7 +99,14 @@ async function measure(
   const layout = new ResultsLayout(req.resultsDir);
   const onHead = plan.agentx.client === 'aiperf' && plan.agentx.aiperf.runOn === 'head-node';
   const aiperfRunner = onHead
-    ? headNodeAiperfRunner({ slurm, plan, deployment: dep, sweepId: req.sweepId, concurrency: req.concurrency, pollMs: ctx.deps.pollMs })
+    ? headNodeAiperfRunner({
+        slurm,
+        plan,
+        deployment: dep,
+        sweepId: req.sweepId,
+        concurrency: req.concurrency,
+        pollMs: ctx.deps.pollMs,
+      })
     : undefined;
   const result = await runAgentxPoint(
     {
@@ -151,15 +168,23 @@ function invalidRecord(err: unknown, req: PointRequest): PointSummary {
 }
 
 /** Throws ServerLostError (with the step's log tail) when a server step of the point has exited. */
-async function throwIfServerGone(slurm: SlurmCluster, steps: StepRef[], step: string, why: string | undefined): Promise<void> {
+async function throwIfServerGone(
+  slurm: SlurmCluster,
+  steps: StepRef[],
+  step: string,
+  why: string | undefined,
+): Promise<void> {
   for (const s of steps) {
     if ((await slurm.stepStatus(s)) !== 'exited') continue;
     const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
-    throw new ServerLostError(`server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone during the point${why ? ` (${why})` : ''}`, {
-      jobId: s.jobId,
-      node: s.node,
-      step,
-      logTail: logs?.[0]?.tail ?? '',
-    });
+    throw new ServerLostError(
+      `server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone during the point${why ? ` (${why})` : ''}`,
+      {
+        jobId: s.jobId,
+        node: s.node,
+        step,
+        logTail: logs?.[0]?.tail ?? '',
+      },
+    );
   }
 }

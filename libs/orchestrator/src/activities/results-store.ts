@@ -29,7 +29,8 @@ export async function storedResult(
   const file = new ResultsLayout(resultsDir).pointRecord(concurrency);
   const stored = readRecordFile(file, pointResultSchema);
   if (stored.kind === 'corrupt' || stored.kind === 'unusable') log.warn(stored.warning, { concurrency });
-  if (stored.kind === 'ok' && stored.ignored) log.info(`${file}: fields of a newer version ignored`, { ignored: stored.ignored });
+  if (stored.kind === 'ok' && stored.ignored)
+    log.info(`${file}: fields of a newer version ignored`, { ignored: stored.ignored });
   if (stored.kind !== 'ok') return undefined;
   const r = stored.record;
   if (r.identity.sweepId !== sweepId || r.identity.planHash !== planHash || !r.submission_valid) return undefined;

@@ -17,9 +17,13 @@ const importImage =
   (ctx: ActivityContext): ServerActivities['importImage'] =>
   async (input) => {
     const { plan, slurm } = await ctx.open(input);
-    if (plan.slurm.containerRuntime !== 'pyxis') return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
+    if (plan.slurm.containerRuntime !== 'pyxis')
+      return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
     // an import reports nothing until it ends: its own budget is its watchdog bound (./liveness.ts)
-    progress({ phase: 'importing-image', image: plan.image }, { stallSeconds: Math.max(60, plan.budgets.imageImportSeconds) + 600 });
+    progress(
+      { phase: 'importing-image', image: plan.image },
+      { stallSeconds: Math.max(60, plan.budgets.imageImportSeconds) + 600 },
+    );
     const r = await slurm.importImage({
       image: plan.image,
       squashDir: squashDirOf(plan),
@@ -31,7 +35,9 @@ const importImage =
               jobId: input.allocation.jobId,
               node: input.allocation.headNode,
               env:
-                plan.slurm.imageImport.enrootCachePath === undefined ? {} : { ENROOT_CACHE_PATH: plan.slurm.imageImport.enrootCachePath },
+                plan.slurm.imageImport.enrootCachePath === undefined
+                  ? {}
+                  : { ENROOT_CACHE_PATH: plan.slurm.imageImport.enrootCachePath },
             },
           }
         : {}),
@@ -63,12 +69,20 @@ const launchServer =
         progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
         const h = await slurm.launchStep(allocation.jobId, n.node, n.launchArgv, n.env, logFile, {
           runtime: plan.slurm.containerRuntime,
-          containerImage: plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
+          containerImage:
+            plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
           containerMounts: plan.slurm.mounts,
           stepName: serverStepName(serverIndex, n.rank),
           ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
         });
-        steps.push({ jobId: allocation.jobId, node: n.node, stepName: h.stepName, logFile, rank: n.rank, launcherPid: h.launcherPid });
+        steps.push({
+          jobId: allocation.jobId,
+          node: n.node,
+          stepName: h.stepName,
+          logFile,
+          rank: n.rank,
+          launcherPid: h.launcherPid,
+        });
       }
     } catch (err) {
       for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
@@ -110,7 +124,12 @@ const waitReady =
         const r = await checkEveryEndpoint(targets, plan.model.servedName);
         if (r.ready) return { seconds: (Date.now() - started) / 1000 };
         last = r.detail;
-        progress({ phase: 'waiting-ready', polls, detail: last, elapsedSeconds: Math.round((Date.now() - started) / 1000) });
+        progress({
+          phase: 'waiting-ready',
+          polls,
+          detail: last,
+          elapsedSeconds: Math.round((Date.now() - started) / 1000),
+        });
         if (Date.now() > deadline) {
           const logs = await slurm.fetchLogs(deployment.steps, { tailLines: 40 }).catch(() => []);
           throw new ServerLostError(`server not ready after ${startupBudgetSeconds} s: ${last}`, {

@@ -72,7 +72,13 @@ export interface ReleaseResult {
 
 /** The results folder: what is already measured, and the stored plan. */
 export interface ResultsActivities {
-  prepareSweep(input: { sweepId: string; planHash: string; plan: unknown; resultsDir: string; points: number[] }): Promise<PointSummary[]>;
+  prepareSweep(input: {
+    sweepId: string;
+    planHash: string;
+    plan: unknown;
+    resultsDir: string;
+    points: number[];
+  }): Promise<PointSummary[]>;
 }
 
 /** Slurm allocations: get one (adopting a job of the same name), give it back. */
@@ -84,7 +90,9 @@ export interface AllocationActivities {
 /** The inference server on an allocation: image, launch, readiness, logs, stop. */
 export interface ServerActivities {
   /** With `allocation`: on its head node under srun (plan.slurm.imageImport.on = head-node). */
-  importImage(input: PlanInput & { sweepId: string; allocation?: Allocation }): Promise<{ squashPath?: string; note: string }>;
+  importImage(
+    input: PlanInput & { sweepId: string; allocation?: Allocation },
+  ): Promise<{ squashPath?: string; note: string }>;
   launchServer(
     input: PlanInput & { sweepId: string; allocation: Allocation; serverIndex: number; resultsDir: string },
   ): Promise<Deployment>;
@@ -100,4 +108,8 @@ export interface PointActivities {
   runPoint(input: PointRequest): Promise<PointSummary>;
 }
 
-export type SweepActivities = ResultsActivities & AllocationActivities & ServerActivities & PointActivities & HistoryActivities;
+export type SweepActivities = ResultsActivities &
+  AllocationActivities &
+  ServerActivities &
+  PointActivities &
+  HistoryActivities;

@@ -5,13 +5,21 @@
  * one attempt of its retry budget and no point attempt; when shutdowns alone have spent the budget,
  * the workflow schedules the activity again ({@link outlastingShutdowns}): a deploy never fails a point.
  */
-import { ActivityCancellationType, ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
 import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
 import type { HistoryActivities } from '../activities/history';
 import { PATCHES } from './patches';
 
-export function activitiesFor(input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number }) {
+export function activitiesFor(
+  input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number },
+) {
   const quick = {
     startToCloseTimeout: '2 minutes',
     retry: { maximumAttempts: 5, initialInterval: '1 second', maximumInterval: '10 seconds' },
@@ -80,7 +88,9 @@ const WORKER_SHUTDOWN = 'WorkerShutdown';
 
 /** Did the activity's last attempt end because its worker shut down (a deploy, a detach)? */
 export function endedByWorkerShutdown(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKER_SHUTDOWN;
+  return (
+    err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === WORKER_SHUTDOWN
+  );
 }
 
 /**
@@ -88,7 +98,9 @@ export function endedByWorkerShutdown(err: unknown): boolean {
  * row during one long activity (N past its maximumAttempts) keep the point and the allocation. Any
  * other last failure reaches the workflow as before.
  */
-export function outlastingShutdowns<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+export function outlastingShutdowns<A extends unknown[], R>(
+  call: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return async (...args: A): Promise<R> => {
     for (;;) {
       try {

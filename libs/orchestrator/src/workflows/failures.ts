@@ -40,7 +40,8 @@ export function classify(err: unknown): ClassifiedFailure {
   const details = app?.details?.[0] as Partial<FailureDetails> | undefined;
   const message = messageOf(err);
   const base = { type, message, details, ...(err instanceof ActivityFailure ? { activity: err.activityType } : {}) };
-  if (details?.kind !== undefined) return { ...base, class: details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed' };
+  if (details?.kind !== undefined)
+    return { ...base, class: details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed' };
   if (type && LEGACY_LOSS_TYPES.includes(type)) return { ...base, class: 'loss' };
   if (type && LEGACY_INPUT_TYPES.includes(type)) return { ...base, class: 'input' };
   return { ...base, class: 'failed' };

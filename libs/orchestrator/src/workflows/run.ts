@@ -118,7 +118,8 @@ export class SweepRun {
       },
       {
         validator: (_arg) => {
-          if (!this.state.awaitingOperator) throw new Error(`sweep is ${this.state.phase}, not waiting for an operator; nothing to retry`);
+          if (!this.state.awaitingOperator)
+            throw new Error(`sweep is ${this.state.phase}, not waiting for an operator; nothing to retry`);
         },
       },
     );
@@ -223,7 +224,13 @@ export class SweepRun {
     const a = this.lease.allocation!;
     const rec = this.state.allocations[this.state.allocations.length - 1]!;
     Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
-    this.state.allocation = { jobId: a.jobId, nodes: a.nodes, attempt, grantedAt: a.grantedAt, timeLimitMinutes: a.timeLimitMinutes };
+    this.state.allocation = {
+      jobId: a.jobId,
+      nodes: a.nodes,
+      attempt,
+      grantedAt: a.grantedAt,
+      timeLimitMinutes: a.timeLimitMinutes,
+    };
   }
 
   /** Run one point on the ready server (cancellable by the abort update). */
@@ -259,7 +266,8 @@ export class SweepRun {
   /** The deployment policy after a point: keep the server, restart it, or release the allocation. */
   async applyPolicy(): Promise<void> {
     if (this.input.policy === 'server-per-point') await this.stopServer('policy');
-    if (this.input.policy === 'allocation-per-point') await this.teardown('released', 'policy: fresh allocation per point');
+    if (this.input.policy === 'allocation-per-point')
+      await this.teardown('released', 'policy: fresh allocation per point');
     else if (
       this.input.pointsPerAllocation !== undefined &&
       this.lease.allocation &&
@@ -282,7 +290,10 @@ export class SweepRun {
     if (this.serverLostUnderPoint(pt, f)) {
       // the server died under this point while its allocation lives (an OOM at high concurrency, an
       // NCCL timeout): a failed point attempt, with the server's last words; the allocation is kept
-      const logTail = typeof f.details?.logTail === 'string' && f.details.logTail ? `\n--- server log (tail):\n${f.details.logTail}` : '';
+      const logTail =
+        typeof f.details?.logTail === 'string' && f.details.logTail
+          ? `\n--- server log (tail):\n${f.details.logTail}`
+          : '';
       failPoint(pt, `${f.message}${logTail}`, this.input.maxPointAttempts, now());
       this.touch('recovering', `c=${pt.concurrency} lost its server: ${f.message}`);
       await this.stopServer('server-lost').catch(() => undefined);
@@ -301,14 +312,22 @@ export class SweepRun {
     } else {
       // allocation/launch/readiness failed after retries: count the attempt, start over
       this.touch('recovering', f.message);
-      await this.teardown(f.activity === 'allocate' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed', f.message);
+      await this.teardown(
+        f.activity === 'allocate' || !this.lease.allocation ? 'allocation-failed' : 'launch-failed',
+        f.message,
+      );
     }
     return 'next';
   }
 
   /** A server lost during a point on a live allocation (PATCHES.serverLossFailsPoint); a lost allocation is not. */
   private serverLostUnderPoint(pt: PointState, f: ClassifiedFailure): boolean {
-    return f.class === 'loss' && f.details?.end === 'server-lost' && pt.status === 'running' && patched(PATCHES.serverLossFailsPoint);
+    return (
+      f.class === 'loss' &&
+      f.details?.end === 'server-lost' &&
+      pt.status === 'running' &&
+      patched(PATCHES.serverLossFailsPoint)
+    );
   }
 
   private async stopServer(reason: string): Promise<void> {
@@ -326,9 +345,17 @@ export class SweepRun {
    */
   private async captureLogs(dep: Deployment, reason: string): Promise<void> {
     try {
-      await this.act.captureLogs({ ...this.plan, deployment: dep, destDir: this.layout.serverLogsDir(dep.serverIndex), reason });
+      await this.act.captureLogs({
+        ...this.plan,
+        deployment: dep,
+        destDir: this.layout.serverLogsDir(dep.serverIndex),
+        reason,
+      });
     } catch (err) {
-      this.warn(dep.jobId, `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`);
+      this.warn(
+        dep.jobId,
+        `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`,
+      );
     }
   }
 
@@ -393,7 +420,12 @@ export class SweepRun {
         recordAllocationEnd(this.state, a.jobName, 'release-failed', reason, now());
         // state.allocation keeps showing the job; this run stops trying (close() has nothing left to release)
         this.lease.allocation = undefined;
-        throw ApplicationFailure.nonRetryable(reason, RELEASE_FAILED, { kind: 'fatal', input: false, jobId: a.jobId, jobName: a.jobName });
+        throw ApplicationFailure.nonRetryable(reason, RELEASE_FAILED, {
+          kind: 'fatal',
+          input: false,
+          jobId: a.jobId,
+          jobName: a.jobName,
+        });
       }
     }
   }
@@ -406,7 +438,8 @@ export class SweepRun {
   async waitForOperator(reason: string, on: 'points' | 'release' = 'points'): Promise<boolean> {
     const s = this.state;
     s.awaitingOperator = { reason, since: now() };
-    const choices = on === 'points' ? 'resume (retryNow), skip points (skipPoint) or abort' : 'resume (retryNow) or abort';
+    const choices =
+      on === 'points' ? 'resume (retryNow), skip points (skipPoint) or abort' : 'resume (retryNow) or abort';
     this.touch('awaiting-operator', `${reason} — ${choices}`);
     this.setStatus('awaiting-operator');
     this.operatorRetry = false;
@@ -454,7 +487,11 @@ export class SweepRun {
     if (final === 'completed' && patched(PATCHES.historyVerdict)) await this.judge();
     await CancellationScope.nonCancellable(async () => {
       this.setStatus(final);
-      upsertMemo({ summary: summaryLine(this.state), resultsDir: this.input.resultsDir, planHash: this.input.planHash });
+      upsertMemo({
+        summary: summaryLine(this.state),
+        resultsDir: this.input.resultsDir,
+        planHash: this.input.planHash,
+      });
     });
   }
 

@@ -8,7 +8,13 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { searchAttributeKeys, sweepSearchAttributes, type ChildSweepOutcome, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import {
+  searchAttributeKeys,
+  sweepSearchAttributes,
+  type ChildSweepOutcome,
+  type SweepAllInput,
+  type SweepInput,
+} from '@infersweep/sweep';
 import { childSweepId, ResultsLayout } from '@infersweep/core';
 import { messageOf } from './failures';
 import { sweepWorkflow } from './sweep';

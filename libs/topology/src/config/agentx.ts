@@ -79,7 +79,13 @@ export const aiperfSettingsSchema = z
 
 export const agentxSettingsSchema = z
   .object({
-    traces: traceSourceSchema.default({ kind: 'synthetic', seed: 42, traces: 64, maxContextTokens: 32768, thinkTimeScale: 1 }),
+    traces: traceSourceSchema.default({
+      kind: 'synthetic',
+      seed: 42,
+      traces: 64,
+      maxContextTokens: 32768,
+      thinkTimeScale: 1,
+    }),
     /** Profiling window, seconds (InferenceX default 3600; canonical minimum 900). */
     profileDurationSeconds: z.number().positive().default(3600),
     /** Runs shorter than the canonical minimum must say so explicitly. */

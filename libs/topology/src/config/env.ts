@@ -27,7 +27,10 @@ export function expandEnvString(
     if (match === '$${') return '${';
     const [varName = '', fallback] = splitDefault(name ?? '');
     if (!VAR_NAME.test(varName)) {
-      problems.push({ variable: varName, message: `malformed placeholder \${${varName}} (use \${NAME} with letters, digits, _)` });
+      problems.push({
+        variable: varName,
+        message: `malformed placeholder \${${varName}} (use \${NAME} with letters, digits, _)`,
+      });
       return match;
     }
     const refused = refuse(varName);

@@ -29,7 +29,12 @@ interface Want {
 }
 
 /** Problems with the worker-side files of cluster `clusterName` (empty: all good). */
-export function siteFileIssues(config: SweepConfig, clusterName: string, probe: FileProbe, source?: ConfigSource): ConfigIssue[] {
+export function siteFileIssues(
+  config: SweepConfig,
+  clusterName: string,
+  probe: FileProbe,
+  source?: ConfigSource,
+): ConfigIssue[] {
   const cluster = config.clusters[clusterName];
   if (cluster === undefined) return [];
   return loginFileIssues(cluster, ['clusters', clusterName], probe, source);
@@ -51,9 +56,19 @@ export function loginFileIssues(
     if (h.keyPath !== undefined)
       wants.push({ path: [...base, 'loginHost', 'keyPath'], value: h.keyPath, what: 'SSH private key', private: true });
     if (h.knownHostsPath !== undefined)
-      wants.push({ path: [...base, 'loginHost', 'knownHostsPath'], value: h.knownHostsPath, what: 'known_hosts file', private: false });
+      wants.push({
+        path: [...base, 'loginHost', 'knownHostsPath'],
+        value: h.knownHostsPath,
+        what: 'known_hosts file',
+        private: false,
+      });
     if (h.hostKey !== undefined && !/^(ssh-|ecdsa-|sk-)\S+\s+\S+/.test(h.hostKey.trim())) {
-      wants.push({ path: [...base, 'loginHost', 'hostKey'], value: h.hostKey, what: 'pinned host public key file', private: false });
+      wants.push({
+        path: [...base, 'loginHost', 'hostKey'],
+        value: h.hostKey,
+        what: 'pinned host public key file',
+        private: false,
+      });
     }
   }
   if (cluster.secretsFile !== undefined)
@@ -68,7 +83,10 @@ export function loginFileIssues(
       continue;
     }
     if (!w.value.startsWith('/')) {
-      add(w, `the ${w.what} path must be absolute or start with ~/ (a relative path depends on the worker's working directory)`);
+      add(
+        w,
+        `the ${w.what} path must be absolute or start with ~/ (a relative path depends on the worker's working directory)`,
+      );
       continue;
     }
     const st = probe.stat(w.value);
@@ -95,7 +113,12 @@ export function loginFileIssues(
 }
 
 /** Throws ConfigError (exit 2 in the CLI) listing every problem with the cluster's worker-side files. */
-export function checkSiteFiles(config: SweepConfig, clusterName: string, probe: FileProbe, source?: ConfigSource): void {
+export function checkSiteFiles(
+  config: SweepConfig,
+  clusterName: string,
+  probe: FileProbe,
+  source?: ConfigSource,
+): void {
   const issues = siteFileIssues(config, clusterName, probe, source);
   if (issues.length > 0) throw new ConfigError(source?.file ?? '(config)', issues);
 }

@@ -93,7 +93,10 @@ function allowedKeysAt(schema: z.ZodType, path: readonly PathSegment[]): string[
     let cur = s;
     for (;;) {
       const d = def(cur);
-      if ((d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') && d.innerType)
+      if (
+        (d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') &&
+        d.innerType
+      )
         cur = d.innerType;
       else if (d.type === 'pipe' && d.in) cur = d.in;
       else return cur;
@@ -163,7 +166,10 @@ function declaredSecrets(raw: unknown): Set<string> {
   const add = (v: unknown) => {
     if (Array.isArray(v)) for (const n of v) if (typeof n === 'string') names.add(n);
   };
-  const r = raw as { engine?: { secretEnv?: unknown }; clusters?: Record<string, { secretEnv?: unknown } | null> } | null;
+  const r = raw as {
+    engine?: { secretEnv?: unknown };
+    clusters?: Record<string, { secretEnv?: unknown } | null>;
+  } | null;
   add(r?.engine?.secretEnv);
   for (const c of Object.values(r?.clusters ?? {})) add(c?.secretEnv);
   return names;
@@ -195,12 +201,15 @@ function expandAll(
   if (skip(path)) return expandAll(value, path, env, () => false, [], source, refuse);
   if (typeof value === 'string') {
     const { value: v, problems } = expandEnvString(value, env, refuse);
-    for (const p of problems) issues.push({ path: dotted(path), value: showValue(value), message: p.message, line: lineOf(source, path) });
+    for (const p of problems)
+      issues.push({ path: dotted(path), value: showValue(value), message: p.message, line: lineOf(source, path) });
     return v;
   }
   if (Array.isArray(value)) return value.map((v, i) => expandAll(v, [...path, i], env, skip, issues, source, refuse));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source, refuse)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, expandAll(v, [...path, k], env, skip, issues, source, refuse)]),
+    );
   }
   return value;
 }
@@ -222,7 +231,10 @@ function expandHome(value: string, env: EnvMap): { value: string; problem?: stri
   // no HOME given (a pure caller): left as written; checkSiteFiles refuses it on the worker's host
   if (home === undefined || home === '') return { value };
   if (!home.startsWith('/'))
-    return { value, problem: `starts with ~ but HOME=${JSON.stringify(home)} is not absolute; fix HOME or write the absolute path` };
+    return {
+      value,
+      problem: `starts with ~ but HOME=${JSON.stringify(home)} is not absolute; fix HOME or write the absolute path`,
+    };
   return { value: `${home.replace(/\/+$/, '')}${m?.[2] ?? ''}` };
 }
 
@@ -240,7 +252,10 @@ function expandHomes(
     for (const field of LOCAL_PATH_FIELDS) {
       const parent = field
         .slice(0, -1)
-        .reduce<unknown>((o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), profile);
+        .reduce<unknown>(
+          (o, k) => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined),
+          profile,
+        );
       const key = field[field.length - 1]!;
       if (parent === null || typeof parent !== 'object') continue;
       const v = (parent as Record<string, unknown>)[key];
@@ -278,19 +293,26 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
   }
   const issues: ConfigIssue[] = [];
   const selected = opts.clusters;
-  const skip = (p: PathSegment[]) => selected !== undefined && p.length === 2 && p[0] === 'clusters' && !selected.includes(String(p[1]));
+  const skip = (p: PathSegment[]) =>
+    selected !== undefined && p.length === 2 && p[0] === 'clusters' && !selected.includes(String(p[1]));
   const expanded = expandAll(raw, [], opts.env, skip, issues, source, secretPlaceholder(declaredSecrets(raw)));
   if (issues.length > 0) throw new ConfigError(opts.file, issues);
   expandHomes(expanded, selected, opts.env, issues, source);
   if (issues.length > 0) throw new ConfigError(opts.file, issues);
 
   const parsed = sweepConfigSchema.safeParse(expanded);
-  if (!parsed.success) throw new ConfigError(opts.file, zodIssuesToConfigIssues(parsed.error.issues, expanded, source, sweepConfigSchema));
+  if (!parsed.success)
+    throw new ConfigError(opts.file, zodIssuesToConfigIssues(parsed.error.issues, expanded, source, sweepConfigSchema));
   const config = parsed.data;
 
   // Cluster-independent topology rules (EP derivation, MoE, LB/endpoints) fail at parse time.
   for (const [name, o] of Object.entries(config.orientations)) {
-    const r = checkTopology({ ...o.topology, nodes: 1, gpusPerNode: o.topology.tp * o.topology.pp * o.topology.dp, moe: config.model.moe });
+    const r = checkTopology({
+      ...o.topology,
+      nodes: 1,
+      gpusPerNode: o.topology.tp * o.topology.pp * o.topology.dp,
+      moe: config.model.moe,
+    });
     if (r.ok) continue;
     for (const v of r.violations) {
       if (v.rule !== 4 && v.rule !== 5 && !(v.rule === 13 && v.field !== 'lbMode')) continue;

@@ -12,7 +12,10 @@ const seconds = z.number().nonnegative();
 const envValue = z.string().min(1, 'must not be empty (unset the variable instead of setting it to "")');
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const envMapSchema = z.record(z.string().regex(envName, 'environment variable names are [A-Za-z_][A-Za-z0-9_]*'), envValue);
+export const envMapSchema = z.record(
+  z.string().regex(envName, 'environment variable names are [A-Za-z_][A-Za-z0-9_]*'),
+  envValue,
+);
 
 /** Bytes per element of the KV-cache / weight dtypes the capacity check knows. */
 export const DTYPE_BYTES = { fp32: 4, bf16: 2, fp16: 2, fp8: 1, fp4: 0.5 } as const;
@@ -24,7 +27,14 @@ export const dtypeSchema = z.enum(['fp32', 'bf16', 'fp16', 'fp8', 'fp4']);
  * KV head (sharded over TP ranks down to one head per rank).
  */
 export const fullAttentionSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('mla'), layers: posInt, kvLoraRank: posInt, qkRopeHeadDim: z.number().int().nonnegative() }).strict(),
+  z
+    .object({
+      kind: z.literal('mla'),
+      layers: posInt,
+      kvLoraRank: posInt,
+      qkRopeHeadDim: z.number().int().nonnegative(),
+    })
+    .strict(),
   z.object({ kind: z.literal('gqa'), layers: posInt, kvHeads: posInt, headDim: posInt }).strict(),
 ]);
 
@@ -45,13 +55,19 @@ export const modelArchitectureSchema = z
     layers: posInt,
     fullAttention: fullAttentionSchema,
     /** Linear-attention layers (e.g. KDA, Mamba): a fixed recurrent state per running sequence instead of a growing KV cache. */
-    linearAttention: z.object({ layers: posInt, stateBytesPerSequencePerLayer: z.number().positive() }).strict().optional(),
+    linearAttention: z
+      .object({ layers: posInt, stateBytesPerSequencePerLayer: z.number().positive() })
+      .strict()
+      .optional(),
     kvCacheDtype: dtypeSchema.default('bf16'),
     /** Per GPU: activations, CUDA graphs, NCCL buffers and allocator slack that vLLM's profile run reserves, GiB. */
     runtimeReserveGiB: z.number().nonnegative().default(8),
   })
   .strict()
-  .refine((a) => a.expertWeightBytes <= a.weightBytes, { message: 'expertWeightBytes must be ≤ weightBytes', path: ['expertWeightBytes'] })
+  .refine((a) => a.expertWeightBytes <= a.weightBytes, {
+    message: 'expertWeightBytes must be ≤ weightBytes',
+    path: ['expertWeightBytes'],
+  })
   .refine((a) => a.fullAttention.layers + (a.linearAttention?.layers ?? 0) <= a.layers, {
     message: 'fullAttention.layers + linearAttention.layers must be ≤ layers',
     path: ['layers'],
@@ -64,7 +80,12 @@ export const modelArchitectureSchema = z
  */
 export const secretEnvSchema = z
   .array(
-    z.string().regex(envName, 'secret names are environment variable names [A-Za-z_][A-Za-z0-9_]* (names only: never put a value here)'),
+    z
+      .string()
+      .regex(
+        envName,
+        'secret names are environment variable names [A-Za-z_][A-Za-z0-9_]* (names only: never put a value here)',
+      ),
   )
   .refine((a) => new Set(a).size === a.length, 'secret names must be distinct')
   .default([]);
@@ -250,7 +271,12 @@ export const vllmCpuOverrideSchema = z
     /** Flags of engine.commonArgs the CPU build rejects or ignores, removed with their value (e.g. GPU memory utilisation). */
     dropArgs: z.array(nonEmpty).default(['--gpu-memory-utilization']),
     /** Environment added on every node (offline: nothing is downloaded). CUDA_VISIBLE_DEVICES is removed. */
-    env: envMapSchema.default({ HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', VLLM_NO_USAGE_STATS: '1', DO_NOT_TRACK: '1' }),
+    env: envMapSchema.default({
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+      VLLM_NO_USAGE_STATS: '1',
+      DO_NOT_TRACK: '1',
+    }),
   })
   .strict();
 
@@ -397,12 +423,16 @@ export const sweepConfigSchema = z
     model: modelSchema,
     image: nonEmpty,
     engine: engineSchema,
-    clusters: z.record(nameKey, clusterSchema).refine((c) => Object.keys(c).length > 0, 'define at least one cluster profile'),
+    clusters: z
+      .record(nameKey, clusterSchema)
+      .refine((c) => Object.keys(c).length > 0, 'define at least one cluster profile'),
     budgets: budgetsSchema.default(budgetsSchema.parse({})),
     /** Raw AgentX block; validated with agentxSettingsSchema after cluster overrides are merged in. */
     agentx: z.record(z.string(), z.unknown()).default({}),
     deployment: deploymentSchema.default(deploymentSchema.parse({})),
-    orientations: z.record(nameKey, orientationSchema).refine((o) => Object.keys(o).length > 0, 'define at least one orientation'),
+    orientations: z
+      .record(nameKey, orientationSchema)
+      .refine((o) => Object.keys(o).length > 0, 'define at least one orientation'),
   })
   .strict();
 

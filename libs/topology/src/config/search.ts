@@ -29,7 +29,8 @@ export const sloSchema = z
   })
   .strict()
   .refine((s) => Object.values(s).some((v) => v !== undefined), {
-    message: 'an SLO needs at least one bound: ttftMs, itlMs, e2elMs (p50/p99 in ms) or maxErrorRate, e.g. ttftMs: { p99: 2000 }',
+    message:
+      'an SLO needs at least one bound: ttftMs, itlMs, e2elMs (p50/p99 in ms) or maxErrorRate, e.g. ttftMs: { p99: 2000 }',
   });
 
 export const searchGoalSchema = z.enum(['slo-limit', 'frontier']);
@@ -64,7 +65,8 @@ export const searchSchema = z
     path: ['maxConcurrency'],
   })
   .refine((s) => !s.goal.includes('slo-limit') || s.slo !== undefined, {
-    message: 'goal slo-limit needs an slo block, e.g. slo: { ttftMs: { p99: 2000 }, maxErrorRate: 0.01 }; or use goal: frontier',
+    message:
+      'goal slo-limit needs an slo block, e.g. slo: { ttftMs: { p99: 2000 }, maxErrorRate: 0.01 }; or use goal: frontier',
     path: ['slo'],
   });
 

@@ -77,7 +77,10 @@ export function aliasIssue(doc: Document, lc: LineCounter, limit = MAX_ALIAS_EXP
       }
       const [a, b] = [node.range, (target as { range?: [number, number, number] }).range];
       if (a && b && b[0] <= a[0] && a[0] < b[2]) {
-        found = yamlIssue(`the alias *${node.source} is inside its own anchor &${node.source} (a value that contains itself)`, line);
+        found = yamlIssue(
+          `the alias *${node.source} is inside its own anchor &${node.source} (a value that contains itself)`,
+          line,
+        );
         return visit.BREAK;
       }
       targets.set(node, target);

@@ -88,7 +88,9 @@ function slurmPart(d: PlanDraft, p: PlanParts): SweepPlan['slurm'] {
     ...(cluster.squashDir === undefined ? {} : { squashDir: cluster.squashDir }),
     imageImport: {
       on: cluster.imageImport?.on ?? 'login',
-      ...(cluster.imageImport?.enrootCachePath === undefined ? {} : { enrootCachePath: cluster.imageImport.enrootCachePath }),
+      ...(cluster.imageImport?.enrootCachePath === undefined
+        ? {}
+        : { enrootCachePath: cluster.imageImport.enrootCachePath }),
     },
   };
 }
@@ -132,7 +134,9 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     placeholders: placeholdersUsed(p.nodes, endpoints),
     warnings: d.warnings,
     notes: d.notes,
-    ...(cpu === undefined ? {} : { launchDifferences: cpuDifferences(cpu, p.commands[0]?.argv ?? [], topology.nodes, topology.pp) }),
+    ...(cpu === undefined
+      ? {}
+      : { launchDifferences: cpuDifferences(cpu, p.commands[0]?.argv ?? [], topology.nodes, topology.pp) }),
   };
   return sweepPlanSchema.parse({ ...body, planHash: contentHash(body) });
 }

@@ -24,7 +24,9 @@ export function derivePorts(jobId: string): DerivedPorts {
   const id = jobId.trim();
   if (id === '') throw new BindError('jobId is empty: ports are derived from the Slurm job id');
   const size = PORT_RANGES.port.size;
-  const offset = /^\d+$/.test(id) ? Number(BigInt(id) % BigInt(size)) : Number(BigInt(`0x${fnv1a64(id)}`) % BigInt(size));
+  const offset = /^\d+$/.test(id)
+    ? Number(BigInt(id) % BigInt(size))
+    : Number(BigInt(`0x${fnv1a64(id)}`) % BigInt(size));
   return {
     port: PORT_RANGES.port.base + offset,
     dpRpcPort: PORT_RANGES.dpRpcPort.base + offset,
@@ -60,7 +62,8 @@ export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
   }
   opts.nodes.forEach((n, i) => {
     if (n.trim() === '') throw new BindError(`node name ${i} is empty`, ctx);
-    if ((addresses[i] ?? '').trim() === '') throw new BindError(`address of node ${i} (${n}) is empty`, { ...ctx, node: n });
+    if ((addresses[i] ?? '').trim() === '')
+      throw new BindError(`address of node ${i} (${n}) is empty`, { ...ctx, node: n });
   });
   if (opts.headAddress.trim() === '') throw new BindError('headAddress is empty', ctx);
   const ports = derivePorts(opts.jobId);

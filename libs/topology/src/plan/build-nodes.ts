@@ -12,7 +12,13 @@ import type { PlanNode } from './schema';
 
 /** The stand-in a non-head node runs under the simulator override: lives as long as its step, prints the vLLM argv. */
 export function standInArgv(rank: number, vllmArgv: readonly string[]): string[] {
-  return ['bash', '-c', 'printf "infersweep stand-in for node rank %s: %s\\n" "$0" "$*"; exec sleep 2147483647', String(rank), ...vllmArgv];
+  return [
+    'bash',
+    '-c',
+    'printf "infersweep stand-in for node rank %s: %s\\n" "$0" "$*"; exec sleep 2147483647',
+    String(rank),
+    ...vllmArgv,
+  ];
 }
 
 /** The simulator's argv on node 0, sized like the vLLM it replaces. */
@@ -27,7 +33,13 @@ export function simulatorArgv(
   // prefix caching on: the simulator's KV cache reports cached tokens (usage and vllm:prefix_cache_*);
   // its pool holds every running sequence at the full context so it never rejects for capacity
   const kv = es.prefixCaching
-    ? ['--enable-kvcache', '--block-size', '16', '--kv-cache-size', String(Math.ceil((maxNumSeqs * (servedContext ?? 0)) / 16))]
+    ? [
+        '--enable-kvcache',
+        '--block-size',
+        '16',
+        '--kv-cache-size',
+        String(Math.ceil((maxNumSeqs * (servedContext ?? 0)) / 16)),
+      ]
     : [];
   return [
     sim.binary,
@@ -62,7 +74,8 @@ function nodeEnv(d: PlanDraft, topology: Topology, es: EngineSettings): Record<s
     env.GLOO_SOCKET_IFNAME = d.cluster.dataInterface;
     env.NCCL_SOCKET_IFNAME = d.cluster.dataInterface;
   }
-  if (topology.pp > 1 && env.VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS === undefined) env.VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS = '1800';
+  if (topology.pp > 1 && env.VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS === undefined)
+    env.VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS = '1800';
   return env;
 }
 
@@ -112,7 +125,9 @@ export function buildNodes(
     const env = sim !== undefined && c.rank === 0 && es.prefixCaching ? { ...base, POD_IP: NODE_ADDR } : base;
     const launched = cpu !== undefined ? cpuLaunch({ rank: c.rank, argv: c.argv, env }, cpu, topology.pp) : undefined;
     const simLaunch = (): string[] =>
-      c.rank === 0 ? simulatorArgv(sim!, config.model.servedName, o.servedContext, es, topology.dp) : standInArgv(c.rank, c.argv);
+      c.rank === 0
+        ? simulatorArgv(sim!, config.model.servedName, o.servedContext, es, topology.dp)
+        : standInArgv(c.rank, c.argv);
     return {
       rank: c.rank,
       serves: c.serves,

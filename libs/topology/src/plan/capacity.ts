@@ -85,7 +85,9 @@ export function replayedTraceContext(
     const corpus = agentx.aiperf.publicDataset?.endsWith('_256k') ? 256_000 : 1_048_576;
     return Math.min(corpus, servedContextTokens);
   }
-  return agentx.traces.kind === 'synthetic' ? Math.min(agentx.traces.maxContextTokens, servedContextTokens) : servedContextTokens;
+  return agentx.traces.kind === 'synthetic'
+    ? Math.min(agentx.traces.maxContextTokens, servedContextTokens)
+    : servedContextTokens;
 }
 
 export interface CapacityEstimate {
@@ -128,7 +130,10 @@ export function estimateCapacity(i: CapacityInput): CapacityEstimate {
   // linear-attention state: per running sequence and layer of this PP stage, heads split over TP
   const linearStateBytesPerGpu =
     lin === undefined ? 0 : (i.maxNumSeqs * Math.ceil(lin.layers / i.pp) * lin.stateBytesPerSequencePerLayer) / i.tp;
-  const kvPoolBytesPerGpu = Math.max(0, budgetBytesPerGpu - weightBytesPerGpu - reserveBytesPerGpu - linearStateBytesPerGpu);
+  const kvPoolBytesPerGpu = Math.max(
+    0,
+    budgetBytesPerGpu - weightBytesPerGpu - reserveBytesPerGpu - linearStateBytesPerGpu,
+  );
   const kvBytesPerTokenPerGpu = Math.ceil(a.fullAttention.layers / i.pp) * kvBytesPerTokenPerLayer(a, i.tp);
   // every GPU of a replica holds the same tokens (its own layers/heads of them): the pool of one GPU bounds the replica
   const kvTokensPerReplica = Math.floor(kvPoolBytesPerGpu / kvBytesPerTokenPerGpu);

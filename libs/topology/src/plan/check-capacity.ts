@@ -24,7 +24,10 @@ export function checkCapacity(d: PlanDraft, i: CapacityInput): SweepPlan['capaci
   const engineContext = d.config.engine.maxModelLen ?? d.modelDefaultContext;
   if (arch === undefined) return { checked: false, reason: 'model.architecture is not set' };
   if (gpuBytes === undefined)
-    return { checked: false, reason: `GPU "${d.cluster.gpu}" has no known memory size (known: H100, H200, B200, GB200, B300, GB300)` };
+    return {
+      checked: false,
+      reason: `GPU "${d.cluster.gpu}" has no known memory size (known: H100, H200, B200, GB200, B300, GB300)`,
+    };
   if (engineContext === undefined)
     return { checked: false, reason: 'no served context: set engine.maxModelLen or model.defaultContextTokens' };
   const { topology: t, settings: es, agentx } = i;

@@ -30,11 +30,17 @@ export function checkEngine(d: PlanDraft, topology: Topology): void {
       if (env[removed] !== undefined) issues.add([...where, removed], env[removed], fix);
   const backend = engine.all2allBackend;
   if (backend === 'pplx' || backend === 'naive') {
-    issues.add(['engine', 'all2allBackend'], backend, `removed from vLLM (falls back silently); allowed: ${all2allBackends.join(', ')}`);
+    issues.add(
+      ['engine', 'all2allBackend'],
+      backend,
+      `removed from vLLM (falls back silently); allowed: ${all2allBackends.join(', ')}`,
+    );
   } else if (backend !== undefined && !(all2allBackends as readonly string[]).includes(backend)) {
     issues.add(['engine', 'all2allBackend'], backend, `allowed: ${all2allBackends.join(', ')}`);
   } else if (backend !== undefined && !topology.expertParallel) {
-    d.warnings.push(`engine.all2allBackend ${backend} is not emitted: orientation ${oName} has no expert parallelism (rule 8)`);
+    d.warnings.push(
+      `engine.all2allBackend ${backend} is not emitted: orientation ${oName} has no expert parallelism (rule 8)`,
+    );
   }
   if (engine.eplb !== undefined && !topology.expertParallel) {
     issues.add(

@@ -37,5 +37,10 @@ export function checkRecipe(d: PlanDraft, topology: Topology): void {
   const allowed = d.orientation.allowUnvalidated ?? engine.allowUnvalidated;
   const what = `DP${topology.dp}×EP${topology.ep} is not a validated ${recipe.family} profile on ${recipe.gpu} (${recipe.source})`;
   if (allowed) d.warnings.push(`experimental on ${recipe.gpu}: ${what}; allowed by allowUnvalidated`);
-  else issues.add([...d.tPath, 'ep'], d.spec.ep, `${what}; set orientations.${d.oName}.allowUnvalidated: true to run it anyway (rule 18)`);
+  else
+    issues.add(
+      [...d.tPath, 'ep'],
+      d.spec.ep,
+      `${what}; set orientations.${d.oName}.allowUnvalidated: true to run it anyway (rule 18)`,
+    );
 }

@@ -8,7 +8,12 @@ import { resolveEngineSettings, type EngineSettings } from './engine';
  * defaults that follow from them: the public dataset named after the model, and cached tokens
  * required exactly when prefix caching is on. Fills those defaults into `agentx`.
  */
-export function deriveEngineSettings(d: PlanDraft, topology: Topology, points: readonly number[], agentx: AgentxSettings): EngineSettings {
+export function deriveEngineSettings(
+  d: PlanDraft,
+  topology: Topology,
+  points: readonly number[],
+  agentx: AgentxSettings,
+): EngineSettings {
   const derived = resolveEngineSettings({
     orientation: d.oName,
     engine: d.config.engine,
@@ -19,7 +24,8 @@ export function deriveEngineSettings(d: PlanDraft, topology: Topology, points: r
   });
   d.warnings.push(...derived.warnings);
   d.notes.push(...derived.notes);
-  if (agentx.aiperf.publicDataset === undefined) agentx.aiperf.publicDataset = defaultPublicDataset(d.config.model.prefix);
+  if (agentx.aiperf.publicDataset === undefined)
+    agentx.aiperf.publicDataset = defaultPublicDataset(d.config.model.prefix);
   if (agentx.requireCachedTokens === undefined) agentx.requireCachedTokens = derived.settings.prefixCaching;
   if (agentx.client === 'aiperf' && agentx.aiperf.runOn === 'head-node') checkAiperfOnHeadNode(d);
   return derived.settings;

@@ -60,9 +60,17 @@ export function openDraft(config: SweepConfig, opts: PlanOptions): PlanDraft {
   const orientation = config.orientations[oName];
   const cluster = config.clusters[opts.cluster];
   if (orientation === undefined)
-    issues.add(['orientations'], oName, `no orientation "${oName}" (have: ${Object.keys(config.orientations).join(', ')})`);
+    issues.add(
+      ['orientations'],
+      oName,
+      `no orientation "${oName}" (have: ${Object.keys(config.orientations).join(', ')})`,
+    );
   if (cluster === undefined)
-    issues.add(['clusters'], opts.cluster, `no cluster profile "${opts.cluster}" (have: ${Object.keys(config.clusters).join(', ')})`);
+    issues.add(
+      ['clusters'],
+      opts.cluster,
+      `no cluster profile "${opts.cluster}" (have: ${Object.keys(config.clusters).join(', ')})`,
+    );
   issues.throwIfAny();
   if (orientation === undefined || cluster === undefined) throw new Error('unreachable');
   const oPath = ['orientations', oName];

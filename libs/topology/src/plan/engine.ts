@@ -27,7 +27,10 @@ export interface EngineSettings {
 
 export interface EngineSettingsInput {
   orientation: string;
-  engine: Pick<EngineSpec, 'gpuMemoryUtilization' | 'maxNumSeqs' | 'maxNumBatchedTokens' | 'prefixCaching' | 'promptTokensDetails' | 'env'>;
+  engine: Pick<
+    EngineSpec,
+    'gpuMemoryUtilization' | 'maxNumSeqs' | 'maxNumBatchedTokens' | 'prefixCaching' | 'promptTokensDetails' | 'env'
+  >;
   override?: OrientationEngine | undefined;
   dp: number;
   pp: number;
@@ -41,7 +44,11 @@ export function perRank(concurrency: number, dp: number): number {
   return Math.ceil(concurrency / dp);
 }
 
-export function resolveEngineSettings(i: EngineSettingsInput): { settings: EngineSettings; warnings: string[]; notes: string[] } {
+export function resolveEngineSettings(i: EngineSettingsInput): {
+  settings: EngineSettings;
+  warnings: string[];
+  notes: string[];
+} {
   const warnings: string[] = [];
   const notes: string[] = [];
   const o = i.override;
@@ -55,7 +62,9 @@ export function resolveEngineSettings(i: EngineSettingsInput): { settings: Engin
         : null;
   const pinned = o?.maxNumSeqs ?? i.engine.maxNumSeqs;
   const maxNumSeqs = pinned ?? derived;
-  const queued = i.points.filter((c) => perRank(c, i.dp) > maxNumSeqs).map((c) => ({ concurrency: c, perRank: perRank(c, i.dp) }));
+  const queued = i.points
+    .filter((c) => perRank(c, i.dp) > maxNumSeqs)
+    .map((c) => ({ concurrency: c, perRank: perRank(c, i.dp) }));
   if (pinned !== undefined && queued.length > 0) {
     warnings.push(
       `--max-num-seqs ${pinned} (${pinnedBy}) is per DP rank: ${queued.map((q) => `c=${q.concurrency} puts ⌈${q.concurrency}/${i.dp}⌉ = ${q.perRank}`).join(', ')} ` +

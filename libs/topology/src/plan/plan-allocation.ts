@@ -27,13 +27,19 @@ export function planAllocation(
   o: EngineOverrideView,
 ): AllocationPlan {
   const { config, orientation, cluster } = d;
-  const pointBudgets = points.map((c) => pointBudget(c, budgets, agentx.profileDurationSeconds, agentx.drain.deadlineSeconds));
+  const pointBudgets = points.map((c) =>
+    pointBudget(c, budgets, agentx.profileDurationSeconds, agentx.drain.deadlineSeconds),
+  );
   const policy = orientation.deployment?.policy ?? config.deployment.policy;
   const perAllocation =
-    policy === 'allocation-per-point' ? 1 : (orientation.deployment?.pointsPerAllocation ?? config.deployment.pointsPerAllocation);
+    policy === 'allocation-per-point'
+      ? 1
+      : (orientation.deployment?.pointsPerAllocation ?? config.deployment.pointsPerAllocation);
   // the allocation holds at most `perAllocation` points: its time limit covers the longest that many
   const allocationPoints =
-    perAllocation === undefined ? pointBudgets : [...pointBudgets].sort((a, b) => b.totalSeconds - a.totalSeconds).slice(0, perAllocation);
+    perAllocation === undefined
+      ? pointBudgets
+      : [...pointBudgets].sort((a, b) => b.totalSeconds - a.totalSeconds).slice(0, perAllocation);
   const timeLimit = computeTimeLimit(budgets, allocationPoints, policy);
   if (timeLimit.minutes > cluster.maxWallMinutes) {
     d.issues.add(

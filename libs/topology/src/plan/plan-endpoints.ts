@@ -17,7 +17,9 @@ export function planEndpoints(
   { sim, cpu }: EngineOverrideView,
 ): { endpoints: string[]; engineIds: EngineIds } {
   const serving = commands.filter((c) => c.serves);
-  const endpoints = serving.map((c) => `http://${topology.endpoints === 'single' ? HEAD_ADDR : nodeAddrOf(c.rank)}:${PORT}`);
+  const endpoints = serving.map(
+    (c) => `http://${topology.endpoints === 'single' ? HEAD_ADDR : nodeAddrOf(c.rank)}:${PORT}`,
+  );
   const engineIds: EngineIds =
     sim !== undefined
       ? {
@@ -27,7 +29,9 @@ export function planEndpoints(
       : {
           labelled: true,
           perMetricsEndpoint: serving.map((c) =>
-            topology.lbMode === 'internal' ? Array.from({ length: topology.dp }, (_, i) => String(i)) : c.dpRanks.map(String),
+            topology.lbMode === 'internal'
+              ? Array.from({ length: topology.dp }, (_, i) => String(i))
+              : c.dpRanks.map(String),
           ),
         };
   if (sim !== undefined) {
@@ -41,7 +45,9 @@ export function planEndpoints(
     );
   }
   if (topology.nodes > 1)
-    d.notes.push('inter-node firewalls must allow all TCP between the nodes: vLLM opens ZMQ connections on ephemeral ports (rule 16)');
+    d.notes.push(
+      'inter-node firewalls must allow all TCP between the nodes: vLLM opens ZMQ connections on ephemeral ports (rule 16)',
+    );
   if (topology.endpoints !== 'single')
     d.notes.push(`${topology.lbMode} LB: the client must spread requests over all ${endpoints.length} endpoints`);
   return { endpoints, engineIds };

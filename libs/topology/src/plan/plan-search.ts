@@ -31,7 +31,12 @@ export function planSearch(
   if (s === undefined) return undefined;
   const { points } = p;
   const gpus = p.topology.tp * p.topology.pp * p.topology.dp;
-  const pointSeconds = pointBudget(0, p.budgets, p.agentx.profileDurationSeconds, p.agentx.drain.deadlineSeconds).totalSeconds;
+  const pointSeconds = pointBudget(
+    0,
+    p.budgets,
+    p.agentx.profileDurationSeconds,
+    p.agentx.drain.deadlineSeconds,
+  ).totalSeconds;
   const where = [...d.oPath, 'search'];
   for (const c of points) {
     if (c < s.minConcurrency || c > s.maxConcurrency)
@@ -57,7 +62,8 @@ export function planSearch(
   // the time limit and the engine settings cover the worst case: `cap` more points, at the top of the range
   const taken = new Set(points);
   const budgetedPoints: number[] = [];
-  for (let c = s.maxConcurrency; c >= s.minConcurrency && budgetedPoints.length < cap; c--) if (!taken.has(c)) budgetedPoints.push(c);
+  for (let c = s.maxConcurrency; c >= s.minConcurrency && budgetedPoints.length < cap; c--)
+    if (!taken.has(c)) budgetedPoints.push(c);
   const worstCasePoints = points.length + budgetedPoints.length;
   const summary =
     `${s.goal.join(' + ')} in [${s.minConcurrency}, ${s.maxConcurrency}]: up to ${budgetedPoints.length} point(s) added (${by === 'max-points' ? `maxPoints ${s.maxPoints}` : `GPU-hour budget ${s.gpuHourBudget}`}` +

@@ -35,7 +35,11 @@ export function planSecrets(d: PlanDraft): string[] {
   for (const k of secretEnv) {
     const where = engine.secretEnv.includes(k) ? ['engine', 'secretEnv'] : ['clusters', cluster, 'secretEnv'];
     if (engine.env[k] !== undefined)
-      issues.add(where, k, `${k} is also in engine.env; a variable is either plain (engine.env) or secret (secretEnv), not both`);
+      issues.add(
+        where,
+        k,
+        `${k} is also in engine.env; a variable is either plain (engine.env) or secret (secretEnv), not both`,
+      );
     if (DERIVED_ENV.includes(k)) issues.add(where, k, `${k} is derived per node by the planner; it cannot be a secret`);
   }
   return secretEnv;

@@ -37,7 +37,11 @@ export function resolveOverride(d: PlanDraft, topology: Topology, agentx: Agentx
       `the simulator override runs one server on node 0 only; lbMode ${topology.lbMode} needs per-node servers. Use a real engine or lbMode: internal`,
     );
   }
-  if (agentx.traces.kind === 'synthetic' && servedContext !== undefined && agentx.traces.maxContextTokens > servedContext) {
+  if (
+    agentx.traces.kind === 'synthetic' &&
+    servedContext !== undefined &&
+    agentx.traces.maxContextTokens > servedContext
+  ) {
     issues.add(
       ['agentx', 'traces', 'maxContextTokens'],
       agentx.traces.maxContextTokens,

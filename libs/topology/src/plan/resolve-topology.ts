@@ -27,7 +27,11 @@ export function resolveTopology(d: PlanDraft): Topology {
   const result = checkTopology({ ...spec, nodes: derived ?? 1, gpusPerNode: G, moe: d.config.model.moe });
   if (!result.ok) {
     for (const v of result.violations)
-      issues.add(v.field === 'gpusPerNode' ? ['clusters', d.opts.cluster, 'gpusPerNode'] : [...tPath, v.field], v.value, v.message);
+      issues.add(
+        v.field === 'gpusPerNode' ? ['clusters', d.opts.cluster, 'gpusPerNode'] : [...tPath, v.field],
+        v.value,
+        v.message,
+      );
     issues.throwIfAny();
     throw new Error('unreachable');
   }

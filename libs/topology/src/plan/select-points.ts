@@ -9,7 +9,11 @@ export function selectPoints(d: PlanDraft): number[] {
   if (requested.length === 0) d.issues.add(where, all, 'no points requested; pass at least one');
   for (const p of requested) {
     if (!all.includes(p))
-      d.issues.add(where, all, `requested point ${p} is not in orientation ${d.oName}'s concurrency list [${all.join(', ')}]`);
+      d.issues.add(
+        where,
+        all,
+        `requested point ${p} is not in orientation ${d.oName}'s concurrency list [${all.join(', ')}]`,
+      );
   }
   return all.filter((c) => requested.includes(c));
 }

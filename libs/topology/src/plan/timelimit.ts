@@ -5,9 +5,20 @@ import type { PointBudget, SweepPlan, TimeLimit } from './schema';
 type DeploymentPolicy = SweepPlan['deployment']['policy'];
 
 /** Per-point budget: warmup + profile + worst-case drain. */
-export function pointBudget(concurrency: number, budgets: Budgets, profileSeconds: number, drainSeconds: number): PointBudget {
+export function pointBudget(
+  concurrency: number,
+  budgets: Budgets,
+  profileSeconds: number,
+  drainSeconds: number,
+): PointBudget {
   const warmupSeconds = budgets.pointWarmupSeconds;
-  return { concurrency, warmupSeconds, profileSeconds, drainSeconds, totalSeconds: warmupSeconds + profileSeconds + drainSeconds };
+  return {
+    concurrency,
+    warmupSeconds,
+    profileSeconds,
+    drainSeconds,
+    totalSeconds: warmupSeconds + profileSeconds + drainSeconds,
+  };
 }
 
 const min = (s: number) => Math.ceil(s / 60);
@@ -19,13 +30,19 @@ const min = (s: number) => Math.ceil(s / 60);
  * - server-per-point: one allocation, the server restarts per point (startup + teardown each).
  * - allocation-per-point: the limit is for one point's allocation (the longest point).
  */
-export function computeTimeLimit(budgets: Budgets, points: readonly PointBudget[], policy: DeploymentPolicy): TimeLimit {
+export function computeTimeLimit(
+  budgets: Budgets,
+  points: readonly PointBudget[],
+  policy: DeploymentPolicy,
+): TimeLimit {
   const { imageImportSeconds: imp, startupSeconds: up, teardownSeconds: down } = budgets;
-  const pointTerm = (p: PointBudget) => `(warmup ${p.warmupSeconds} s + profile ${p.profileSeconds} s + drain ${p.drainSeconds} s)`;
+  const pointTerm = (p: PointBudget) =>
+    `(warmup ${p.warmupSeconds} s + profile ${p.profileSeconds} s + drain ${p.drainSeconds} s)`;
   const sumPoints = points.reduce((s, p) => s + p.totalSeconds, 0);
   const same = points.every((p) => p.totalSeconds === points[0]?.totalSeconds);
   const pointsText = (withServer: boolean) => {
-    const wrap = (p: PointBudget) => (withServer ? `(startup ${up} s + ${pointTerm(p)} + teardown ${down} s)` : pointTerm(p));
+    const wrap = (p: PointBudget) =>
+      withServer ? `(startup ${up} s + ${pointTerm(p)} + teardown ${down} s)` : pointTerm(p);
     return same && points[0] ? `${points.length} × ${wrap(points[0])}` : points.map(wrap).join(' + ');
   };
   let base: number;

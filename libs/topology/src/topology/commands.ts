@@ -13,7 +13,8 @@ export interface VllmEngineInput {
   maxModelLen?: number | undefined;
   all2allBackend?: string | undefined;
   apiServerCount?: number | undefined;
-  eplb?: { numRedundantExperts: number; windowSize?: number | undefined; stepInterval?: number | undefined } | undefined;
+  eplb?:
+    { numRedundantExperts: number; windowSize?: number | undefined; stepInterval?: number | undefined } | undefined;
   /** Derived per orientation by the planner (libs/topology/src/plan/engine.ts); emitted on every node. */
   gpuMemoryUtilization?: number | undefined;
   maxNumSeqs?: number | undefined;
@@ -58,7 +59,8 @@ export function topologyCommonArgs(t: Topology, e: VllmEngineInput): string[] {
   if (e.gpuMemoryUtilization !== undefined) args.push('--gpu-memory-utilization', String(e.gpuMemoryUtilization));
   if (e.maxNumSeqs !== undefined) args.push('--max-num-seqs', String(e.maxNumSeqs));
   if (e.maxNumBatchedTokens !== undefined) args.push('--max-num-batched-tokens', String(e.maxNumBatchedTokens));
-  if (e.prefixCaching !== undefined) args.push(e.prefixCaching ? '--enable-prefix-caching' : '--no-enable-prefix-caching');
+  if (e.prefixCaching !== undefined)
+    args.push(e.prefixCaching ? '--enable-prefix-caching' : '--no-enable-prefix-caching');
   if (e.promptTokensDetails) args.push('--enable-prompt-tokens-details');
   args.push(...e.commonArgs, ...(e.extraArgs ?? []));
   return args;
@@ -70,65 +72,18 @@ function serveArgs(e: VllmEngineInput): string[] {
   return a;
 }
 
+/** What one node adds to the common argv: its flags, whether it serves the API, and its DP ranks. */
+interface NodeDelta {
+  delta: string[];
+  serves: boolean;
+  dpRanks: number[];
+}
+
 export function buildNodeCommands(t: Topology, e: VllmEngineInput): NodeCommand[] {
   const common = topologyCommonArgs(t, e);
   const out: NodeCommand[] = [];
   for (let k = 0; k < t.nodes; k++) {
-    const delta: string[] = [];
-    let serves = false;
-    let dpRanks: number[] = [];
-    if (t.replica === 'spans-nodes') {
-      // Rules 10 and 12: the multiprocessing multi-node form; only node 0 serves.
-      delta.push('--nnodes', String(t.nodes), '--node-rank', String(k), '--master-addr', HEAD_ADDR, '--master-port', MASTER_PORT);
-      if (k === 0) {
-        serves = true;
-        delta.push(...serveArgs(e));
-      } else {
-        delta.push('--headless');
-      }
-      dpRanks = k % t.nodesPerReplica === 0 ? [k / t.nodesPerReplica] : [];
-    } else {
-      const L = t.dpLocal ?? 1;
-      dpRanks = Array.from({ length: L }, (_, i) => k * L + i);
-      if (t.dp === 1) {
-        serves = true;
-        delta.push(...serveArgs(e));
-      } else if (t.lbMode === 'internal') {
-        // Rule 11: node 0 serves and never gets a start rank; the others are headless.
-        delta.push('--data-parallel-size-local', String(L), '--data-parallel-address', HEAD_ADDR, '--data-parallel-rpc-port', DP_RPC_PORT);
-        if (k === 0) {
-          serves = true;
-          delta.push(...serveArgs(e));
-        } else {
-          delta.push('--headless', '--data-parallel-start-rank', String(k * L));
-        }
-      } else if (t.lbMode === 'hybrid') {
-        serves = true;
-        delta.push(
-          '--data-parallel-hybrid-lb',
-          '--data-parallel-size-local',
-          String(L),
-          '--data-parallel-start-rank',
-          String(k * L),
-          '--data-parallel-address',
-          HEAD_ADDR,
-          '--data-parallel-rpc-port',
-          DP_RPC_PORT,
-          ...serveArgs(e),
-        );
-      } else {
-        serves = true;
-        delta.push(
-          '--data-parallel-rank',
-          String(k),
-          '--data-parallel-address',
-          HEAD_ADDR,
-          '--data-parallel-rpc-port',
-          DP_RPC_PORT,
-          ...serveArgs(e),
-        );
-      }
-    }
+    const { delta, serves, dpRanks } = t.replica === 'spans-nodes' ? spanningNode(t, e, k) : dataParallelNode(t, e, k);
     out.push({
       rank: k,
       serves,
@@ -139,6 +94,34 @@ export function buildNodeCommands(t: Topology, e: VllmEngineInput): NodeCommand[
     });
   }
   return out;
+}
+
+/** Rules 10 and 12: a replica spanning nodes, the multiprocessing multi-node form; only node 0 serves. */
+function spanningNode(t: Topology, e: VllmEngineInput, k: number): NodeDelta {
+  const delta = ['--nnodes', String(t.nodes), '--node-rank', String(k)];
+  delta.push('--master-addr', HEAD_ADDR, '--master-port', MASTER_PORT);
+  if (k === 0) delta.push(...serveArgs(e));
+  else delta.push('--headless');
+  return { delta, serves: k === 0, dpRanks: k % t.nodesPerReplica === 0 ? [k / t.nodesPerReplica] : [] };
+}
+
+/** Replicas within a node: data-parallel ranks by the load-balancing mode (rule 11 for internal). */
+function dataParallelNode(t: Topology, e: VllmEngineInput, k: number): NodeDelta {
+  const L = t.dpLocal ?? 1;
+  const dpRanks = Array.from({ length: L }, (_, i) => k * L + i);
+  const rpc = ['--data-parallel-address', HEAD_ADDR, '--data-parallel-rpc-port', DP_RPC_PORT];
+  if (t.dp === 1) return { delta: serveArgs(e), serves: true, dpRanks };
+  if (t.lbMode === 'internal') {
+    // Rule 11: node 0 serves and never gets a start rank; the others are headless.
+    const delta = ['--data-parallel-size-local', String(L), ...rpc];
+    if (k === 0) return { delta: [...delta, ...serveArgs(e)], serves: true, dpRanks };
+    return { delta: [...delta, '--headless', '--data-parallel-start-rank', String(k * L)], serves: false, dpRanks };
+  }
+  if (t.lbMode === 'hybrid') {
+    const local = ['--data-parallel-size-local', String(L), '--data-parallel-start-rank', String(k * L)];
+    return { delta: ['--data-parallel-hybrid-lb', ...local, ...rpc, ...serveArgs(e)], serves: true, dpRanks };
+  }
+  return { delta: ['--data-parallel-rank', String(k), ...rpc, ...serveArgs(e)], serves: true, dpRanks };
 }
 
 /** Flags that are derived from the topology/config and so may not appear in engine.commonArgs. */
@@ -174,7 +157,14 @@ const RESERVED: ReadonlyArray<[string[], string]> = [
     'per-node flags and ports are derived by the planner (rules 10–12, 16)',
   ],
   [
-    ['-dph', '--data-parallel-hybrid-lb', '-dpe', '--data-parallel-external-lb', '-dpm', '--data-parallel-multi-port-external-lb'],
+    [
+      '-dph',
+      '--data-parallel-hybrid-lb',
+      '-dpe',
+      '--data-parallel-external-lb',
+      '-dpm',
+      '--data-parallel-multi-port-external-lb',
+    ],
     'set orientations.<name>.topology.lbMode',
   ],
   [['--api-server-count', '-asc'], 'set engine.apiServerCount'],
@@ -182,8 +172,14 @@ const RESERVED: ReadonlyArray<[string[], string]> = [
   [['--all2all-backend'], 'set engine.all2allBackend'],
   [['--enable-eplb', '--eplb-config', '--num-redundant-experts'], 'set engine.eplb'],
   [['--served-model-name', '--model'], 'set model.servedName / model.path'],
-  [['--gpu-memory-utilization'], 'set engine.gpuMemoryUtilization (or orientations.<name>.engine.gpuMemoryUtilization)'],
-  [['--max-num-seqs'], 'set engine.maxNumSeqs to pin it; unset it is derived per orientation as ⌈max concurrency / DP⌉'],
+  [
+    ['--gpu-memory-utilization'],
+    'set engine.gpuMemoryUtilization (or orientations.<name>.engine.gpuMemoryUtilization)',
+  ],
+  [
+    ['--max-num-seqs'],
+    'set engine.maxNumSeqs to pin it; unset it is derived per orientation as ⌈max concurrency / DP⌉',
+  ],
   [['--max-num-batched-tokens'], 'set engine.maxNumBatchedTokens (or orientations.<name>.engine.maxNumBatchedTokens)'],
   [['--enable-prefix-caching', '--no-enable-prefix-caching'], 'set engine.prefixCaching'],
   [['--enable-prompt-tokens-details', '--no-enable-prompt-tokens-details'], 'set engine.promptTokensDetails'],
@@ -201,10 +197,15 @@ export function checkCommonArgs(args: readonly string[]): ArgProblem[] {
   args.forEach((arg, index) => {
     const flag = arg.split('=')[0] ?? arg;
     for (const [flags, fix] of RESERVED) {
-      if (flags.includes(flag)) problems.push({ index, arg, message: `${flag} is derived, not a common argument: ${fix}` });
+      if (flags.includes(flag))
+        problems.push({ index, arg, message: `${flag} is derived, not a common argument: ${fix}` });
     }
     if (/^(python[0-9.]*|-m|vllm\.entrypoints.*|vllm|serve)$/.test(arg)) {
-      problems.push({ index, arg, message: 'the entrypoint is always `vllm serve <model>` (rule 15); list only arguments' });
+      problems.push({
+        index,
+        arg,
+        message: 'the entrypoint is always `vllm serve <model>` (rule 15); list only arguments',
+      });
     }
     if (arg.trim() === '') problems.push({ index, arg, message: 'empty argument' });
   });
@@ -254,12 +255,16 @@ export function checkLaunchInvariants(t: Topology, nodes: readonly NodeCommand[]
     }
     if (LB_FLAGS.filter(has).length > 1) bad.push(`${at}: more than one LB-mode flag (rule 14)`);
     const nnodes = Number(flagValue(a, '--nnodes') ?? '1');
-    if (nnodes > 1 && (flagValue(a, '--distributed-executor-backend') === 'ray' || flagValue(a, '--data-parallel-backend') === 'ray')) {
+    if (
+      nnodes > 1 &&
+      (flagValue(a, '--distributed-executor-backend') === 'ray' || flagValue(a, '--data-parallel-backend') === 'ray')
+    ) {
       bad.push(`${at}: --nnodes > 1 with a Ray backend (rule 14)`);
     }
     if (has('--port') !== n.serves || headless === n.serves)
       bad.push(`${at}: exactly the serving nodes get --port and the others --headless`);
-    if (t.lbMode === 'internal' && n.serves !== (n.rank === 0)) bad.push(`${at}: internal LB serves from node 0 only (rule 11)`);
+    if (t.lbMode === 'internal' && n.serves !== (n.rank === 0))
+      bad.push(`${at}: internal LB serves from node 0 only (rule 11)`);
     if (t.replica === 'spans-nodes') {
       if (flagValue(a, '--node-rank') !== String(n.rank) || flagValue(a, '--nnodes') !== String(t.nodes))
         bad.push(`${at}: --nnodes/--node-rank wrong (rule 10/12)`);
@@ -267,11 +272,14 @@ export function checkLaunchInvariants(t: Topology, nodes: readonly NodeCommand[]
         bad.push(`${at}: spanning replica must not get DP placement flags (rule 10/12)`);
     } else if (t.dp > 1 && t.lbMode !== 'external') {
       const L = t.dpLocal ?? 0;
-      if (flagValue(a, '--data-parallel-size-local') !== String(L)) bad.push(`${at}: --data-parallel-size-local must be ${L}`);
+      if (flagValue(a, '--data-parallel-size-local') !== String(L))
+        bad.push(`${at}: --data-parallel-size-local must be ${L}`);
       const start = flagValue(a, '--data-parallel-start-rank');
       const want = n.rank === 0 && t.lbMode === 'internal' ? undefined : String(n.rank * L);
       if (start !== want)
-        bad.push(`${at}: --data-parallel-start-rank is ${start ?? '(absent)'}, expected ${want ?? '(absent)'} (rule 11/13)`);
+        bad.push(
+          `${at}: --data-parallel-start-rank is ${start ?? '(absent)'}, expected ${want ?? '(absent)'} (rule 11/13)`,
+        );
     }
     dpSeen.push(...n.dpRanks);
   }

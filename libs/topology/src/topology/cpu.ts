@@ -12,7 +12,14 @@ export interface CpuLaunch {
 }
 
 /** Flags the override sets itself; if engine.commonArgs has them too, the override's value wins (and says so). */
-const SET_BY_OVERRIDE = ['--load-format', '--kv-cache-memory-bytes', '--compilation-config', '-cc', '-O', '--enforce-eager'];
+const SET_BY_OVERRIDE = [
+  '--load-format',
+  '--kv-cache-memory-bytes',
+  '--compilation-config',
+  '-cc',
+  '-O',
+  '--enforce-eager',
+];
 const TAKES_NO_VALUE = new Set(['--enforce-eager']);
 
 /** Remove `flag` (and its value unless it is a switch) from argv; returns the removed pieces. */
@@ -32,7 +39,8 @@ export function removeFlag(argv: string[], flag: string): string[][] {
 }
 
 /** The thread binding of node `rank`: entry rank mod length. */
-export const ompBindOf = (o: VllmCpuOverride, rank: number): string => o.ompThreadsBind[rank % o.ompThreadsBind.length]!;
+export const ompBindOf = (o: VllmCpuOverride, rank: number): string =>
+  o.ompThreadsBind[rank % o.ompThreadsBind.length]!;
 
 /**
  * How the CPU build compiles: a pipeline stage after the first asserts at its first request under
@@ -51,7 +59,13 @@ export function cpuLaunch(
   argv[0] = o.binary;
   argv[2] = o.modelPath;
   for (const f of [...o.dropArgs, ...SET_BY_OVERRIDE]) removeFlag(argv, f);
-  argv.push('--load-format', o.loadFormat, '--kv-cache-memory-bytes', String(o.kvCacheMemoryBytes), ...compileArgs(o, pp));
+  argv.push(
+    '--load-format',
+    o.loadFormat,
+    '--kv-cache-memory-bytes',
+    String(o.kvCacheMemoryBytes),
+    ...compileArgs(o, pp),
+  );
   const env: Record<string, string> = { ...node.env, ...o.env, VLLM_CPU_OMP_THREADS_BIND: ompBindOf(o, node.rank) };
   delete env.CUDA_VISIBLE_DEVICES;
   return { launchArgv: argv, env };
@@ -77,7 +91,9 @@ export function cpuDifferences(o: VllmCpuOverride, argv: readonly string[], node
   out.push(
     `added --load-format ${o.loadFormat}${o.loadFormat === 'dummy' ? ' (random weights: numbers measure the orchestration, not a model)' : ''}`,
   );
-  out.push(`added --kv-cache-memory-bytes ${o.kvCacheMemoryBytes} (bounded KV cache instead of GPU memory utilisation)`);
+  out.push(
+    `added --kv-cache-memory-bytes ${o.kvCacheMemoryBytes} (bounded KV cache instead of GPU memory utilisation)`,
+  );
   out.push(
     pp > 1
       ? `added --compilation-config ${o.compilationConfig} (a later pipeline stage fails under --enforce-eager: its warm-up is skipped)`

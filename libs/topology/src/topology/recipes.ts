@@ -36,12 +36,17 @@ export const RECIPE_CONSTRAINTS: readonly RecipeConstraint[] = [
 
 export function recipeFor(family: string | undefined, gpu: string): RecipeConstraint | undefined {
   if (family === undefined) return undefined;
-  return RECIPE_CONSTRAINTS.find((r) => r.family.toLowerCase() === family.toLowerCase() && r.gpu.toLowerCase() === gpu.toLowerCase());
+  return RECIPE_CONSTRAINTS.find(
+    (r) => r.family.toLowerCase() === family.toLowerCase() && r.gpu.toLowerCase() === gpu.toLowerCase(),
+  );
 }
 
 /** Compare dotted numeric versions (`0.27.1` vs `0.28`); non-numeric suffixes are ignored. */
 /** The validated shape matching a topology, if the recipe lists one. */
-export function validatedShape(r: RecipeConstraint, t: { tp: number; pp: number; dp: number }): { source: string } | undefined {
+export function validatedShape(
+  r: RecipeConstraint,
+  t: { tp: number; pp: number; dp: number },
+): { source: string } | undefined {
   return r.validatedShapes?.find((v) => v.tp === t.tp && v.pp === t.pp && v.dp === t.dp);
 }
 

@@ -61,7 +61,8 @@ export type TopologyResult = { ok: true; topology: Topology } | { ok: false; vio
 const isPosInt = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
 
 /** The sizes, after rule 1 holds. */
-type Sizes = Required<Pick<TopologyInput, 'tp' | 'pp' | 'dp' | 'nodes' | 'gpusPerNode'>> & Pick<TopologyInput, 'ep' | 'moe'>;
+type Sizes = Required<Pick<TopologyInput, 'tp' | 'pp' | 'dp' | 'nodes' | 'gpusPerNode'>> &
+  Pick<TopologyInput, 'ep' | 'moe'>;
 
 /** How a replica sits on the nodes (rule 3), with what rule 3 notices but allows. */
 type ReplicaLayout = Pick<Topology, 'replica' | 'dpLocal' | 'nodesPerReplica' | 'warnings' | 'experimental'>;
@@ -134,7 +135,13 @@ function checkTiling({ tp, pp, dp, nodes: M, gpusPerNode: G }: Sizes, v: Topolog
 function classifyReplica(s: Sizes, v: TopologyViolation[]): ReplicaLayout {
   const { tp, pp, dp, nodes: M, gpusPerNode: G } = s;
   const R = tp * pp;
-  const layout: ReplicaLayout = { replica: 'within-node', dpLocal: null, nodesPerReplica: 1, warnings: [], experimental: [] };
+  const layout: ReplicaLayout = {
+    replica: 'within-node',
+    dpLocal: null,
+    nodesPerReplica: 1,
+    warnings: [],
+    experimental: [],
+  };
   if (R <= G) {
     if (G % R !== 0) {
       v.push({
@@ -172,7 +179,11 @@ function classifyReplica(s: Sizes, v: TopologyViolation[]): ReplicaLayout {
 }
 
 /** Rule 3 for a replica of whole nodes: DP of them fill the allocation, and TP does not straddle a node. */
-function checkSpanningReplica({ tp, dp, nodes: M, gpusPerNode: G }: Sizes, layout: ReplicaLayout, v: TopologyViolation[]): void {
+function checkSpanningReplica(
+  { tp, dp, nodes: M, gpusPerNode: G }: Sizes,
+  layout: ReplicaLayout,
+  v: TopologyViolation[],
+): void {
   const { nodesPerReplica } = layout;
   if (dp * nodesPerReplica !== M) {
     v.push({
@@ -183,12 +194,19 @@ function checkSpanningReplica({ tp, dp, nodes: M, gpusPerNode: G }: Sizes, layou
     });
   }
   if (tp <= G && G % tp !== 0) {
-    v.push({ rule: 3, field: 'tp', value: tp, message: `TP${tp} must divide the ${G} GPUs of a node so TP does not cross nodes` });
+    v.push({
+      rule: 3,
+      field: 'tp',
+      value: tp,
+      message: `TP${tp} must divide the ${G} GPUs of a node so TP does not cross nodes`,
+    });
   } else if (tp > G) {
     if (tp % G !== 0) {
       v.push({ rule: 3, field: 'tp', value: tp, message: `TP${tp} crosses nodes and must be a multiple of ${G}` });
     } else {
-      layout.warnings.push(`TP crosses nodes (TP${tp} > ${G} GPUs per node): tensor-parallel traffic goes over the network`);
+      layout.warnings.push(
+        `TP crosses nodes (TP${tp} > ${G} GPUs per node): tensor-parallel traffic goes over the network`,
+      );
     }
   }
   if (dp > 1) {
@@ -211,7 +229,13 @@ function checkExpertParallel({ tp, dp, ep, moe }: Sizes, v: TopologyViolation[])
     return false;
   }
   if (ep <= 1) return false;
-  if (!moe) v.push({ rule: 5, field: 'ep', value: ep, message: 'expert parallelism needs an MoE model (model.moe is false); omit ep' });
+  if (!moe)
+    v.push({
+      rule: 5,
+      field: 'ep',
+      value: ep,
+      message: 'expert parallelism needs an MoE model (model.moe is false); omit ep',
+    });
   return true;
 }
 
@@ -245,7 +269,9 @@ function checkLoadBalancing(
         `hybrid LB needs 2 ≤ DP-local < DP (DP-local = ${dpLocal}, DP = ${dp}); vLLM would silently switch modes. Use lbMode: ${dpLocal === 1 ? 'external' : 'internal'}`,
       );
     if (lbMode === 'external' && dpLocal !== 1)
-      lb(`external LB runs one server per DP rank and needs DP-local = 1 (got ${dpLocal}); use lbMode: internal or hybrid`);
+      lb(
+        `external LB runs one server per DP rank and needs DP-local = 1 (got ${dpLocal}); use lbMode: internal or hybrid`,
+      );
   }
   if (endpoints === 'single') {
     v.push({

@@ -23,7 +23,11 @@ describe('buildNodes', () => {
     expect(nodes.map((n) => n.rank)).toEqual([0, 1]);
     for (const n of nodes) {
       expect(n.launchArgv).toEqual(n.argv);
-      expect(n.env).toMatchObject({ VLLM_HOST_IP: NODE_ADDR, CUDA_VISIBLE_DEVICES: '0,1,2,3,4,5,6,7', NCCL_SOCKET_IFNAME: 'enp90s0f0np0' });
+      expect(n.env).toMatchObject({
+        VLLM_HOST_IP: NODE_ADDR,
+        CUDA_VISIBLE_DEVICES: '0,1,2,3,4,5,6,7',
+        NCCL_SOCKET_IFNAME: 'enp90s0f0np0',
+      });
       // PP > 1: the execute-model timeout is raised
       expect(n.env.VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS).toBe('1800');
     }

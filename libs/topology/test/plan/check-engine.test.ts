@@ -26,7 +26,10 @@ describe('checkEngine', () => {
   });
 
   it('EPLB without expert parallelism is refused (rule 7); an all-to-all backend without EP is a warning (rule 8)', () => {
-    const text = edit('  allowUnvalidated: false\n', '  allowUnvalidated: false\n  eplb: {}\n  all2allBackend: deepep_low_latency\n');
+    const text = edit(
+      '  allowUnvalidated: false\n',
+      '  allowUnvalidated: false\n  eplb: {}\n  all2allBackend: deepep_low_latency\n',
+    );
     const d = checked('latency', text);
     expect(d.issues.list.map((i) => i.path)).toEqual(['engine.eplb']);
     expect(d.warnings.join('\n')).toContain('all2allBackend deepep_low_latency is not emitted');

@@ -39,7 +39,11 @@ describe('planAllocation', () => {
   });
 
   it("vLLM's own readiness wait longer than the startup budget is a warning", () => {
-    const { d, run } = allocationOf('latency', 'h200', edit('VLLM_ENGINE_READY_TIMEOUT_S: "7200"', 'VLLM_ENGINE_READY_TIMEOUT_S: "9000"'));
+    const { d, run } = allocationOf(
+      'latency',
+      'h200',
+      edit('VLLM_ENGINE_READY_TIMEOUT_S: "7200"', 'VLLM_ENGINE_READY_TIMEOUT_S: "9000"'),
+    );
     run();
     expect(d.warnings.join('\n')).toContain('VLLM_ENGINE_READY_TIMEOUT_S=9000 exceeds budgets.startupSeconds 7200');
   });

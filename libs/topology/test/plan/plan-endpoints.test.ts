@@ -24,11 +24,17 @@ describe('planEndpoints (rule 13)', () => {
   it('internal LB: one endpoint on the head node that reports every DP engine id', () => {
     const { endpoints, engineIds } = endpointsOf('throughput', 'h200');
     expect(endpoints).toEqual([`http://${HEAD_ADDR}:${PORT}`]);
-    expect(engineIds).toEqual({ labelled: true, perMetricsEndpoint: [Array.from({ length: 16 }, (_, i) => String(i))] });
+    expect(engineIds).toEqual({
+      labelled: true,
+      perMetricsEndpoint: [Array.from({ length: 16 }, (_, i) => String(i))],
+    });
   });
 
   it('hybrid LB: one endpoint per serving node, each with its own DP ranks, and a note to balance', () => {
-    const text = edit('topology: { tp: 8, dp: 4, ep: 32, nodes: 4 }', 'topology: { tp: 2, dp: 8, ep: 16, nodes: 2, lbMode: hybrid }');
+    const text = edit(
+      'topology: { tp: 8, dp: 4, ep: 32, nodes: 4 }',
+      'topology: { tp: 2, dp: 8, ep: 16, nodes: 2, lbMode: hybrid }',
+    );
     const { d, endpoints, engineIds } = endpointsOf('ix-balanced', 'h200', text);
     expect(endpoints).toEqual([0, 1].map((r) => `http://${nodeAddrOf(r)}:${PORT}`));
     expect(engineIds).toEqual({

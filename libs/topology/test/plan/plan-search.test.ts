@@ -5,7 +5,10 @@ import { configErrorOf } from './fixture';
 
 /** The shipped config with a `search:` block on the latency orientation (configured points 1, 2, 4, 8). */
 const withSearch = (block: string) =>
-  edit('    concurrency: [1, 2, 4, 8]\n', `    concurrency: [1, 2, 4, 8]\n    search:\n${block.replace(/^/gm, '      ')}\n`);
+  edit(
+    '    concurrency: [1, 2, 4, 8]\n',
+    `    concurrency: [1, 2, 4, 8]\n    search:\n${block.replace(/^/gm, '      ')}\n`,
+  );
 
 const planOf = (text: string, cluster = 'local') => {
   const { config, source } = parseSweepConfig(text, { file: SHIPPED, env: stackEnv });
@@ -13,7 +16,9 @@ const planOf = (text: string, cluster = 'local') => {
 };
 
 describe('planSearch: the search bounds and the worst case in the plan', () => {
-  const text = withSearch('goal: slo-limit\nslo: { ttftMs: { p99: 2000 } }\nmaxConcurrency: 64\nmaxPoints: 6\nresolution: { absolute: 1 }');
+  const text = withSearch(
+    'goal: slo-limit\nslo: { ttftMs: { p99: 2000 } }\nmaxConcurrency: 64\nmaxPoints: 6\nresolution: { absolute: 1 }',
+  );
 
   it('shows the bounds, the proven bound and the worst case; the time limit covers it', () => {
     const plan = planOf(text);
@@ -42,14 +47,20 @@ describe('planSearch: the search bounds and the worst case in the plan', () => {
 
   it('a GPU-hour budget caps the added points', () => {
     // 16 GPUs × 60 s = 0.267 GPU-h per point: 2 GPU-h pay for 7 points, 4 of them configured
-    const plan = planOf(withSearch('goal: slo-limit\nslo: { maxErrorRate: 0.01 }\nmaxConcurrency: 64\ngpuHourBudget: 2'));
+    const plan = planOf(
+      withSearch('goal: slo-limit\nslo: { maxErrorRate: 0.01 }\nmaxConcurrency: 64\ngpuHourBudget: 2'),
+    );
     expect(plan.search).toMatchObject({ maxAddedPoints: 3, worstCasePoints: 7 });
     expect(plan.timeLimit.derivation).toContain('7 × (warmup');
   });
 
   it('refuses configured points outside the bounds and a budget the configured points already exceed', () => {
     const e = configErrorOf(() =>
-      planOf(withSearch('goal: slo-limit\nslo: { maxErrorRate: 0.01 }\nminConcurrency: 2\nmaxConcurrency: 4\ngpuHourBudget: 0.5')),
+      planOf(
+        withSearch(
+          'goal: slo-limit\nslo: { maxErrorRate: 0.01 }\nminConcurrency: 2\nmaxConcurrency: 4\ngpuHourBudget: 0.5',
+        ),
+      ),
     );
     expect(e.issues.map((i) => [i.path, i.value])).toEqual([
       ['orientations.latency.concurrency', '1'],

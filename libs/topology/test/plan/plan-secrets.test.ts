@@ -5,7 +5,10 @@ import { draftOf } from './fixture';
 
 describe('planSecrets', () => {
   it('returns the union of engine and cluster secret names, no values', () => {
-    const text = edit('  env:\n    PYTORCH_CUDA_ALLOC_CONF', '  secretEnv: [HF_TOKEN]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF').replace(
+    const text = edit(
+      '  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+      '  secretEnv: [HF_TOKEN]\n  env:\n    PYTORCH_CUDA_ALLOC_CONF',
+    ).replace(
       '    sharedDir: /lustre/infersweep/runs\n',
       '    sharedDir: /lustre/infersweep/runs\n    secretEnv: [HF_TOKEN, WANDB_API_KEY]\n',
     );
@@ -30,7 +33,9 @@ describe('planSecrets', () => {
   });
 
   it('SECRET_LIKE matches credential names, not ordinary ones', () => {
-    for (const k of ['HF_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'OPENAI_APIKEY', 'DB_PASSWORD']) expect(k).toMatch(SECRET_LIKE);
-    for (const k of ['NCCL_CUMEM_ENABLE', 'PYTORCH_CUDA_ALLOC_CONF', 'VLLM_HOST_IP']) expect(k).not.toMatch(SECRET_LIKE);
+    for (const k of ['HF_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'OPENAI_APIKEY', 'DB_PASSWORD'])
+      expect(k).toMatch(SECRET_LIKE);
+    for (const k of ['NCCL_CUMEM_ENABLE', 'PYTORCH_CUDA_ALLOC_CONF', 'VLLM_HOST_IP'])
+      expect(k).not.toMatch(SECRET_LIKE);
   });
 });

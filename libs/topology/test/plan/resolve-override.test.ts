@@ -12,7 +12,11 @@ function resolved(orientation: string, cluster: string, text?: string) {
 
 describe('resolveOverride', () => {
   it('the simulator serves its own context length; a real engine has no override', () => {
-    expect(resolved('latency', 'local').view).toMatchObject({ sim: { kind: 'simulator' }, cpu: undefined, servedContext: 8192 });
+    expect(resolved('latency', 'local').view).toMatchObject({
+      sim: { kind: 'simulator' },
+      cpu: undefined,
+      servedContext: 8192,
+    });
     expect(resolved('latency', 'h200').view).toMatchObject({ sim: undefined, cpu: undefined, servedContext: 1048576 });
   });
 
