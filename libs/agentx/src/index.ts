@@ -31,6 +31,7 @@ export * from './aiperf/argv';
 export * from './aiperf/parse';
 export * from './aiperf/run';
 export * from './aiperf/runner';
+export * from './aiperf/process-env';
 export * from './aiperf/server-metrics';
 export {
   replay,

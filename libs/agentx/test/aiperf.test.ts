@@ -1,7 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentxSettingsSchema } from '@infersweep/topology';
-import { aiperfToRecords, buildAiperfArgv, parseAiperfJsonl, parseTimes, wrapperExitCode } from '@infersweep/agentx';
+import {
+  aiperfProcessEnv,
+  aiperfToRecords,
+  buildAiperfArgv,
+  localAiperfRunner,
+  parseAiperfJsonl,
+  parseTimes,
+  wrapperExitCode,
+} from '@infersweep/agentx';
 import { shellJoin } from '@infersweep/core';
 
 const reference = {
@@ -169,5 +179,60 @@ describe('aiperf export parsing', () => {
   it('parses bash `times` for the child CPU', () => {
     expect(parseTimes('x\n0m0.010s 0m0.002s\n1m2.500s 0m0.500s\n')).toBeCloseTo(63);
     expect(parseTimes('nothing')).toBeNull();
+  });
+});
+
+describe('the environment aiperf runs with', () => {
+  const worker = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/home/bench',
+    LC_ALL: 'C.UTF-8',
+    HF_HOME: '/cache/hf',
+    AIPERF_LOG_LEVEL: 'debug',
+    https_proxy: 'http://proxy:3128',
+    TEMPORAL_API_KEY: 'tmprl-key',
+    TEMPORAL_TLS_CLIENT_KEY_PATH: '/etc/worker/key.pem',
+    HF_TOKEN: 'hf_secret',
+    AWS_SECRET_ACCESS_KEY: 'aws-secret',
+    INFERSWEEP_WORKER_SECRETS: 'HF_TOKEN',
+    GPU_CLUSTER_PASSWORD: 'pw',
+    UNSET: undefined,
+  };
+
+  it("keeps paths, locale, proxies, the Hugging Face cache and aiperf's settings; drops the worker's credentials", () => {
+    const env = aiperfProcessEnv(worker, { AIPERF_DATASET_CONFIGURATION_TIMEOUT: '1800', HOME: '/run/home' });
+    expect(env).toEqual({
+      PATH: '/usr/bin:/bin',
+      HOME: '/run/home', // the run's own variables win
+      LC_ALL: 'C.UTF-8',
+      HF_HOME: '/cache/hf',
+      AIPERF_LOG_LEVEL: 'debug',
+      https_proxy: 'http://proxy:3128',
+      AIPERF_DATASET_CONFIGURATION_TIMEOUT: '1800',
+    });
+  });
+
+  it('the local runner starts aiperf with exactly that environment (a real process prints what it got)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aiperf-env-'));
+    const planted = { INFERSWEEP_TEST_CREDENTIAL_KEY: 'must-not-leak', AIPERF_PLANTED: 'kept' };
+    Object.assign(process.env, planted);
+    try {
+      const out = await localAiperfRunner.run({
+        binary: 'env',
+        argv: [],
+        env: { RUN_VAR: 'run' },
+        logFile: join(dir, 'benchmark.log'),
+        artifactDir: dir,
+        hardTimeoutMs: 20_000,
+      });
+      expect(out.exitCode).toBe(0);
+      const printed = readFileSync(join(dir, 'benchmark.log'), 'utf8');
+      expect(printed).toContain('RUN_VAR=run');
+      expect(printed).toContain('AIPERF_PLANTED=kept');
+      expect(printed).toContain(`PATH=${process.env.PATH}`);
+      expect(printed).not.toContain('must-not-leak');
+    } finally {
+      for (const k of Object.keys(planted)) delete process.env[k];
+    }
   });
 });

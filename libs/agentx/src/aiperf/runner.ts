@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { aiperfProcessEnv } from './process-env';
 
 export interface AiperfProcessStats {
   exitCode: number | null;
@@ -75,7 +76,7 @@ export const localAiperfRunner: AiperfRunner = {
     let logTail = '';
     const t0 = performance.now();
     const proc = spawn(AIPERF_WRAPPER[0]!, [...AIPERF_WRAPPER.slice(1), cmd.binary, ...cmd.argv], {
-      env: { ...process.env, ...cmd.env },
+      env: aiperfProcessEnv(process.env, cmd.env),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
