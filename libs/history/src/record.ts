@@ -134,6 +134,9 @@ async function notify(n: NonNullable<HistorySettings['notify']>, verdict: RunVer
       const child = execFile(cmd!, args, { timeout: 60_000 }, (err) =>
         err ? reject(new Error(`notification command ${cmd}: ${err.message}`)) : resolve(),
       );
+      // a command that exits without reading its input closes the pipe under the write: its exit status (the
+      // callback above) says how it went; the EPIPE must not become an uncaught exception of the worker
+      child.stdin?.on('error', () => undefined);
       child.stdin?.end(body);
     });
     done.push(`command ${cmd}`);

@@ -157,6 +157,20 @@ describe('history on results folders', () => {
     expect(readVerdict(join(root, 'night-0'))?.runId).toBe('night-0');
   });
 
+  it('a notification command that exits without reading its input is a failed notification, not a crash', async () => {
+    // 600 points make a body of several pipe buffers (64 KiB each), so the write is still going when the command
+    // has closed its stdin and exited: the EPIPE must end up in the result, not as an uncaught exception
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const s = historySettingsSchema.parse({
+      detection: { minBaselineRuns: 5 },
+      notify: { command: ['sh', '-c', 'exec 0<&-; exit 3'], on: 'always' },
+    });
+    const points = Object.fromEntries(Array.from({ length: 600 }, (_, i) => [i + 1, 500 + i]));
+    const r = await recordRun(writeRun(root, 'night-0', 1, points), s);
+    expect(r.notified).toMatch(/^failed: notification command sh: /);
+    expect(readVerdict(join(root, 'night-0'))?.runId).toBe('night-0');
+  });
+
   it('refuses a settings file with an unknown key, naming the file', () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
     const f = join(root, 'history.yaml');
