@@ -24,6 +24,7 @@ import {
   client as temporalClient,
   liveJobsOf,
   localSlurm,
+  noSubagents,
   notSaturationGated,
   profileSeconds,
   readPoint,
@@ -146,6 +147,7 @@ describe('a sweep followed from the CLI (real worker, real activities)', () => {
     [4, 8, 16],
     (p) => {
       notSaturationGated(p);
+      noSubagents(p); // the capacity below counts requests: c=4 fits, c=8 does not
       profileSeconds(60)(p);
     },
     (cfg) => {

@@ -20,6 +20,7 @@ import {
   client as temporalClient,
   liveJobsOf,
   localSlurm,
+  noSubagents,
   notSaturationGated,
   readPoint,
   runningWorker,
@@ -52,22 +53,31 @@ afterAll(async () => {
 });
 
 describe('adaptive points: the SLO limit of a simulator with a known capacity', () => {
-  const plan = testPlan('balanced', [2], notSaturationGated, (cfg) => {
-    const sim = cfg.clusters.local!.engineOverride;
-    if (sim?.kind !== 'simulator') throw new Error('the local cluster profile runs the simulator');
-    sim.maxNumSeqs = SIM.maxNumSeqs;
-    sim.extraArgs = [...sim.extraArgs, '--max-waiting-queue-length', String(SIM.waiting)];
-    const o = cfg.orientations.balanced!;
-    o.concurrency = [2];
-    o.search = {
-      goal: ['slo-limit'],
-      slo: { maxErrorRate: 0.05 },
-      minConcurrency: 1,
-      maxConcurrency: 16,
-      maxPoints: 8,
-      resolution: { absolute: 1 },
-    };
-  });
+  // traces without subagents: the simulator's capacity counts requests, and the limit is asserted in sessions
+  const plan = testPlan(
+    'balanced',
+    [2],
+    (p) => {
+      notSaturationGated(p);
+      noSubagents(p);
+    },
+    (cfg) => {
+      const sim = cfg.clusters.local!.engineOverride;
+      if (sim?.kind !== 'simulator') throw new Error('the local cluster profile runs the simulator');
+      sim.maxNumSeqs = SIM.maxNumSeqs;
+      sim.extraArgs = [...sim.extraArgs, '--max-waiting-queue-length', String(SIM.waiting)];
+      const o = cfg.orientations.balanced!;
+      o.concurrency = [2];
+      o.search = {
+        goal: ['slo-limit'],
+        slo: { maxErrorRate: 0.05 },
+        minConcurrency: 1,
+        maxConcurrency: 16,
+        maxPoints: 8,
+        resolution: { absolute: 1 },
+      };
+    },
+  );
   const input = testInput(plan, 'search');
   // a task queue of its own (the CLI finds the worker polling it by the queue's cluster name)
   const taskQueue = taskQueueFor(testCluster());

@@ -25,6 +25,7 @@ export function resolveTraces(
       traces: src.traces,
       maxContextTokens: src.maxContextTokens,
       thinkTimeScale: src.thinkTimeScale,
+      subagentProbability: src.subagentProbability,
       model,
     });
     return {

@@ -62,4 +62,12 @@ describe('trace loading and the event loop', () => {
       entry_count: traces.length,
     });
   });
+
+  it('a synthetic source with subagentProbability 0 has no subagents; by default some traces have them', async () => {
+    const base = { kind: 'synthetic' as const, seed: 3, traces: 40, maxContextTokens: 20_000, thinkTimeScale: 0 };
+    const subagents = (ts: { requests: { type?: string }[] }[]) =>
+      ts.flatMap((t) => t.requests).filter((r) => r.type === 'subagent').length;
+    expect(subagents((await resolveTracesAsync(base)).traces)).toBeGreaterThan(0);
+    expect(subagents((await resolveTracesAsync({ ...base, subagentProbability: 0 })).traces)).toBe(0);
+  });
 });

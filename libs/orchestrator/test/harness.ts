@@ -64,6 +64,15 @@ export const notSaturationGated = (p: SweepPlan): void => {
   p.agentx.clientHealth = { ...p.agentx.clientHealth, maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 };
 };
 
+/**
+ * For tests whose server capacity is counted in requests (the simulator's max-num-seqs and queue): traces
+ * without subagents, so a point's requests in flight equal its concurrency (a subagent runs beside its
+ * parent's later turns, aiperf's rule: libs/agentx/README.md).
+ */
+export const noSubagents = (p: SweepPlan): void => {
+  if (p.agentx.traces.kind === 'synthetic') p.agentx.traces = { ...p.agentx.traces, subagentProbability: 0 };
+};
+
 /** A profile of `seconds` per point, with the point budgets and the Slurm time limit grown to match. */
 export const profileSeconds =
   (seconds: number) =>

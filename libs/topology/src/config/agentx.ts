@@ -16,6 +16,12 @@ export const traceSourceSchema = z.discriminatedUnion('kind', [
       maxContextTokens: z.number().int().positive().default(32768),
       /** Multiplies every recorded think time (1 = as generated; 0 = back-to-back, for client tests). */
       thinkTimeScale: z.number().min(0).default(1),
+      /**
+       * Share of a trace's middle turns that spawn a subagent (default 0.12). A subagent runs beside its
+       * parent's later turns until the turn it is joined before (aiperf's rule, libs/agentx/README.md), so with
+       * subagents a point holds more requests in flight than its concurrency (sessions); 0 makes the two equal.
+       */
+      subagentProbability: z.number().min(0).max(1).optional(),
     })
     .strict(),
   z
