@@ -170,12 +170,15 @@ describe('production stack: mutual TLS and the infersweep namespace', () => {
     expect(await tlsRefusal(connectWorker(prodTarget({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: f.ca })))).toMatch(
       /UnknownIssuer/,
     );
-    // presents a certificate of the wrong CA: the frontend refuses the worker
+    // presents a certificate of the wrong CA: the frontend refuses the worker. In TLS 1.3 the server checks the
+    // client's certificate after the client has finished its side of the handshake, so the client reads either
+    // the server's alert or, when the server has already closed, a broken pipe (CI saw both); the right
+    // certificate's success below is the control that the refusal is the certificate's
     expect(
       await tlsRefusal(
         connectWorker(prodTarget({ TEMPORAL_TLS_CLIENT_CERT_PATH: f.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: f.key })),
       ),
-    ).toMatch(/UnknownCA|BadCertificate|bad certificate|unknown certificate authority/i);
+    ).toMatch(/UnknownCA|BadCertificate|bad certificate|unknown certificate authority|broken pipe|connection reset/i);
     // no client certificate at all
     expect(
       await tlsRefusal(

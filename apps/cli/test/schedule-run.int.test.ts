@@ -6,7 +6,8 @@
  * it. (Schedule creation, policies, pause and resume are ./cli.int.test.ts "schedule".)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -24,6 +25,20 @@ import {
 } from '../../../libs/orchestrator/test/harness';
 
 const slurm = localSlurm();
+
+/**
+ * The shipped config with the local profile's client-health gate relaxed: this test is about the schedule's
+ * path, not a measurement, and beside the other lanes on 2 cores the client's event-loop p99 reached 34 ms
+ * (> 25 ms: client_saturated, the point invalid). The schedule freezes the plan from this file.
+ */
+function relaxedConfig(): string {
+  const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
+  const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
+  if (!shipped.includes(gate)) throw new Error(`the shipped config no longer has "${gate}": update this test`);
+  const file = join(mkdtempSync(join(tmpdir(), 'schedule-run-')), 'config.yaml');
+  writeFileSync(file, shipped.replace(gate, 'clientHealth: { maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 }'));
+  return file;
+}
 
 describe('a scheduled sweep', () => {
   const name = `clitest-${randomUUID().slice(0, 8)}`;
@@ -50,6 +65,8 @@ describe('a scheduled sweep', () => {
       name,
       '--cron',
       '0 2 * * *',
+      '--config',
+      relaxedConfig(),
       '--orientation',
       'latency',
       '--cluster',
