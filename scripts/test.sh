@@ -5,15 +5,15 @@
 #   npm test -- <vitest args>   vitest with those arguments (a file, -t, --project …), CI mode all the same
 #   npm run test:nightly        the nightly project (*.nightly.test.ts, production timescales), gated
 # CI=true always: a stray .only fails its file and a missing snapshot fails instead of being written.
-# Lanes: two integration lanes, each on its own local stack (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA,
-# scripts/stack.sh), plus the unit project beside them. Lane A runs the files that load the CPU (every
-# real-vLLM file, so two vLLM deployments never overlap) and the client-saturation-gated files (so two of
-# them never overlap), then two long files to even the lanes; lane B every other integration file (a new
-# file lands there), then the production
-# project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
-# every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or
-# files per project than its floor. INFERSWEEP_TEST_LANES=1 runs the two lanes one after the other on
-# one stack (a machine with room for one).
+# Lanes: three integration lanes (INFERSWEEP_TEST_LANES, default 3), each on its own local stack
+# (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA, scripts/stack.sh), plus the unit project beside them. Lane A runs
+# the files that load the CPU (every real-vLLM file, so two vLLM deployments never overlap) and the
+# client-saturation-gated files (so two of them never overlap), then two long files to even the lanes; lane C
+# the Slurm-only files (LANE_C below); lane B every other integration file (a new file lands there), then the
+# production project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
+# every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or files
+# per project than its floor. INFERSWEEP_TEST_LANES=2 runs lane C's files in lane B; INFERSWEEP_TEST_LANES=1
+# runs every integration file in one lane on one stack (a machine with room for one).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -48,6 +48,17 @@ LANE_A=(
   # (CI on 2 cores: lane A 758 s, lane B 1666 s before they moved; test-results/phases.txt has each run's)
   libs/orchestrator/test/timings.int.test.ts
   apps/cli/test/cli.int.test.ts
+)
+
+# Lane C (three lanes, the default): the Slurm-only files, which mostly wait on slurmd timeouts and queues and
+# load no CPU; with INFERSWEEP_TEST_LANES=2 they run in lane B
+LANE_C=(
+  libs/slurm/test/reliability.int.test.ts
+  libs/slurm/test/failures.int.test.ts
+  libs/slurm/test/lifecycle.int.test.ts
+  libs/slurm/test/sites.int.test.ts
+  libs/slurm/test/ssh.int.test.ts
+  libs/slurm/test/image.int.test.ts
 )
 
 now() { date +%s; }
@@ -138,14 +149,22 @@ LANE_A_SLOT=${INFERSWEEP_STACK_SLOT:-0}
 LANE_A_DATA=${INFERSWEEP_DATA:-$ROOT/.infersweep}
 LANE_B_SLOT=${INFERSWEEP_LANE_B_SLOT:-9}
 LANE_B_DATA=${INFERSWEEP_LANE_B_DATA:-$ROOT/.infersweep-$LANE_B_SLOT}
-LANES=${INFERSWEEP_TEST_LANES:-2}
+LANE_C_SLOT=${INFERSWEEP_LANE_C_SLOT:-8}
+LANE_C_DATA=${INFERSWEEP_LANE_C_DATA:-$ROOT/.infersweep-$LANE_C_SLOT}
+LANES=${INFERSWEEP_TEST_LANES:-3}
+if [ "$LANES" = 3 ] && { [ "$LANE_C_SLOT" = "$LANE_A_SLOT" ] || [ "$LANE_C_SLOT" = "$LANE_B_SLOT" ]; }; then
+  echo "[test] lane C needs its own stack slot: INFERSWEEP_LANE_C_SLOT ($LANE_C_SLOT) is another lane's" >&2
+  exit 2
+fi
 [ "$LANES" = 1 ] || [ "$LANE_A_SLOT" != "$LANE_B_SLOT" ] || {
   echo "[test] lane B needs its own stack slot: INFERSWEEP_LANE_B_SLOT ($LANE_B_SLOT) is lane A's" >&2
   exit 2
 }
-for f in "${LANE_A[@]}"; do [ -f "$f" ] || { echo "[test] lane A lists $f, which does not exist: edit scripts/test.sh" >&2; exit 2; }; done
+for f in "${LANE_A[@]}" "${LANE_C[@]}"; do [ -f "$f" ] || { echo "[test] a lane lists $f, which does not exist: edit scripts/test.sh" >&2; exit 2; }; done
+NOT_B=("${LANE_A[@]}")
+[ "$LANES" != 3 ] || NOT_B+=("${LANE_C[@]}")
 mapfile -t LANE_B < <(
-  find libs apps test -name '*.int.test.ts' -not -path '*/node_modules/*' | sort | grep -vxF -f <(printf '%s\n' "${LANE_A[@]}")
+  find libs apps test -name '*.int.test.ts' -not -path '*/node_modules/*' | sort | grep -vxF -f <(printf '%s\n' "${NOT_B[@]}")
 )
 
 rm -f "$OUT"/*.rc "$OUT/summary.json" "$OUT/phases.txt"
@@ -181,6 +200,11 @@ else
   lane lane-b "$LANE_B_SLOT" "$LANE_B_DATA" --project integration --project production "${LANE_B[@]}" test/production/ &
   pids+=($!)
   reports=(unit lane-a lane-b)
+  if [ "$LANES" = 3 ]; then
+    lane lane-c "$LANE_C_SLOT" "$LANE_C_DATA" --project integration "${LANE_C[@]}" &
+    pids+=($!)
+    reports+=(lane-c)
+  fi
 fi
 for p in "${pids[@]}"; do wait "$p" || true; done
 echo "[test] phase tests: $(($(now) - t0)) s"
