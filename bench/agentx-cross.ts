@@ -15,7 +15,7 @@ import {
   subagentCorpus,
 } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
-import { identity, runClient } from './common';
+import { runClient, simPoint } from './common';
 
 const TTFT_MS = 100;
 const ITL_MS = 10;
@@ -44,14 +44,7 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
       maxModelLen: 4096,
       maxNumSeqs: Math.max(256, 4 * c),
     });
-    const base = {
-      concurrency: c,
-      endpoints: [sim.url],
-      metricsEndpoints: [sim.url],
-      servedModel: 'agentx-sim',
-      gpuCount: 1,
-      identity,
-    };
+    const base = simPoint(sim, c);
     const tag = `c${c}-${label === 'none' ? 'plain' : 'sub'}`;
     const oursDir = join(out, `cross-ours-${tag}`);
     const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };

@@ -18,7 +18,7 @@ import { generateTraces, readRequestRecords, runAiperfPoint } from '@infersweep/
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '../libs/agentx/test/aiperf-env';
 import { crossClientBench } from './agentx-cross';
-import { fmt, growingCorpus, identity, runClient, writeCorpus } from './common';
+import { fmt, growingCorpus, identity, runClient, simPoint, writeCorpus } from './common';
 
 const TTFT_MS = 100;
 const ITL_MS = 10;
@@ -65,14 +65,7 @@ export async function agentxBench(args: string[]): Promise<void> {
         maxModelLen: 8192,
         maxNumSeqs: Math.max(256, 4 * c),
       });
-      const base = {
-        concurrency: c,
-        endpoints: [sim.url],
-        metricsEndpoints: [sim.url],
-        servedModel: 'agentx-sim',
-        gpuCount: 1,
-        identity,
-      };
+      const base = simPoint(sim, c);
       const settings = {
         traces: { kind: 'file' as const, path: corpus },
         profileDurationSeconds: duration,

@@ -27,6 +27,18 @@ export const identity = {
   deploymentPolicy: 'shared-server',
 };
 
+/** What every bench row gives a client for `concurrency` sessions against one simulator (its one endpoint). */
+export function simPoint(sim: { url: string }, concurrency: number) {
+  return {
+    concurrency,
+    endpoints: [sim.url],
+    metricsEndpoints: [sim.url],
+    servedModel: 'agentx-sim',
+    gpuCount: 1,
+    identity,
+  };
+}
+
 /** What bench/agentx-child.ts prints. */
 export interface ChildSummary {
   wallSeconds: number;
