@@ -24,9 +24,9 @@ mkdir -p "$OUT"
 # The floors: tests and files that must have run per project (measured counts minus a small margin;
 # raise them when tests are added, lower them only with the commit that removes tests).
 FLOORS=${TEST_FLOORS:-'{
-  "unit":        { "tests": 520, "files": 76 },
-  "integration": { "tests": 98,  "files": 26 },
-  "production":  { "tests": 8,   "files": 5 },
+  "unit":        { "tests": 580, "files": 88 },
+  "integration": { "tests": 128, "files": 31 },
+  "production":  { "tests": 10,  "files": 5 },
   "nightly":     { "tests": 6,   "files": 3 }
 }'}
 
