@@ -6,9 +6,11 @@
  * What a sweep may ask of this worker (clusters, secret names, secrets files, aiperf executables,
  * results roots) is the worker's own setting: INFERSWEEP_WORKER_SETTINGS (a JSON file) or
  * INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,RESULTS_ROOTS} (libs/orchestrator/src/worker-settings.ts).
+ * INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS: how long release waits for a cancelled job stuck COMPLETING
+ * (default 600, at most 840).
  */
 import { Command } from 'commander';
-import { createSweepWorker, loadWorkerSettings, temporalTarget } from '@infersweep/orchestrator';
+import { completingPatienceMs, createSweepWorker, loadWorkerSettings, temporalTarget } from '@infersweep/orchestrator';
 import { taskQueueFor } from '@infersweep/core';
 
 function bundle(): { codePath: string } | undefined {
@@ -26,12 +28,13 @@ const program = new Command('infersweep-worker')
   .option('--task-queue <name>', 'override the task queue (default infersweep-<cluster>)')
   .action(async (opts: { cluster: string; taskQueue?: string }) => {
     const settings = loadWorkerSettings(opts.cluster); // once, before connecting: a bad setting stops here, named
+    const patience = completingPatienceMs();
     const target = temporalTarget();
     const { worker, connection } = await createSweepWorker({
       cluster: opts.cluster,
       target,
       taskQueue: opts.taskQueue,
-      deps: { settings },
+      deps: { settings, completingPatienceMs: patience },
       workflowBundle: bundle(),
     });
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);

@@ -120,3 +120,22 @@ export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = pro
   }
   return validate(fromEnv, (key) => WORKER_SETTING_ENV[key as WorkerSettingKey] ?? key);
 }
+
+export const COMPLETING_PATIENCE_ENV = 'INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS';
+/** Release's start-to-close is 15 min (./workflows/activities.ts): the patience stays a minute under it. */
+const MAX_COMPLETING_PATIENCE_SECONDS = 14 * 60;
+
+/**
+ * How long release waits for a cancelled job to leave COMPLETING (a hung GPU process, a long epilog)
+ * before it marks the job and its nodes stuck and moves on, ms; unset: the activities' default (10 min).
+ */
+export function completingPatienceMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[COMPLETING_PATIENCE_ENV];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0 || s > MAX_COMPLETING_PATIENCE_SECONDS)
+    throw new WorkerSettingsError(
+      `${COMPLETING_PATIENCE_ENV}=${JSON.stringify(raw)}: give seconds, more than 0 and at most ${MAX_COMPLETING_PATIENCE_SECONDS} (the release activity's 15-minute limit less a minute)`,
+    );
+  return Math.round(s * 1000);
+}

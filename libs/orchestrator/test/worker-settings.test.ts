@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { loadSweepConfig } from '../src/config-file';
-import { WorkerSettingsError, loadWorkerSettings, type WorkerSettings } from '../src/worker-settings';
+import {
+  COMPLETING_PATIENCE_ENV,
+  WorkerSettingsError,
+  completingPatienceMs,
+  loadWorkerSettings,
+  type WorkerSettings,
+} from '../src/worker-settings';
 import { RefusedInputError, assertAllowed, assertHostReady, isUnder, refusals } from '../src/activities/input-checks';
 
 const plan = () => {
@@ -46,6 +52,16 @@ describe('worker settings (read once at worker start)', () => {
       secretNames: ['HF_TOKEN', 'WANDB_KEY'],
       resultsRoots: ['/lustre/results'],
     });
+  });
+
+  it('the COMPLETING patience: seconds from its variable, unset keeps the default, a bad value names variable, value and range', () => {
+    expect(completingPatienceMs({})).toBeUndefined();
+    expect(completingPatienceMs({ [COMPLETING_PATIENCE_ENV]: '90' })).toBe(90_000);
+    expect(completingPatienceMs({ [COMPLETING_PATIENCE_ENV]: '0.5' })).toBe(500);
+    for (const bad of ['0', '-5', 'ten', '900'])
+      expect(() => completingPatienceMs({ [COMPLETING_PATIENCE_ENV]: bad })).toThrow(
+        new RegExp(`${COMPLETING_PATIENCE_ENV}="${bad}": give seconds, more than 0 and at most 840`),
+      );
   });
 
   it('a malformed setting stops the worker with an error naming the setting', () => {
