@@ -16,11 +16,24 @@
 APT_SAFE_POLICY=${APT_SAFE_POLICY:-/usr/sbin/policy-rc.d}
 APT_SAFE_DAEMONS='sshd|munged|slurmd|slurmctld|slurmdbd'
 
+_apt_safe_ours() { # pid: a stack's own daemon, or a process under one within 3 generations (an SSH session
+  # of a stack's sshd is `sshd: user@notty` under `sshd: user [priv]` under the stack's sshd); a daemon a package
+  # started detaches to init and is not
+  local p=$1 i
+  for i in 0 1 2 3; do
+    [ -r "/proc/$p/cmdline" ] || return 1
+    tr '\0' '\n' < "/proc/$p/cmdline" 2>/dev/null | grep -q '/stack/' && return 0
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -q '^SLURM_CONF=.*/stack/' && return 0
+    [ "$i" = 3 ] && return 1
+    p=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+    [ -n "$p" ] && [ "$p" -gt 1 ] || return 1
+  done
+  return 1
+}
 _apt_safe_daemons() { # pids of system daemons a package could have started (an infersweep stack's own are not)
   local p
   for p in $(pgrep -x "$APT_SAFE_DAEMONS" 2>/dev/null); do
-    tr '\0' '\n' < "/proc/$p/cmdline" 2>/dev/null | grep -q '/stack/' && continue
-    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -q '^SLURM_CONF=.*/stack/' && continue
+    _apt_safe_ours "$p" && continue
     echo "$p"
   done | sort
 }
