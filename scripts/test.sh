@@ -8,8 +8,8 @@
 # Lanes: three integration lanes (INFERSWEEP_TEST_LANES, default 3), each on its own local stack
 # (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA, scripts/stack.sh), plus the unit project beside them. Lane A runs
 # the files that load the CPU (every real-vLLM file, so two vLLM deployments never overlap) and the
-# client-saturation-gated files (so two of them never overlap), then two long files to even the lanes; lane C
-# the Slurm-only files (LANE_C below); lane B every other integration file (a new file lands there), then the
+# client-saturation-gated files (so two of them never overlap); lane C the Slurm-only files, then two long
+# files to even the lanes (LANE_C below); lane B every other integration file (a new file lands there), then the
 # production project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
 # every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or files
 # per project than its floor. INFERSWEEP_TEST_LANES=2 runs lane C's files in lane B; INFERSWEEP_TEST_LANES=1
@@ -44,14 +44,10 @@ LANE_A=(
   test/smoke/simulator.int.test.ts
   test/smoke/slurm-ssh.int.test.ts
   test/smoke/web-ui.int.test.ts
-  # then two long files of lane B's kind (neither loads the CPU), so both lanes end near the same time
-  # (CI on 2 cores: lane A 758 s, lane B 1666 s before they moved; test-results/phases.txt has each run's)
-  libs/orchestrator/test/timings.int.test.ts
-  apps/cli/test/cli.int.test.ts
 )
 
 # Lane C (three lanes, the default): the Slurm-only files, which mostly wait on slurmd timeouts and queues and
-# load no CPU; with INFERSWEEP_TEST_LANES=2 they run in lane B
+# load no CPU; with INFERSWEEP_TEST_LANES=2 they run in lane B (timings.int and cli.int then in lane B too)
 LANE_C=(
   libs/slurm/test/reliability.int.test.ts
   libs/slurm/test/failures.int.test.ts
@@ -59,6 +55,10 @@ LANE_C=(
   libs/slurm/test/sites.int.test.ts
   libs/slurm/test/ssh.int.test.ts
   libs/slurm/test/image.int.test.ts
+  # then two long files that load no CPU and are not saturation-gated, so the three lanes end near the same
+  # time (CI on 2 cores, 2026-12-04: lanes A/B/C 1296/1176/305 s with these two in A; test-results/phases.txt)
+  libs/orchestrator/test/timings.int.test.ts
+  apps/cli/test/cli.int.test.ts
 )
 
 now() { date +%s; }
