@@ -22,6 +22,7 @@ import {
   readPoint,
   runningWorker,
   track,
+  UNGATED_CLIENT_HEALTH,
 } from '../../../libs/orchestrator/test/harness';
 
 const slurm = localSlurm();
@@ -36,7 +37,7 @@ function relaxedConfig(): string {
   const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
   if (!shipped.includes(gate)) throw new Error(`the shipped config no longer has "${gate}": update this test`);
   const file = join(mkdtempSync(join(tmpdir(), 'schedule-run-')), 'config.yaml');
-  writeFileSync(file, shipped.replace(gate, 'clientHealth: { maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 }'));
+  writeFileSync(file, shipped.replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`));
   return file;
 }
 

@@ -56,12 +56,15 @@ export function testPlan(
   return plan;
 }
 
+/** The client-health limits {@link notSaturationGated} sets (a config file can carry them too). */
+export const UNGATED_CLIENT_HEALTH = { maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 } as const;
+
 /**
  * For tests that are not about client saturation: the shared 2-core test host's event-loop delay
  * would otherwise invalidate points (libs/agentx's client health gate).
  */
 export const notSaturationGated = (p: SweepPlan): void => {
-  p.agentx.clientHealth = { ...p.agentx.clientHealth, maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 };
+  p.agentx.clientHealth = { ...p.agentx.clientHealth, ...UNGATED_CLIENT_HEALTH };
 };
 
 /**
