@@ -37,6 +37,7 @@ LANE_A=(
   libs/orchestrator/test/sweep.int.test.ts
   libs/agentx/test/aiperf.int.test.ts
   libs/agentx/test/cross-client.int.test.ts
+  libs/agentx/test/cross-client-vllm.int.test.ts
   libs/orchestrator/test/local-vllm.int.test.ts
   libs/orchestrator/test/hybrid-lb.int.test.ts
   test/vllm/plugin.int.test.ts
@@ -55,10 +56,13 @@ LANE_C=(
   libs/slurm/test/sites.int.test.ts
   libs/slurm/test/ssh.int.test.ts
   libs/slurm/test/image.int.test.ts
-  # then two long files that load no CPU and are not saturation-gated, so the three lanes end near the same
-  # time (CI on 2 cores, 2026-12-04: lanes A/B/C 1296/1176/305 s with these two in A; test-results/phases.txt)
+  # then files that load little CPU and are not saturation-gated, so the three lanes end near the same time
+  # (CI on 2 cores, 2026-12-04: lanes A/B/C 1296/1176/305 s with timings and cli in A; 861/1457/794 s with them
+  # here, lane B then ~1190 s without a stalled test: history and plan-blip moved here; test-results/phases.txt)
   libs/orchestrator/test/timings.int.test.ts
   apps/cli/test/cli.int.test.ts
+  apps/cli/test/history.int.test.ts
+  libs/orchestrator/test/plan-blip.int.test.ts
 )
 
 now() { date +%s; }
