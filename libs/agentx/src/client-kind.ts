@@ -14,12 +14,12 @@ import { resolveTraces } from './traces';
  * PointResult; the sweep's point activity calls only this.
  */
 export async function runPointWithClient(
-  input: RunPointInput & { outDir: string; maxContextLength?: number },
+  input: RunPointInput & { outDir: string; maxContextLength?: number; tokenizer?: string },
   hooks: RunPointHooks & { aiperfRunner?: AiperfRunner } = {},
 ): Promise<PointResult> {
   const settings = agentxSettingsSchema.parse(input.settings);
   if (settings.client === 'infersweep') {
-    const { maxContextLength: _ignored, ...own } = input;
+    const { maxContextLength: _ignored, tokenizer: _counts, ...own } = input;
     return runPoint(own, hooks);
   }
 

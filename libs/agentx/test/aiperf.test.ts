@@ -7,6 +7,7 @@ import {
   aiperfProcessEnv,
   aiperfToRecords,
   buildAiperfArgv,
+  runAiperfPoint,
   localAiperfRunner,
   parseAiperfJsonl,
   parseTimes,

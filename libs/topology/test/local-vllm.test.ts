@@ -47,6 +47,12 @@ describe(`${FILE} on local-vllm`, () => {
     }
   });
 
+  it('the plan counts tokens with the generated model: model.tokenizer is its directory (aiperf loads it offline)', () => {
+    for (const o of ORIENTATIONS) expect(plan(o).model.tokenizer).toBe('/tools/models/tiny-moe');
+    // the config keeps its own id; a plan without the override keeps it too
+    expect(config.model.tokenizer).toBe('infersweep/tiny-moe');
+  });
+
   it('environment: one core per node, offline, no CUDA devices, the node address as VLLM_HOST_IP, loopback for gloo', () => {
     for (const o of ORIENTATIONS) {
       const p = plan(o);

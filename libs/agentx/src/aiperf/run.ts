@@ -20,6 +20,12 @@ export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
   env?: Record<string, string>;
   /** `--max-context-length`: the served context (the engine's --max-model-len), as InferenceX passes it. */
   maxContextLength?: number;
+  /**
+   * The served model's tokenizer (the config's `model.tokenizer`; under the local-vllm profile the generated model's
+   * directory): aiperf builds each prompt block with it, so the engine sees the token counts the traces ask for.
+   * `agentx.aiperf.tokenizer` overrides it; without either, the served name (InferenceX: `--tokenizer $MODEL`).
+   */
+  tokenizer?: string;
 }
 
 export interface RunAiperfHooks {
@@ -42,7 +48,7 @@ async function prepare(input: RunAiperfInput, runner: AiperfRunner): Promise<{ c
   const argv = buildAiperfArgv({
     urls: input.endpoints,
     servedModel: input.servedModel,
-    tokenizer: settings.aiperf.tokenizer ?? identitySchema.parse(input.identity).model,
+    tokenizer: settings.aiperf.tokenizer ?? input.tokenizer ?? identitySchema.parse(input.identity).model,
     concurrency: input.concurrency,
     settings,
     metricsEndpoints: input.metricsEndpoints.map((e) =>

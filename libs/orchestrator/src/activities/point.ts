@@ -114,6 +114,7 @@ async function measure(
       endpoints: dep.endpoints,
       metricsEndpoints: dep.metricsEndpoints,
       servedModel: plan.model.servedName,
+      tokenizer: plan.model.tokenizer,
       settings: plan.agentx,
       gpuCount: plan.topology.gpus,
       expectedEngines: dep.expectedEngines,

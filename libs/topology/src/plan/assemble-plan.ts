@@ -105,7 +105,8 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     sweep: config.name,
     orientation: d.oName,
     cluster: d.opts.cluster,
-    model: config.model,
+    // the real vLLM on CPU serves the generated model: its directory is also the tokenizer clients count with
+    model: cpu === undefined ? config.model : { ...config.model, tokenizer: cpu.modelPath },
     image: config.image,
     engine: enginePart(d, p),
     topology,
