@@ -237,3 +237,47 @@ describe('the environment aiperf runs with', () => {
     }
   });
 });
+
+describe('the tokenizer aiperf is given (benchmark_command.txt, written before aiperf runs)', () => {
+  const run = async (aiperf: Record<string, unknown>, tokenizer?: string): Promise<string> => {
+    const outDir = mkdtempSync(join(tmpdir(), 'aiperf-tok-'));
+    await runAiperfPoint({
+      concurrency: 1,
+      endpoints: ['http://127.0.0.1:9'],
+      metricsEndpoints: [],
+      servedModel: 'served/name',
+      gpuCount: 1,
+      identity: {
+        sweepId: 's',
+        orientation: 'o',
+        topology: 't',
+        image: 'i',
+        model: 'served/name',
+        engineArgsFingerprint: 'x',
+        jobId: null,
+        nodes: ['n'],
+        attempt: 0,
+        deploymentPolicy: 'shared-server',
+      },
+      settings: {
+        profileDurationSeconds: 10,
+        nonCanonical: true,
+        aiperf: { binary: '/bin/false', flavor: 'pypi', ...aiperf },
+      },
+      outDir,
+      ...(tokenizer === undefined ? {} : { tokenizer }),
+    }).catch(() => undefined); // /bin/false: no artifacts; only the command line matters here
+    const words = readFileSync(join(outDir, 'benchmark_command.txt'), 'utf8').trim().split(' ');
+    return words[words.indexOf('--tokenizer') + 1]!;
+  };
+
+  it('the served model’s tokenizer when the point gives one (the local-vllm plan gives the generated model’s directory)', async () => {
+    expect(await run({}, '/tools/models/tiny-moe')).toBe('/tools/models/tiny-moe');
+  });
+  it('agentx.aiperf.tokenizer overrides it', async () => {
+    expect(await run({ tokenizer: '/tok' }, '/tools/models/tiny-moe')).toBe('/tok');
+  });
+  it('without either, the served name (InferenceX passes --tokenizer $MODEL)', async () => {
+    expect(await run({})).toBe('served/name');
+  });
+});
