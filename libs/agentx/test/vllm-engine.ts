@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { toolsDir } from '../../../test/stack-env';
+import { parsePrometheus, sumMetric } from '../src/server/prometheus';
 import { freePort } from './sim';
 
 /**
@@ -19,6 +20,8 @@ export interface VllmEngine {
 
 export const vllmBinary = join(toolsDir, 'vllm-venv', 'bin', 'vllm');
 export const tinyDenseModel = join(toolsDir, 'models', 'tiny-dense');
+/** The heavier dense model (scripts/setup-vllm.sh): the engine, not the host, sets its token rate. */
+export const midDenseModel = join(toolsDir, 'models', 'mid-dense');
 
 export async function startVllm(opts: {
   model?: string;
@@ -114,4 +117,35 @@ export async function startVllm(opts: {
     await new Promise((r) => setTimeout(r, 1000));
   }
   return { url, model: opts.servedName, stop, log: () => log };
+}
+
+/** The engine's own clock: Σ and count of its TTFT and inter-token-latency histograms (vLLM v1/metrics/loggers.py). */
+export interface EngineClock {
+  ttftSum: number;
+  ttftN: number;
+  itlSum: number;
+  itlN: number;
+}
+
+export async function engineClock(url: string): Promise<EngineClock> {
+  const { samples } = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
+  const v = (name: string): number => {
+    const x = sumMetric(samples, name);
+    if (x === null) throw new Error(`the engine's /metrics has no ${name}`);
+    return x;
+  };
+  return {
+    ttftSum: v('vllm:time_to_first_token_seconds_sum'),
+    ttftN: v('vllm:time_to_first_token_seconds_count'),
+    itlSum: v('vllm:inter_token_latency_seconds_sum'),
+    itlN: v('vllm:inter_token_latency_seconds_count'),
+  };
+}
+
+/** The engine's mean TTFT and ITL (s) between two readings of its clock. */
+export function engineMeans(before: EngineClock, after: EngineClock): { ttft: number; itl: number } {
+  return {
+    ttft: (after.ttftSum - before.ttftSum) / (after.ttftN - before.ttftN),
+    itl: (after.itlSum - before.itlSum) / (after.itlN - before.itlN),
+  };
 }

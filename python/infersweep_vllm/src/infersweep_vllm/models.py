@@ -3,7 +3,7 @@ chat template, and no weights (vLLM serves them with ``--load-format dummy``: ra
 
     python -m infersweep_vllm.models --out DIR [--words FILE]
 
-writes ``DIR/tiny-dense`` (LlamaForCausalLM) and ``DIR/tiny-moe`` (Qwen3MoeForCausalLM, 8 experts,
+writes ``DIR/tiny-dense`` and ``DIR/mid-dense`` (LlamaForCausalLM) and ``DIR/tiny-moe`` (Qwen3MoeForCausalLM, 8 experts,
 top-2). Nothing is downloaded. ``--words`` is a file of whitespace-separated words that must each be one
 token after a space (scripts/setup-vllm.sh passes the AgentX client's filler words from
 libs/agentx/src/trace/prompt.ts, so synthetic prompts have about the token counts the traces ask for).
@@ -59,6 +59,20 @@ def model_configs(vocab: int, bos: int, eos: int) -> dict[str, dict]:
             "architectures": ["LlamaForCausalLM"],
             "model_type": "llama",
             **COMMON,
+            **ids,
+        },
+        # heavier, so the engine and not the host sets the token rate (ITL ~13 ms on one core of this machine kind,
+        # ~3 ms for tiny-dense): libs/agentx/test/cross-client-vllm.int.test.ts
+        "mid-dense": {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            **COMMON,
+            "hidden_size": 512,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 64,
+            "intermediate_size": 2048,
             **ids,
         },
         "tiny-moe": {
