@@ -110,10 +110,15 @@ describe('restarts of the Temporal server and of PostgreSQL', () => {
     expect(counts.get(4)?.reused).not.toBe(true);
     // c=2: the Temporal restart takes about as long as the heartbeat timeout (22-25 s against 20 s
     // on the reference machine), so whether the server timed attempt 1 out races with the worker's
-    // first heartbeat after the restart. Either way the point is measured once: attempt 1 completed
-    // it (nothing to reuse), or a retry completed it with attempt 1's result from disk.
+    // first heartbeat after the restart. Either way the point is measured once (expectEachPointOnce
+    // above: one completed runPoint, one result): attempt 1 completed it; or the server timed attempt 1
+    // out and one retry completed it — with attempt 1's result from disk when attempt 1 had finished
+    // measuring (the morning's CI runs), or measuring itself when the timeout's cancel had stopped
+    // attempt 1 before its result existed (the final CI run of 2026-12-04: 25.0 s down, 2 attempts,
+    // measured by attempt 2). The restart costs at most that one retry.
     const c2 = counts.get(2)!;
-    expect(c2.reused === true, `c=2 after ${c2.attempts} attempt(s)`).toBe(c2.attempts > 1);
+    expect(c2.attempts, `c=2: ${JSON.stringify(c2)}`).toBeLessThanOrEqual(2);
+    expect(c2.reused === true && c2.attempts === 1, 'a single attempt has nothing to reuse').toBe(false);
     expect(result.allocations).toHaveLength(1);
 
     // the sweep that finished before both restarts: the same history, and the CLI still reads it
