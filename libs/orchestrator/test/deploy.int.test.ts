@@ -34,7 +34,9 @@ const suite = realStackSuite(slurm);
 describe('a deploy keeps the queue', () => {
   it('SIGTERM while the allocation is queued behind a blocker: the job stays queued, the next worker adopts it, and the same job id is granted and used', async () => {
     const blocker = await holdEveryNode(slurm);
-    const input = testInput(testPlan('latency', [1]), 'sigterm-queued');
+    // about the queue and the job id, not client saturation (this file runs in lane B beside the real-vLLM engine of
+    // lane A: CI of 2026-12-04 saw its point invalid, event-loop delay p99 69 ms > 25 ms)
+    const input = testInput(testPlan('latency', [1], notSaturationGated), 'sigterm-queued');
     const jobName = allocationJobName(input.sweepId, 1, input.deploymentTag);
     const tq = `t-${randomUUID()}`;
     let w = spawnWorker(tq);
