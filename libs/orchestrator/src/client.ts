@@ -15,6 +15,7 @@ import {
   taskQueueFor,
 } from '@infersweep/core';
 import { connectionTls, dataDir, workflowUiLink, type TemporalTarget } from './connection';
+import { clientInterceptors } from './closed-channel-guard';
 
 export interface SweepMeta {
   /** config name (the file's `name:`) */
@@ -84,6 +85,7 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
     address: target.address,
     tls: connectionTls(target),
     apiKey: target.apiKey,
+    interceptors: clientInterceptors(),
   });
   return new Client({ connection, namespace: target.namespace });
 }
