@@ -63,6 +63,9 @@ LANE_C=(
   apps/cli/test/cli.int.test.ts
   apps/cli/test/history.int.test.ts
   libs/orchestrator/test/plan-blip.int.test.ts
+  # 2026-12-04 afternoon, lanes A/B/C 1120/1232/1080 s: these two (~39 s and ~34 s) from lane B
+  apps/cli/test/schedule-run.int.test.ts
+  libs/orchestrator/test/secrets.int.test.ts
 )
 
 now() { date +%s; }
