@@ -15,7 +15,7 @@ import {
   subagentCorpus,
 } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
-import { engineClock, engineMeans, midDenseModel, startVllm, vllmBinary } from '../libs/agentx/test/vllm-engine';
+import { midDenseModel, oneAfterTheOther, startVllm, vllmBinary } from '../libs/agentx/test/vllm-engine';
 import { runClient, simPoint } from './common';
 
 const TTFT_MS = 100;
@@ -38,13 +38,19 @@ export async function crossClientBench(concs: number[], duration: number, out: s
 }
 
 /**
- * The real engine: vLLM's CPU build serving the generated mid-dense model (~13 ms per token on one core, so the
- * engine and not this host sets the pace; with tiny-dense both clients starve: libs/agentx/README.md), c=2 per
- * client side by side, prompts built with the model's own tokenizer on both sides, and the engine's own TTFT/ITL
- * means over the run as the referee.
+ * The real engine: vLLM's CPU build serving the generated mid-dense model (~11 ms per token on one core, so the
+ * engine and not this host sets the pace), c=2, prompts built with the model's own tokenizer on both sides. The two
+ * clients run one after the other, each window from an empty prefix cache and read against the engine's own clock
+ * (libs/agentx/test/vllm-engine.ts oneAfterTheOther; side by side on 2 cores aiperf starves: libs/agentx/README.md).
  */
 async function vllmRow(duration: number, out: string): Promise<void> {
-  const engine = await startVllm({ model: midDenseModel, servedName: 'mid-dense', maxModelLen: 4096, maxNumSeqs: 8 });
+  const engine = await startVllm({
+    model: midDenseModel,
+    servedName: 'mid-dense',
+    maxModelLen: 4096,
+    maxNumSeqs: 8,
+    devMode: true,
+  });
   try {
     const corpus = sameWorkloadCorpus({ seed: 11, traces: 16, out: 96, maxContextTokens: 1024 });
     const base = {
@@ -55,22 +61,43 @@ async function vllmRow(duration: number, out: string): Promise<void> {
       gpuCount: 1,
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
     };
-    const before = await engineClock(engine.url);
-    const both = await clientsSideBySide(base, corpus, duration, {
-      tokenizer: { point: midDenseModel },
-      aiperfDir: join(out, 'cross-aiperf-vllm'),
-      oursDir: join(out, 'cross-ours-vllm'),
-    });
-    const engineMs = engineMeans(before, await engineClock(engine.url));
-    const oursResult = both.ours;
-    const d = crossClientDiff(clientFigures(oursResult), clientFigures(both.aiperf));
-    const mean = (r: typeof oursResult, k: 'ttft' | 'itl'): string =>
-      ((r.request_metrics.latency[k].mean ?? NaN) * 1000).toFixed(2);
+    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
+    const oursDir = join(out, 'cross-ours-vllm');
+    const w = await oneAfterTheOther(
+      engine.url,
+      async () => {
+        await runClient({
+          ...base,
+          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
+          outDir: oursDir,
+        });
+        return pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8')));
+      },
+      () =>
+        runAiperfPoint({
+          ...base,
+          tokenizer: midDenseModel,
+          settings: {
+            ...settings,
+            warmupGracePeriodSeconds: 120,
+            aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
+          },
+          outDir: join(out, 'cross-aiperf-vllm'),
+          traceFile: corpus,
+        }),
+    );
+    const [o, a] = [w.first.result, w.second.result];
+    const d = crossClientDiff(clientFigures(o), clientFigures(a));
+    const ms = (x: number | null | undefined): string => ((x ?? NaN) * 1000).toFixed(2);
+    const vs = (x: number | null | undefined, e: number): string => `${(((x ?? NaN) / e - 1) * 100).toFixed(1)} %`;
+    const lo = o.request_metrics.latency;
+    const la = a.request_metrics.latency;
     console.log(
-      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2 each, 96-token outputs, ${duration} s); infersweep / aiperf\n` +
-        `${d.line}\nmeans: TTFT ${mean(oursResult, 'ttft')} / ${mean(both.aiperf, 'ttft')} ms, ITL ${mean(oursResult, 'itl')} / ${mean(both.aiperf, 'itl')} ms; ` +
-        `the engine's own: TTFT ${(engineMs.ttft * 1000).toFixed(2)} ms, ITL ${(engineMs.itl * 1000).toFixed(2)} ms; ` +
-        `requests in flight ${oursResult.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${both.aiperf.concurrency.time_weighted_requests_in_flight?.toFixed(2)}`,
+      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, 96-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
+        `${d.line}\nthe engine's own means per window: TTFT ${ms(w.first.engine.ttft)} / ${ms(w.second.engine.ttft)} ms, ITL ${ms(w.first.engine.itl)} / ${ms(w.second.engine.itl)} ms\n` +
+        `each client against the engine: TTFT mean ${ms(lo.ttft.mean)} (${vs(lo.ttft.mean, w.first.engine.ttft)}) / ${ms(la.ttft.mean)} (${vs(la.ttft.mean, w.second.engine.ttft)}), ` +
+        `ITL mean ${ms(lo.itl.mean)} (${vs(lo.itl.mean, w.first.engine.itl)}) / ${ms(la.itl.mean)} (${vs(la.itl.mean, w.second.engine.itl)}); ` +
+        `requests in flight ${o.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${a.concurrency.time_weighted_requests_in_flight?.toFixed(2)}`,
     );
   } finally {
     await engine.stop();
@@ -89,7 +116,7 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
     const base = simPoint(sim, c);
     const tag = `c${c}-${label === 'none' ? 'plain' : 'sub'}`;
     const both = await clientsSideBySide(base, corpus, duration, {
-      tokenizer: { setting: aiperfTokenizer },
+      tokenizer: aiperfTokenizer,
       aiperfDir: join(out, `cross-aiperf-${tag}`),
       oursDir: join(out, `cross-ours-${tag}`),
     });
@@ -108,13 +135,13 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
 
 /**
  * aiperf and infersweep's client (in its own process, read back from its result.json) side by side on one server,
- * the same corpus and profile. aiperf's tokenizer is the point's (`point`, as a sweep gives it) or the setting.
+ * the same corpus and profile, aiperf with the tokenizer `tokenizer` (its setting).
  */
 async function clientsSideBySide(
   base: ReturnType<typeof simPoint>,
   corpus: string,
   duration: number,
-  o: { tokenizer: { point?: string; setting?: string }; aiperfDir: string; oursDir: string },
+  o: { tokenizer: string; aiperfDir: string; oursDir: string },
 ): Promise<{ ours: PointResult; aiperf: PointResult }> {
   const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
   const both = await sideBySide(
@@ -122,14 +149,13 @@ async function clientsSideBySide(
       runAiperfPoint(
         {
           ...base,
-          ...(o.tokenizer.point === undefined ? {} : { tokenizer: o.tokenizer.point }),
           settings: {
             ...settings,
             warmupGracePeriodSeconds: 120,
             aiperf: {
               binary: aiperfBinary,
               flavor: 'pypi',
-              ...(o.tokenizer.setting === undefined ? {} : { tokenizer: o.tokenizer.setting }),
+              tokenizer: o.tokenizer,
               extraInputs: ['ignore_eos:true'],
             },
           },

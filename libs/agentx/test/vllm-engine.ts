@@ -30,6 +30,8 @@ export async function startVllm(opts: {
   maxNumSeqs: number;
   /** the OpenMP core the engine binds (VLLM_CPU_OMP_THREADS_BIND) */
   core?: number;
+  /** VLLM_SERVER_DEV_MODE=1: the dev endpoints, among them POST /reset_prefix_cache ({@link resetPrefixCache}) */
+  devMode?: boolean;
   readyTimeoutMs?: number;
 }): Promise<VllmEngine> {
   const model = opts.model ?? tinyDenseModel;
@@ -69,6 +71,7 @@ export async function startVllm(opts: {
       DO_NOT_TRACK: '1',
       VLLM_HOST_IP: '127.0.0.1',
       VLLM_CPU_OMP_THREADS_BIND: String(opts.core ?? 1),
+      ...(opts.devMode ? { VLLM_SERVER_DEV_MODE: '1' } : {}),
     },
   });
   let log = '';
@@ -148,4 +151,41 @@ export function engineMeans(before: EngineClock, after: EngineClock): { ttft: nu
     ttft: (after.ttftSum - before.ttftSum) / (after.ttftN - before.ttftN),
     itl: (after.itlSum - before.itlSum) / (after.itlN - before.itlN),
   };
+}
+
+/**
+ * Empty the engine's prefix cache (vLLM's dev endpoint, vllm/entrypoints/serve/dev/cache/api_router.py; the engine
+ * must run with {@link startVllm}'s devMode): two windows that replay the same prompts then start from the same cache.
+ */
+export async function resetPrefixCache(url: string): Promise<void> {
+  const r = await fetch(`${url}/reset_prefix_cache`, { method: 'POST' });
+  if (!r.ok) throw new Error(`POST ${url}/reset_prefix_cache answered ${r.status}: ${await r.text()}`);
+}
+
+/** One client's run on the engine, with the engine's own means over it. */
+export interface EngineWindow<R> {
+  result: R;
+  /** the engine's mean TTFT and ITL (s) over this window ({@link engineMeans}) */
+  engine: { ttft: number; itl: number };
+}
+
+/**
+ * Two clients on one engine, one after the other, each window from an empty prefix cache (the engine in devMode)
+ * and read against the engine's own clock: side by side on a 2-core host the engine starves whichever client
+ * needs more CPU (libs/agentx/README.md "Two clients, one answer"), and without the reset the second window
+ * replays prompts the first one cached.
+ */
+export async function oneAfterTheOther<A, B>(
+  url: string,
+  first: () => Promise<A>,
+  second: () => Promise<B>,
+): Promise<{ first: EngineWindow<A>; second: EngineWindow<B> }> {
+  const window = async <R>(run: () => Promise<R>): Promise<EngineWindow<R>> => {
+    await resetPrefixCache(url);
+    const before = await engineClock(url);
+    const result = await run();
+    return { result, engine: engineMeans(before, await engineClock(url)) };
+  };
+  const a = await window(first);
+  return { first: a, second: await window(second) };
 }
