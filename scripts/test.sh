@@ -130,7 +130,8 @@ vitest_json() { # report-name, then vitest arguments
   local report=$OUT/$1.json
   shift
   rm -f "$report"
-  npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
+  # shellcheck disable=SC2086  # VITEST_NICE, when set, is "nice -n N"
+  ${VITEST_NICE:-} npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
 }
 
 if [ "${1:-}" = "--gate" ]; then # --gate PROJECTS REPORT=RC…: the gate alone over existing reports (test/gate.test.ts)
@@ -195,7 +196,9 @@ lane() { # name slot data vitest-args…: prefixes its output, records its exit 
   echo "[test] phase $name: $(($(now) - t)) s (vitest exit $rc)"
 }
 t0=$(now)
-lane unit "$LANE_A_SLOT" "$LANE_A_DATA" --project unit &
+# The unit project is throughput work beside latency-bound lanes: niced, it takes the CPU the lanes leave (CI on
+# 2 cores, 2026-12-04: the host was 97-99 % busy while unit ran beside the lanes, 57-76 % after it ended)
+VITEST_NICE="nice -n ${INFERSWEEP_UNIT_NICE:-10}" lane unit "$LANE_A_SLOT" "$LANE_A_DATA" --project unit &
 pids=($!)
 if [ "$LANES" = 1 ]; then
   lane lane-a "$LANE_A_SLOT" "$LANE_A_DATA" --project integration --project production "${LANE_A[@]}" "${LANE_B[@]}" test/production/ &
