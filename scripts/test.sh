@@ -6,7 +6,7 @@
 #   npm run test:nightly        the nightly project (*.nightly.test.ts, production timescales), gated
 # CI=true always: a stray .only fails its file and a missing snapshot fails instead of being written.
 # Lanes: three integration lanes (INFERSWEEP_TEST_LANES, default 3), each on its own local stack
-# (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA, scripts/stack.sh), plus the unit project beside them. Lane A runs
+# (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA, scripts/stack.sh), plus the unit project beside them (niced). Lane A runs
 # the files that load the CPU (every real-vLLM file, so two vLLM deployments never overlap) and the
 # client-saturation-gated files (so two of them never overlap); lane C the Slurm-only files, then two long
 # files to even the lanes (LANE_C below); lane B every other integration file (a new file lands there), then the
