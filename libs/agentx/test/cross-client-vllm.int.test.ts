@@ -17,13 +17,14 @@ import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type Vll
  * on 2 cores the engine's OpenMP thread, API server and engine loop leave the clients one core between them; side by
  * side aiperf's multi-process pipeline starved (measured 2026-12-04: its ITL p50 +37 % above ours while both streams
  * shared every engine step, its throughput 27 % lower). One after the other, the engine's own speed moves between
- * windows (its ITL mean by 2–8 %, its TTFT mean by up to 20 %: load, and each client's lane starts), so each client's
+ * windows (its ITL mean by 1–6 %, its TTFT mean by up to 21 %: load, and each client's lane starts), so each client's
  * ITL is read against the engine's ITL over its own window.
  *
- * Measured here, seven runs, quiet host (libs/agentx/README.md "Two clients, one answer"): ITL against the engine's
- * clock within 6 % for both clients, and the two within 4 % of each other once so read; our TTFT mean within ~5 ms of
- * the engine's, aiperf's 40–85 ms above it (its own http_req_* timings show where: send stalls, the wait, first byte
- * to first content) — on this host aiperf's TTFT is the one that is wrong, so TTFT is recorded, not asserted.
+ * Measured here, seven runs, quiet host (libs/agentx/README.md "Two clients, one answer"): ITL p50 against the
+ * engine's clock within 4.1 % for both clients, and the two within 4.0 % of each other once so read; our TTFT mean
+ * within ~11 ms of the engine's, aiperf's 30–150 ms above it (its own http_req_* timings show where: send stalls, the
+ * wait, first byte to first content) — on this host aiperf's TTFT is the one that is wrong, so TTFT is recorded, not
+ * asserted.
  */
 const OUT = 96;
 const N = 2;
