@@ -97,6 +97,8 @@ async function vllmRow(duration: number, out: string): Promise<void> {
         `${d.line}\nthe engine's own means per window: TTFT ${ms(w.first.engine.ttft)} / ${ms(w.second.engine.ttft)} ms, ITL ${ms(w.first.engine.itl)} / ${ms(w.second.engine.itl)} ms\n` +
         `each client against the engine: TTFT mean ${ms(lo.ttft.mean)} (${vs(lo.ttft.mean, w.first.engine.ttft)}) / ${ms(la.ttft.mean)} (${vs(la.ttft.mean, w.second.engine.ttft)}), ` +
         `ITL mean ${ms(lo.itl.mean)} (${vs(lo.itl.mean, w.first.engine.itl)}) / ${ms(la.itl.mean)} (${vs(la.itl.mean, w.second.engine.itl)}); ` +
+        `ITL p50 ${vs(lo.itl.p50, w.first.engine.itl)} / ${vs(la.itl.p50, w.second.engine.itl)}, the two so read ` +
+        `${(((lo.itl.p50 ?? NaN) / w.first.engine.itl / ((la.itl.p50 ?? NaN) / w.second.engine.itl) - 1) * 100).toFixed(2)} %; ` +
         `requests in flight ${o.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${a.concurrency.time_weighted_requests_in_flight?.toFixed(2)}`,
     );
   } finally {
