@@ -10,6 +10,7 @@ import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
 import {
   clientFigures,
   crossClientDiff,
+  engineRefereed,
   sameWorkloadCorpus,
   sideBySide,
   subagentCorpus,
@@ -62,17 +63,14 @@ async function vllmRow(duration: number, out: string): Promise<void> {
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
     };
     const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-    const oursDir = join(out, 'cross-ours-vllm');
     const w = await oneAfterTheOther(
       engine.url,
-      async () => {
-        await runClient({
+      () =>
+        runOurs({
           ...base,
           settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
-          outDir: oursDir,
-        });
-        return pointResultSchema.parse(JSON.parse(readFileSync(join(oursDir, 'result.json'), 'utf8')));
-      },
+          outDir: join(out, 'cross-ours-vllm'),
+        }),
       () =>
         runAiperfPoint({
           ...base,
@@ -86,20 +84,9 @@ async function vllmRow(duration: number, out: string): Promise<void> {
           traceFile: corpus,
         }),
     );
-    const [o, a] = [w.first.result, w.second.result];
-    const d = crossClientDiff(clientFigures(o), clientFigures(a));
-    const ms = (x: number | null | undefined): string => ((x ?? NaN) * 1000).toFixed(2);
-    const vs = (x: number | null | undefined, e: number): string => `${(((x ?? NaN) / e - 1) * 100).toFixed(1)} %`;
-    const lo = o.request_metrics.latency;
-    const la = a.request_metrics.latency;
     console.log(
       `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, 96-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
-        `${d.line}\nthe engine's own means per window: TTFT ${ms(w.first.engine.ttft)} / ${ms(w.second.engine.ttft)} ms, ITL ${ms(w.first.engine.itl)} / ${ms(w.second.engine.itl)} ms\n` +
-        `each client against the engine: TTFT mean ${ms(lo.ttft.mean)} (${vs(lo.ttft.mean, w.first.engine.ttft)}) / ${ms(la.ttft.mean)} (${vs(la.ttft.mean, w.second.engine.ttft)}), ` +
-        `ITL mean ${ms(lo.itl.mean)} (${vs(lo.itl.mean, w.first.engine.itl)}) / ${ms(la.itl.mean)} (${vs(la.itl.mean, w.second.engine.itl)}); ` +
-        `ITL p50 ${vs(lo.itl.p50, w.first.engine.itl)} / ${vs(la.itl.p50, w.second.engine.itl)}, the two so read ` +
-        `${(((lo.itl.p50 ?? NaN) / w.first.engine.itl / ((la.itl.p50 ?? NaN) / w.second.engine.itl) - 1) * 100).toFixed(2)} %; ` +
-        `requests in flight ${o.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${a.concurrency.time_weighted_requests_in_flight?.toFixed(2)}`,
+        engineRefereed(w.first, w.second).line,
     );
   } finally {
     await engine.stop();
@@ -136,7 +123,7 @@ async function crossRow(c: number, label: string, corpus: string, duration: numb
 }
 
 /**
- * aiperf and infersweep's client (in its own process, read back from its result.json) side by side on one server,
+ * aiperf and infersweep's client ({@link runOurs}) side by side on one server,
  * the same corpus and profile, aiperf with the tokenizer `tokenizer` (its setting).
  */
 async function clientsSideBySide(
@@ -146,7 +133,7 @@ async function clientsSideBySide(
   o: { tokenizer: string; aiperfDir: string; oursDir: string },
 ): Promise<{ ours: PointResult; aiperf: PointResult }> {
   const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-  const both = await sideBySide(
+  return sideBySide(
     (onLog) =>
       runAiperfPoint(
         {
@@ -167,12 +154,16 @@ async function clientsSideBySide(
         { onLog },
       ),
     () =>
-      runClient({
+      runOurs({
         ...base,
         settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
         outDir: o.oursDir,
       }),
   );
-  const ours = pointResultSchema.parse(JSON.parse(readFileSync(join(o.oursDir, 'result.json'), 'utf8')));
-  return { ours, aiperf: both.aiperf };
+}
+
+/** infersweep's client in its own process (./common.ts runClient), its point read back from its result.json. */
+async function runOurs(input: { outDir: string; [k: string]: unknown }): Promise<PointResult> {
+  await runClient(input);
+  return pointResultSchema.parse(JSON.parse(readFileSync(join(input.outDir, 'result.json'), 'utf8')));
 }

@@ -8,8 +8,8 @@
 # Lanes: three integration lanes (INFERSWEEP_TEST_LANES, default 3), each on its own local stack
 # (INFERSWEEP_STACK_SLOT / INFERSWEEP_DATA, scripts/stack.sh), plus the unit project beside them (niced). Lane A runs
 # the files that load the CPU (every real-vLLM file, so two vLLM deployments never overlap) and the
-# client-saturation-gated files (so two of them never overlap); lane C the Slurm-only files, then two long
-# files to even the lanes (LANE_C below); lane B every other integration file (a new file lands there), then the
+# client-saturation-gated files (so two of them never overlap); lane C the Slurm-only files, then six files
+# that load little CPU, to even the lanes (LANE_C below); lane B every other integration file (a new file lands there), then the
 # production project (its stack uses lane B's Slurm). Each lane writes its own JSON report; the gate requires
 # every report and fails on any failed, skipped or todo test, a non-zero vitest exit, or fewer tests or files
 # per project than its floor. INFERSWEEP_TEST_LANES=2 runs lane C's files in lane B; INFERSWEEP_TEST_LANES=1

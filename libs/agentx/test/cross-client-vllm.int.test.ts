@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, assertAiperfAvailable } from './aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus } from './cross-client';
+import { engineRefereed, sameWorkloadCorpus } from './cross-client';
 import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
 
 /**
@@ -42,10 +42,6 @@ const identity = {
   attempt: 0,
   deploymentPolicy: 'shared-server',
 };
-
-/** a client's figure over the engine's figure in the same window, minus 1 */
-const againstEngine = (client: number | null, engine: number): number => (client ?? NaN) / engine - 1;
-const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
 
 describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the other, refereed by the engine)', () => {
   let engine: VllmEngine | undefined;
@@ -128,25 +124,15 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
   });
 
   it('each client’s ITL p50 is the engine’s own (within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
-    const o = ours.result.request_metrics.latency;
-    const a = aiperf.result.request_metrics.latency;
-    const d = crossClientDiff(clientFigures(ours.result), clientFigures(aiperf.result));
-    const ms = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : (x * 1000).toFixed(2));
-    const itlAgreement =
-      (1 + againstEngine(o.itl.p50, ours.engine.itl)) / (1 + againstEngine(a.itl.p50, aiperf.engine.itl)) - 1;
+    const r = engineRefereed(ours, aiperf);
     console.info(
-      `real vLLM, infersweep / aiperf, raw: ${d.line}; requests ${ours.result.num_requests_successful} / ${aiperf.result.num_requests_successful}; ` +
-        `in flight ${ours.result.concurrency.time_weighted_requests_in_flight?.toFixed(2)} / ${aiperf.result.concurrency.time_weighted_requests_in_flight?.toFixed(2)}\n` +
-        `the engine's own means per window: TTFT ${ms(ours.engine.ttft)} / ${ms(aiperf.engine.ttft)} ms, ITL ${ms(ours.engine.itl)} / ${ms(aiperf.engine.itl)} ms\n` +
-        `against the engine: TTFT mean ${ms(o.ttft.mean)} (${pc(againstEngine(o.ttft.mean, ours.engine.ttft))}) / ${ms(a.ttft.mean)} (${pc(againstEngine(a.ttft.mean, aiperf.engine.ttft))}), ` +
-        `ITL mean ${ms(o.itl.mean)} (${pc(againstEngine(o.itl.mean, ours.engine.itl))}) / ${ms(a.itl.mean)} (${pc(againstEngine(a.itl.mean, aiperf.engine.itl))}); ` +
-        `ITL p50 against the engine ${pc(againstEngine(o.itl.p50, ours.engine.itl))} / ${pc(againstEngine(a.itl.p50, aiperf.engine.itl))}, the two so read: ${pc(itlAgreement)}; our client's health ${JSON.stringify(ours.result.client_health)}`,
+      `real vLLM, infersweep / aiperf, ${r.line}; our client's health ${JSON.stringify(ours.result.client_health)}`,
     );
     // p50, not mean: a request whose first token a client read late has a short per-request ITL, and a few such
     // requests move aiperf's mean (−13 % against the engine in one run, its p50 −3.8 %)
-    expect(Math.abs(againstEngine(o.itl.p50, ours.engine.itl))).toBeLessThan(0.1);
-    expect(Math.abs(againstEngine(a.itl.p50, aiperf.engine.itl))).toBeLessThan(0.1);
-    expect(Math.abs(itlAgreement)).toBeLessThan(0.05);
+    expect(Math.abs(r.itl.ours)).toBeLessThan(0.1);
+    expect(Math.abs(r.itl.aiperf)).toBeLessThan(0.1);
+    expect(Math.abs(r.itl.agreement)).toBeLessThan(0.05);
   });
 
   it('our client’s verdict follows its own health: saturated ⇔ invalid for client_saturated', () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTraces, type PointResult } from '@infersweep/agentx';
+import type { EngineWindow } from './vllm-engine';
 
 /**
  * One workload for two clients (libs/agentx/README.md "Two clients, one answer"): the cross-client
@@ -121,4 +122,36 @@ export async function sideBySide<A, B>(
   await Promise.race([warm, run]);
   const b = await ours();
   return { ours: b, aiperf: await run };
+}
+
+/**
+ * Two clients' windows on one real engine (./vllm-engine.ts oneAfterTheOther) read against the engine's own clock:
+ * each client's figure over the engine's mean in its window, minus 1; `itl.agreement` is the two ITL p50 so read
+ * (ours / aiperf − 1), what cross-client-vllm.int.test.ts asserts. `line` reports the raw figures, the engine's means
+ * and every reading.
+ */
+export function engineRefereed(
+  ours: EngineWindow<PointResult>,
+  aiperf: EngineWindow<PointResult>,
+): { itl: { ours: number; aiperf: number; agreement: number }; line: string } {
+  const vs = (x: number | null, e: number): number => (x ?? NaN) / e - 1;
+  const o = ours.result.request_metrics.latency;
+  const a = aiperf.result.request_metrics.latency;
+  const itl = { ours: vs(o.itl.p50, ours.engine.itl), aiperf: vs(a.itl.p50, aiperf.engine.itl), agreement: NaN };
+  itl.agreement = (1 + itl.ours) / (1 + itl.aiperf) - 1;
+  const ms = (x: number | null): string => (x === null ? '-' : (x * 1000).toFixed(2));
+  const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
+  const inFlight = (w: EngineWindow<PointResult>): string =>
+    w.result.concurrency.time_weighted_requests_in_flight?.toFixed(2) ?? '-';
+  const line =
+    `raw: ${crossClientDiff(clientFigures(ours.result), clientFigures(aiperf.result)).line}; ` +
+    `requests ${ours.result.num_requests_successful} / ${aiperf.result.num_requests_successful}; ` +
+    `in flight ${inFlight(ours)} / ${inFlight(aiperf)}\n` +
+    `the engine's own means per window: TTFT ${ms(ours.engine.ttft)} / ${ms(aiperf.engine.ttft)} ms, ` +
+    `ITL ${ms(ours.engine.itl)} / ${ms(aiperf.engine.itl)} ms\n` +
+    `against the engine: TTFT mean ${ms(o.ttft.mean)} (${pc(vs(o.ttft.mean, ours.engine.ttft))}) / ` +
+    `${ms(a.ttft.mean)} (${pc(vs(a.ttft.mean, aiperf.engine.ttft))}), ` +
+    `ITL mean ${ms(o.itl.mean)} (${pc(vs(o.itl.mean, ours.engine.itl))}) / ${ms(a.itl.mean)} (${pc(vs(a.itl.mean, aiperf.engine.itl))}); ` +
+    `ITL p50 against the engine ${pc(itl.ours)} / ${pc(itl.aiperf)}, the two so read: ${pc(itl.agreement)}`;
+  return { itl, line };
 }

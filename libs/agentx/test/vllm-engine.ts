@@ -123,14 +123,14 @@ export async function startVllm(opts: {
 }
 
 /** The engine's own clock: Σ and count of its TTFT and inter-token-latency histograms (vLLM v1/metrics/loggers.py). */
-export interface EngineClock {
+interface EngineClock {
   ttftSum: number;
   ttftN: number;
   itlSum: number;
   itlN: number;
 }
 
-export async function engineClock(url: string): Promise<EngineClock> {
+async function engineClock(url: string): Promise<EngineClock> {
   const { samples } = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
   const v = (name: string): number => {
     const x = sumMetric(samples, name);
@@ -146,7 +146,7 @@ export async function engineClock(url: string): Promise<EngineClock> {
 }
 
 /** The engine's mean TTFT and ITL (s) between two readings of its clock. */
-export function engineMeans(before: EngineClock, after: EngineClock): { ttft: number; itl: number } {
+function engineMeans(before: EngineClock, after: EngineClock): { ttft: number; itl: number } {
   return {
     ttft: (after.ttftSum - before.ttftSum) / (after.ttftN - before.ttftN),
     itl: (after.itlSum - before.itlSum) / (after.itlN - before.itlN),
@@ -157,7 +157,7 @@ export function engineMeans(before: EngineClock, after: EngineClock): { ttft: nu
  * Empty the engine's prefix cache (vLLM's dev endpoint, vllm/entrypoints/serve/dev/cache/api_router.py; the engine
  * must run with {@link startVllm}'s devMode): two windows that replay the same prompts then start from the same cache.
  */
-export async function resetPrefixCache(url: string): Promise<void> {
+async function resetPrefixCache(url: string): Promise<void> {
   const r = await fetch(`${url}/reset_prefix_cache`, { method: 'POST' });
   if (!r.ok) throw new Error(`POST ${url}/reset_prefix_cache answered ${r.status}: ${await r.text()}`);
 }
