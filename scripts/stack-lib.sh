@@ -19,10 +19,9 @@ ours() {
   { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF -- "SLURM_CONF=${SLURM_CONF:-}"
 }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_for() { # seconds, command...
-  local n=$(( $1 * 10 )); shift
-  for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.1; done
-  return 1
+wait_for() { # seconds, command...: until the command succeeds, at most that many seconds of wall time
+  local end=$(( SECONDS + $1 )); shift
+  until "$@"; do (( SECONDS < end )) || return 1; sleep 0.1; done
 }
 stop_pid() { # pidfile name [seconds, default 10]: signal only a process that is this stack's `name` (see ours)
   if ! ours "$1" "$2"; then

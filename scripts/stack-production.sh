@@ -337,10 +337,10 @@ namespace_up() {
     || tctl operator namespace create --namespace "$NAMESPACE" --retention "$RETENTION" \
          --description "infersweep sweeps (scripts/stack-production.sh)" >/dev/null
   ns_visible() { tctl operator namespace describe --namespace "$NAMESPACE" >/dev/null 2>&1; }
-  wait_for 30 ns_visible || die "namespace $NAMESPACE not visible after creation"
+  wait_for 60 ns_visible || die "namespace $NAMESPACE not visible after creation"
   # the operator service sees a new namespace once the frontend's namespace cache refreshes (~10 s)
   sa_list() { tctl operator search-attribute list --namespace "$NAMESPACE" 2>/dev/null; }
-  wait_for 60 eval 'sa_list >/dev/null' || die "search attributes of namespace $NAMESPACE not readable (see $STATE/log/temporal-server.log)"
+  wait_for 120 eval 'sa_list >/dev/null' || die "search attributes of namespace $NAMESPACE not readable (see $STATE/log/temporal-server.log)"
   local a
   for a in "${SEARCH_ATTRIBUTES[@]}"; do
     sa_list | grep -qw "$a" || tctl operator search-attribute create --namespace "$NAMESPACE" --name "$a" --type Keyword >/dev/null \
@@ -403,7 +403,7 @@ EOF
     ui-netns "$ROOT/scripts/unix-bridge.mjs" "$FRONTEND_PORT" "$SOCKS" "$UI_PORT" "$TOOLS/temporal-ui-server" "$STATE/ui" \
     >> "$STATE/log/ui-server.log" 2>&1 < /dev/null &
   echo $! > "$STATE/pids/ui-server.pid"
-  wait_for 30 ui_answers || die "Temporal Web UI not answering on $UI_SOCKET (see $STATE/log/ui-server.log)"
+  wait_for 60 ui_answers || die "Temporal Web UI not answering on $UI_SOCKET (see $STATE/log/ui-server.log)"
 }
 
 write_env() {

@@ -151,7 +151,7 @@ slurm_up() {
   fi
   if ! ours "$STATE/pids/slurmctld.pid" slurmctld; then
     slurmctld -i
-    wait_for 15 bash -c 'scontrol ping 2>/dev/null | grep -q "is UP"' || die "slurmctld not up (see $STATE/log/slurmctld.log)"
+    wait_for 60 bash -c 'scontrol ping 2>/dev/null | grep -q "is UP"' || die "slurmctld not up (see $STATE/log/slurmctld.log)"
   fi
   local i
   for i in $(seq 1 "$NODES"); do
@@ -165,7 +165,7 @@ slurm_up() {
     esac
   done
   nodes_idle() { [ "$(sinfo -h -N -t idle,mixed,allocated -o '%N' 2>/dev/null | sort -u | wc -l)" -ge "$NODES" ]; }
-  wait_for 30 nodes_idle || { sinfo -N >&2; die "not all $NODES nodes up (see $STATE/log/slurmd-node*.log)"; }
+  wait_for 90 nodes_idle || { sinfo -N >&2; die "not all $NODES nodes up (see $STATE/log/slurmd-node*.log)"; }
 }
 
 # ------------------------------------------------------------------ sshd
@@ -205,7 +205,7 @@ LogLevel VERBOSE
 EOF
   /usr/sbin/sshd -t -f "$STATE/ssh/sshd_config" || die "sshd config test failed"
   /usr/sbin/sshd -f "$STATE/ssh/sshd_config" -E "$STATE/log/sshd.log"
-  wait_for 5 port_open "$SSH_PORT" || die "sshd not listening on $SSH_PORT (see $STATE/log/sshd.log)"
+  wait_for 15 port_open "$SSH_PORT" || die "sshd not listening on $SSH_PORT (see $STATE/log/sshd.log)"
 }
 
 # A second login user whose shell is tcsh (scripts/setup-sites.sh installs it): remote commands
@@ -233,7 +233,7 @@ temporal_up() {
     echo $! > "$STATE/pids/temporal.pid"
   fi
   local t=("$INFERSWEEP_TOOLS/bin/temporal" --address "127.0.0.1:$TEMPORAL_PORT")
-  wait_for 60 bash -c "$(printf '%q ' "${t[@]}") operator cluster health >/dev/null 2>&1" \
+  wait_for 120 bash -c "$(printf '%q ' "${t[@]}") operator cluster health >/dev/null 2>&1" \
     || die "Temporal dev server not healthy on 127.0.0.1:$TEMPORAL_PORT (see $STATE/log/temporal.log)"
   local existing a
   existing=$("${t[@]}" operator search-attribute list 2>/dev/null || true)
@@ -251,7 +251,7 @@ sim_up() {
     --force-dummy-tokenizer --mode random --time-to-first-token 20ms --inter-token-latency 5ms \
     --max-num-seqs 256 > "$STATE/log/sim.log" 2>&1 < /dev/null &
   echo $! > "$STATE/pids/sim.pid"
-  wait_for 20 port_open "$SIM_PORT" || die "simulator not listening on $SIM_PORT (see $STATE/log/sim.log)"
+  wait_for 30 port_open "$SIM_PORT" || die "simulator not listening on $SIM_PORT (see $STATE/log/sim.log)"
 }
 
 write_env() {
@@ -286,7 +286,7 @@ up() {
 down() {
   if ours "$STATE/pids/slurmctld.pid" slurmctld; then
     squeue -h -o '%i' 2>/dev/null | xargs -r scancel 2>/dev/null || true
-    wait_for 10 bash -c '[ -z "$(squeue -h -o %i 2>/dev/null)" ]' || true
+    wait_for 30 bash -c '[ -z "$(squeue -h -o %i 2>/dev/null)" ]' || true
   fi
   local f
   stop_pid "$STATE/pids/sim.pid" llm-d-inference-sim

@@ -5,11 +5,11 @@
  * subprocesses with the environment a deployment gives them (TEMPORAL_* variables, their own
  * client certificate); the tests observe through a client of their own (the `cli` certificate).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
 import { dataDir, repoRoot } from '../stack-env';
@@ -63,6 +63,15 @@ export async function prodClient(): Promise<Client> {
 
 export function stack(...args: string[]): void {
   execFileSync('bash', [STACK, ...args], { stdio: 'ignore', timeout: 240_000 });
+}
+
+/** {@link stack} without blocking the test: what it waits on (e.g. a sweep's next phase) can be watched meanwhile. */
+export function stackInBackground(...args: string[]): Promise<void> {
+  return new Promise((resolve, reject) =>
+    execFile('bash', [STACK, ...args], { timeout: 240_000 }, (err, _out, stderr) =>
+      err ? reject(new Error(`${STACK} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(),
+    ),
+  );
 }
 
 /** A worker's environment: the deployment's TEMPORAL_* with the worker's own client certificate. */
@@ -125,6 +134,7 @@ export async function startSweep(
   orientation: string,
   label: string,
   points?: number[],
+  config = CONFIG,
 ): Promise<{
   sweepId: string;
   uiLink: string;
@@ -133,7 +143,7 @@ export async function startSweep(
   const r = await cli([
     'sweep',
     '--config',
-    CONFIG,
+    config,
     '--cluster',
     cluster,
     '--orientation',
@@ -202,10 +212,90 @@ export async function expectEachPointOnce(
 
 /** The activity currently running for a sweep and its last heartbeat (no worker needed: describe). */
 export async function pendingHeartbeat(h: WorkflowHandle): Promise<Record<string, unknown> | undefined> {
-  const d = await h.describe();
+  return heartbeatOf(await h.describe());
+}
+
+function heartbeatOf(d: WorkflowExecutionDescription): Record<string, unknown> | undefined {
   for (const a of d.raw.pendingActivities ?? []) {
     const p = a.heartbeatDetails?.payloads?.[0];
     if (p) return defaultPayloadConverter.fromPayload(p) as Record<string, unknown>;
   }
   return undefined;
+}
+
+/**
+ * Wait until the sweep's running point `c` heartbeats phase `phase`; fails at once when the sweep
+ * closes first, and on either failure says what the sweep and its worker were doing ({@link sweepSnapshot}).
+ */
+export async function pointInPhase(
+  h: WorkflowHandle,
+  c: number,
+  phase: string,
+  timeoutMs: number,
+  worker?: WorkerProcess,
+): Promise<Record<string, unknown>> {
+  const what = `point c=${c} ${phase}`;
+  let seen: { hb?: Record<string, unknown>; closed?: string } | undefined;
+  try {
+    seen = await until(
+      what,
+      async () => {
+        const d = await h.describe();
+        if (d.status.name !== 'RUNNING') return { closed: d.status.name };
+        const hb = heartbeatOf(d);
+        return hb?.phase === phase && hb.concurrency === c ? { hb } : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await sweepSnapshot(h, worker)}`);
+  }
+  if (!seen.hb) throw new Error(`the sweep closed (${seen.closed}) before ${what}\n${await sweepSnapshot(h, worker)}`);
+  return seen.hb;
+}
+
+/** What a sweep is doing, for a failed wait's message: status, pending activities, last history events, worker state and log tail. */
+export async function sweepSnapshot(h: WorkflowHandle, worker?: WorkerProcess): Promise<string> {
+  const lines: string[] = [];
+  const text = (v: unknown) => JSON.stringify(v)?.slice(0, 300);
+  try {
+    const d = await h.describe();
+    lines.push(`sweep ${h.workflowId}: ${d.status.name}`);
+    for (const a of d.raw.pendingActivities ?? []) {
+      const p = a.heartbeatDetails?.payloads?.[0];
+      lines.push(
+        `  pending ${a.activityType?.name} attempt ${a.attempt} state ${a.state} heartbeat ${p ? text(defaultPayloadConverter.fromPayload(p)) : '-'}` +
+          (a.lastFailure?.message ? ` last failure: ${a.lastFailure.message.slice(0, 300)}` : ''),
+      );
+    }
+    const events = (await h.fetchHistory()).events ?? [];
+    lines.push(`  last of ${events.length} history events:`);
+    for (const e of events.slice(-12)) {
+      const failure =
+        e.activityTaskFailedEventAttributes?.failure?.message ??
+        e.activityTaskTimedOutEventAttributes?.failure?.message ??
+        e.workflowTaskFailedEventAttributes?.failure?.message;
+      // the event's kind is the name of its one set attributes field (eventType is a bare number here)
+      const kind = Object.entries(e).find(([k, v]) => k.endsWith('EventAttributes') && v)?.[0] ?? String(e.eventType);
+      const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      const attempt = e.activityTaskStartedEventAttributes?.attempt;
+      lines.push(
+        `    ${e.eventId} ${kind.replace(/EventAttributes$/, '')}${activity ? ` ${activity}` : ''}${attempt ? ` attempt ${attempt}` : ''}${failure ? `: ${failure.slice(0, 300)}` : ''}`,
+      );
+    }
+  } catch (err) {
+    lines.push(`sweep ${h.workflowId}: describe failed: ${(err as Error).message}`);
+  }
+  if (worker) {
+    const { exitCode, signalCode } = worker.proc;
+    lines.push(
+      `worker ${worker.cluster}: ${exitCode === null && signalCode === null ? 'running' : `exited ${exitCode ?? signalCode}`}; log tail (${worker.log}):`,
+    );
+    const tail = readFileSync(worker.log, 'utf8')
+      .split('\n')
+      .filter((l) => !l.includes('retried'))
+      .slice(-30);
+    for (const l of tail) lines.push(`    ${l.slice(0, 300)}`);
+  }
+  return lines.join('\n');
 }

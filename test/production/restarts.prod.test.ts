@@ -3,26 +3,31 @@
  * of a point, with no point lost or run twice; a finished sweep's history is still readable after both.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import {
+  CONFIG,
   cli,
   expectEachPointOnce,
-  pendingHeartbeat,
+  pointInPhase,
   prodClient,
   prodEnv,
   spawnWorker,
   stack,
+  stackInBackground,
   startSweep,
-  until,
   type WorkerProcess,
 } from './harness';
 
 // how long PostgreSQL stays down mid-point: long enough for many refused calls, shorter than the
 // runPoint heartbeat timeout (20 s, libs/orchestrator/src/workflows/sweep.ts) so the point keeps its attempt
 const OUTAGE_MS = 12_000;
+// the two-clusters config with a 20 s profile for the sweep the restarts hit (10 s there): each outage
+// must begin while the point profiles, seen through its heartbeats (sent at most every 2 s) by a
+// test process that shares two cores with the stack
+const PROFILE_SECONDS = 20;
 
 let client: Client;
 let east: WorkerProcess | undefined;
@@ -36,15 +41,9 @@ afterAll(async () => {
   await client?.connection.close();
 });
 
-const profiling = (h: WorkflowHandle, c: number) =>
-  until(
-    `point c=${c} profiling`,
-    async () => {
-      const hb = await pendingHeartbeat(h);
-      return hb?.phase === 'profiling' && hb.concurrency === c ? hb : undefined;
-    },
-    300_000,
-  );
+// the point's heartbeat says it is profiling (fails at once, with what the sweep and the worker were
+// doing, if the sweep closes or the wait times out)
+const profiling = (h: WorkflowHandle, c: number) => pointInPhase(h, c, 'profiling', 300_000, east);
 
 describe('restarts of the Temporal server and of PostgreSQL', () => {
   it('mid-point restarts are survived, and a finished sweep history is readable after both', async () => {
@@ -56,7 +55,14 @@ describe('restarts of the Temporal server and of PostgreSQL', () => {
     const before = (await fh.fetchHistory()).events ?? [];
 
     // the sweep the restarts hit: two points on two nodes
-    const s = await startSweep('east', 'two-node', label, [2, 4]);
+    const config = join(prodEnv().INFERSWEEP_PRODUCTION!, 'restarts.yaml');
+    const base = readFileSync(CONFIG, 'utf8');
+    expect(base).toMatch(/^  profileDurationSeconds: 10$/m);
+    writeFileSync(
+      config,
+      base.replace(/^  profileDurationSeconds: 10$/m, `  profileDurationSeconds: ${PROFILE_SECONDS}`),
+    );
+    const s = await startSweep('east', 'two-node', label, [2, 4], config);
     const h = client.workflow.getHandle(s.sweepId);
 
     // 1. the Temporal server (all four services) stops and starts while point c=2 is profiling
@@ -66,13 +72,17 @@ describe('restarts of the Temporal server and of PostgreSQL', () => {
     let t0 = Date.now();
     stack('stop-temporal');
     await expect(client.workflowService.getSystemInfo({})).rejects.toThrow();
-    stack('start-temporal');
+    // the sweep goes on as soon as the server answers, before the start script's health check
+    // returns: c=4's profiling is watched from the start on (the watch retries while the server is down)
+    const c4 = profiling(h, 4);
+    c4.catch(() => undefined); // awaited below; a failed start must not leave it unhandled
+    await stackInBackground('start-temporal');
     const temporalDownMs = Date.now() - t0;
     expect(readFileSync(pidFile, 'utf8').trim()).not.toBe(pid);
 
     // 2. PostgreSQL is down for OUTAGE_MS while point c=4 is profiling; the server answers with
     // errors the whole time (checked, not assumed), then the database comes back
-    await profiling(h, 4);
+    await c4;
     t0 = Date.now();
     stack('stop-postgres');
     let failedCalls = 0;
