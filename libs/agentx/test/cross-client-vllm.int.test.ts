@@ -2,10 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
+import { runAiperfPoint, runPoint } from '@infersweep/agentx';
 import { aiperfBinary, assertAiperfAvailable } from './aiperf-env';
-import { engineRefereed, sameWorkloadCorpus } from './cross-client';
-import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
+import { engineRefereed, sameWorkloadCorpus, type RefereedWindow } from './cross-client';
+import { midDenseModel, oneAfterTheOther, startVllm, type VllmEngine } from './vllm-engine';
 
 /**
  * Two clients, one workload, one real engine (issue 22 item 3): one `vllm serve` of the generated mid-dense model
@@ -24,7 +24,8 @@ import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type Vll
  * engine's clock within 4.1 % for both clients, and the two within 4.0 % of each other once so read; our TTFT mean
  * within ~11 ms of the engine's, aiperf's 30–150 ms above it (its own http_req_* timings show where: send stalls, the
  * wait, first byte to first content) — on this host aiperf's TTFT is the one that is wrong, so TTFT is recorded, not
- * asserted.
+ * asserted. The ITL read is each client's per-request ITL, interquartile mean (./cross-client.ts interquartileMean:
+ * the median's robustness at well under half its noise over ~30 requests; the README has the measurements).
  */
 const OUT = 96;
 const N = 2;
@@ -45,8 +46,8 @@ const identity = {
 
 describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the other, refereed by the engine)', () => {
   let engine: VllmEngine | undefined;
-  let ours: EngineWindow<PointResult>;
-  let aiperf: EngineWindow<PointResult>;
+  let ours: RefereedWindow;
+  let aiperf: RefereedWindow;
 
   beforeAll(async () => {
     assertAiperfAvailable();
@@ -66,6 +67,10 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
       gpuCount: 1,
       identity,
     };
+    const dirs = {
+      ours: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
+      aiperf: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
+    };
     const w = await oneAfterTheOther(
       engine.url,
       () =>
@@ -79,7 +84,7 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
             minMetricCoverage: 0.8,
             clientHealth: { maxEventLoopDelayP99Ms: 50, maxCpuFraction: 0.85 },
           },
-          outDir: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
+          outDir: dirs.ours,
         }),
       () =>
         runAiperfPoint({
@@ -93,13 +98,13 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
             warmupGracePeriodSeconds: 120,
             aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
           },
-          outDir: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
+          outDir: dirs.aiperf,
           traceFile: traces,
         }),
     );
     expect(w.second.result.aiperf.exitCode).toBe(0);
-    ours = w.first;
-    aiperf = w.second;
+    ours = { ...w.first, outDir: dirs.ours };
+    aiperf = { ...w.second, outDir: dirs.aiperf };
   }, 600_000);
 
   afterAll(async () => {
@@ -123,13 +128,14 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     expect(Math.abs(o.mean! / a.mean! - 1)).toBeLessThan(0.03);
   });
 
-  it('each client’s ITL p50 is the engine’s own (within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
+  it('each client’s ITL is the engine’s own (interquartile mean of per-request ITL within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
     const r = engineRefereed(ours, aiperf);
     console.info(
       `real vLLM, infersweep / aiperf, ${r.line}; our client's health ${JSON.stringify(ours.result.client_health)}`,
     );
-    // p50, not mean: a request whose first token a client read late has a short per-request ITL, and a few such
-    // requests move aiperf's mean (−13 % against the engine in one run, its p50 −3.8 %)
+    // the interquartile mean, not the mean (a request whose first token a client read late has a short per-request
+    // ITL: a few such moved aiperf's mean −13 % against the engine in one run) nor the median (of ~30 requests: a
+    // CI run's bootstrap gave the agreement a standard deviation of 4.1 % with it, 1.8 % with the interquartile mean)
     expect(Math.abs(r.itl.ours)).toBeLessThan(0.1);
     expect(Math.abs(r.itl.aiperf)).toBeLessThan(0.1);
     expect(Math.abs(r.itl.agreement)).toBeLessThan(0.05);

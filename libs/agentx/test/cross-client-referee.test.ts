@@ -1,0 +1,74 @@
+/**
+ * The real-vLLM cross-client referee's statistic (./cross-client.ts interquartileMean, used by
+ * cross-client-vllm.int.test.ts and the bench's vLLM row), on values whose answer is known by hand.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { interquartileMean, profiledItls } from './cross-client';
+
+describe('interquartileMean', () => {
+  it('is the mean of the middle half: ⌊n/4⌋ values dropped at each end, in any input order', () => {
+    // 8 values: 2 dropped at each end, mean of 3, 4, 5, 6
+    expect(interquartileMean([8, 1, 7, 2, 6, 3, 5, 4])).toBe(4.5);
+    // 7 values: 1 dropped at each end, mean of 2..6
+    expect(interquartileMean([7, 6, 5, 4, 3, 2, 1])).toBe(4);
+    // fewer than 4: nothing dropped
+    expect(interquartileMean([1, 2, 6])).toBe(3);
+    expect(interquartileMean([])).toBeNaN();
+  });
+
+  it('ignores a quarter of outliers at either end (what a client that read some first tokens late produces)', () => {
+    const itl = Array.from({ length: 20 }, (_, i) => 0.011 + (i % 5) * 0.0001);
+    const clean = interquartileMean(itl);
+    const lateReads = [...itl.slice(0, 15), 0.001, 0.002, 0.002, 0.003, 0.004];
+    expect(Math.abs(interquartileMean(lateReads) / clean - 1)).toBeLessThan(0.02);
+    const mean = lateReads.reduce((s, x) => s + x, 0) / lateReads.length;
+    expect(mean / clean - 1).toBeLessThan(-0.15);
+  });
+});
+
+describe('profiledItls', () => {
+  it('reads the per-request ITL (s) of profiled, successful requests only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'referee-'));
+    const rec = (phase: string, ok: boolean, itl: number | null, i: number) => ({
+      id: `r${i}`,
+      lane: 0,
+      trace_id: 't',
+      play: 0,
+      turn: i,
+      kind: 'root',
+      agent_id: null,
+      phase,
+      endpoint: 'http://127.0.0.1:1',
+      start_ms: i,
+      end_ms: i + 1,
+      ttft_ms: 1,
+      itl_ms: itl,
+      full_response_itl_ms: itl,
+      e2el_ms: 1,
+      isl: 10,
+      osl: ok ? 96 : 0,
+      cached_tokens: null,
+      expected_isl: 10,
+      expected_osl: 96,
+      max_tokens: 96,
+      theoretical_cache_hit_tokens: 0,
+      content_chunks: 96,
+      status: ok ? 200 : 500,
+      ok,
+      error_category: ok ? null : 'server',
+      error: ok ? null : 'boom',
+    });
+    const lines = [
+      rec('warmup', true, null, 0),
+      rec('profiling', true, 11, 1),
+      rec('profiling', false, null, 2),
+      rec('profiling', true, 12.5, 3),
+      rec('cache-pressure', true, 9, 4),
+    ];
+    writeFileSync(join(dir, 'requests.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    expect(profiledItls(dir)).toEqual([0.011, 0.0125]);
+  });
+});
