@@ -5,18 +5,21 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pointResultSchema, runAiperfPoint, type PointResult } from '@infersweep/agentx';
+import { pointResultSchema, runAiperfPoint, type PointResult, type RunPointInput } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
 import {
   clientFigures,
   crossClientDiff,
   engineRefereed,
+  REFEREED_OUT,
+  refereedWindows,
   sameWorkloadCorpus,
+  startRefereeEngine,
   sideBySide,
   subagentCorpus,
 } from '../libs/agentx/test/cross-client';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
-import { midDenseModel, oneAfterTheOther, startVllm, vllmBinary } from '../libs/agentx/test/vllm-engine';
+import { vllmBinary } from '../libs/agentx/test/vllm-engine';
 import { runClient, simPoint } from './common';
 
 const TTFT_MS = 100;
@@ -42,52 +45,21 @@ export async function crossClientBench(concs: number[], duration: number, out: s
  * The real engine: vLLM's CPU build serving the generated mid-dense model (~11 ms per token on one core, so the
  * engine and not this host sets the pace), c=2, prompts built with the model's own tokenizer on both sides. The two
  * clients run one after the other, each window from an empty prefix cache and read against the engine's own clock
- * (libs/agentx/test/vllm-engine.ts oneAfterTheOther; side by side on 2 cores aiperf starves: libs/agentx/README.md).
+ * (libs/agentx/test/cross-client.ts refereedWindows; side by side on 2 cores aiperf starves: libs/agentx/README.md).
  */
 async function vllmRow(duration: number, out: string): Promise<void> {
-  const engine = await startVllm({
-    model: midDenseModel,
-    servedName: 'mid-dense',
-    maxModelLen: 4096,
-    maxNumSeqs: 8,
-    devMode: true,
-  });
+  const engine = await startRefereeEngine();
   try {
-    const corpus = sameWorkloadCorpus({ seed: 11, traces: 16, out: 96, maxContextTokens: 1024 });
-    const base = {
-      concurrency: 2,
-      endpoints: [engine.url],
-      metricsEndpoints: [engine.url],
-      servedModel: 'mid-dense',
-      gpuCount: 1,
+    const w = await refereedWindows({
+      engine,
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
-    };
-    const settings = { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 };
-    const dirs = { ours: join(out, 'cross-ours-vllm'), aiperf: join(out, 'cross-aiperf-vllm') };
-    const w = await oneAfterTheOther(
-      engine.url,
-      () =>
-        runOurs({
-          ...base,
-          settings: { ...settings, traces: { kind: 'file' as const, path: corpus } },
-          outDir: dirs.ours,
-        }),
-      () =>
-        runAiperfPoint({
-          ...base,
-          tokenizer: midDenseModel,
-          settings: {
-            ...settings,
-            warmupGracePeriodSeconds: 120,
-            aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
-          },
-          outDir: dirs.aiperf,
-          traceFile: corpus,
-        }),
-    );
+      settings: { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 },
+      dirs: { ours: join(out, 'cross-ours-vllm'), aiperf: join(out, 'cross-aiperf-vllm') },
+      ours: runOurs,
+    });
     console.log(
-      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, 96-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
-        engineRefereed({ ...w.first, outDir: dirs.ours }, { ...w.second, outDir: dirs.aiperf }).line,
+      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, ${REFEREED_OUT}-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
+        engineRefereed(w.ours, w.aiperf).line,
     );
   } finally {
     await engine.stop();
@@ -164,7 +136,7 @@ async function clientsSideBySide(
 }
 
 /** infersweep's client in its own process (./common.ts runClient), its point read back from its result.json. */
-async function runOurs(input: { outDir: string; [k: string]: unknown }): Promise<PointResult> {
+async function runOurs(input: RunPointInput & { outDir: string }): Promise<PointResult> {
   await runClient(input);
   return pointResultSchema.parse(JSON.parse(readFileSync(join(input.outDir, 'result.json'), 'utf8')));
 }

@@ -215,10 +215,18 @@ export async function pendingHeartbeat(h: WorkflowHandle): Promise<Record<string
   return heartbeatOf(await h.describe());
 }
 
+type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/** A pending activity's last heartbeat details, decoded (undefined before its first heartbeat). */
+function lastHeartbeat(a: PendingActivity): Record<string, unknown> | undefined {
+  const p = a.heartbeatDetails?.payloads?.[0];
+  return p ? (defaultPayloadConverter.fromPayload(p) as Record<string, unknown>) : undefined;
+}
+
 function heartbeatOf(d: WorkflowExecutionDescription): Record<string, unknown> | undefined {
   for (const a of d.raw.pendingActivities ?? []) {
-    const p = a.heartbeatDetails?.payloads?.[0];
-    if (p) return defaultPayloadConverter.fromPayload(p) as Record<string, unknown>;
+    const hb = lastHeartbeat(a);
+    if (hb) return hb;
   }
   return undefined;
 }
@@ -262,9 +270,9 @@ export async function sweepSnapshot(h: WorkflowHandle, worker?: WorkerProcess): 
     const d = await h.describe();
     lines.push(`sweep ${h.workflowId}: ${d.status.name}`);
     for (const a of d.raw.pendingActivities ?? []) {
-      const p = a.heartbeatDetails?.payloads?.[0];
+      const hb = lastHeartbeat(a);
       lines.push(
-        `  pending ${a.activityType?.name} attempt ${a.attempt} state ${a.state} heartbeat ${p ? text(defaultPayloadConverter.fromPayload(p)) : '-'}` +
+        `  pending ${a.activityType?.name} attempt ${a.attempt} state ${a.state} heartbeat ${hb ? text(hb) : '-'}` +
           (a.lastFailure?.message ? ` last failure: ${a.lastFailure.message.slice(0, 300)}` : ''),
       );
     }

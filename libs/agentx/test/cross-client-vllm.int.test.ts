@@ -2,10 +2,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAiperfPoint, runPoint } from '@infersweep/agentx';
-import { aiperfBinary, assertAiperfAvailable } from './aiperf-env';
-import { engineRefereed, sameWorkloadCorpus, type RefereedWindow } from './cross-client';
-import { midDenseModel, oneAfterTheOther, startVllm, type VllmEngine } from './vllm-engine';
+import { runPoint, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
+import { assertAiperfAvailable } from './aiperf-env';
+import {
+  engineRefereed,
+  REFEREED_OUT as OUT,
+  refereedWindows,
+  startRefereeEngine,
+  type RefereedWindow,
+} from './cross-client';
+import type { VllmEngine } from './vllm-engine';
 
 /**
  * Two clients, one workload, one real engine (issue 22 item 3): one `vllm serve` of the generated mid-dense model
@@ -27,8 +33,6 @@ import { midDenseModel, oneAfterTheOther, startVllm, type VllmEngine } from './v
  * asserted. The ITL read is each client's per-request ITL, interquartile mean (./cross-client.ts interquartileMean:
  * the median's robustness at well under half its noise over ~30 requests; the README has the measurements).
  */
-const OUT = 96;
-const N = 2;
 const PROFILE_S = 20;
 
 const identity = {
@@ -47,64 +51,27 @@ const identity = {
 describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the other, refereed by the engine)', () => {
   let engine: VllmEngine | undefined;
   let ours: RefereedWindow;
-  let aiperf: RefereedWindow;
+  let aiperf: RefereedWindow<PointResult & { aiperf: AiperfProcessStats }>;
 
   beforeAll(async () => {
     assertAiperfAvailable();
-    engine = await startVllm({
-      model: midDenseModel,
-      servedName: 'mid-dense',
-      maxModelLen: 4096,
-      maxNumSeqs: 8,
-      devMode: true,
-    });
-    const traces = sameWorkloadCorpus({ seed: 11, traces: 16, out: OUT, maxContextTokens: 1024 });
-    const base = {
-      concurrency: N,
-      endpoints: [engine.url],
-      metricsEndpoints: [engine.url],
-      servedModel: 'mid-dense',
-      gpuCount: 1,
+    engine = await startRefereeEngine();
+    ({ ours, aiperf } = await refereedWindows({
+      engine,
       identity,
-    };
-    const dirs = {
-      ours: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
-      aiperf: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
-    };
-    const w = await oneAfterTheOther(
-      engine.url,
-      () =>
-        runPoint({
-          ...base,
-          settings: {
-            traces: { kind: 'file', path: traces },
-            profileDurationSeconds: PROFILE_S,
-            nonCanonical: true,
-            warmupRequestsPerLane: 2,
-            minMetricCoverage: 0.8,
-            clientHealth: { maxEventLoopDelayP99Ms: 50, maxCpuFraction: 0.85 },
-          },
-          outDir: dirs.ours,
-        }),
-      () =>
-        runAiperfPoint({
-          ...base,
-          // the served model's own tokenizer: aiperf builds each hash-id block with it (the offline test tokenizer
-          // gave prompts ~11 % longer than the traces ask, 2026-12-04)
-          tokenizer: midDenseModel,
-          settings: {
-            profileDurationSeconds: PROFILE_S,
-            nonCanonical: true,
-            warmupGracePeriodSeconds: 120,
-            aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
-          },
-          outDir: dirs.aiperf,
-          traceFile: traces,
-        }),
-    );
-    expect(w.second.result.aiperf.exitCode).toBe(0);
-    ours = { ...w.first, outDir: dirs.ours };
-    aiperf = { ...w.second, outDir: dirs.aiperf };
+      settings: { profileDurationSeconds: PROFILE_S, nonCanonical: true },
+      oursSettings: {
+        warmupRequestsPerLane: 2,
+        minMetricCoverage: 0.8,
+        clientHealth: { maxEventLoopDelayP99Ms: 50, maxCpuFraction: 0.85 },
+      },
+      dirs: {
+        ours: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
+        aiperf: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
+      },
+      ours: (input) => runPoint(input),
+    }));
+    expect(aiperf.result.aiperf.exitCode).toBe(0);
   }, 600_000);
 
   afterAll(async () => {

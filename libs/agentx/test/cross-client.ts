@@ -1,8 +1,18 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateTraces, readRequestRecords, type PointResult } from '@infersweep/agentx';
-import type { EngineWindow } from './vllm-engine';
+import {
+  generateTraces,
+  readRequestRecords,
+  runAiperfPoint,
+  type AiperfProcessStats,
+  type PointIdentityInput,
+  type PointResult,
+  type RunPointInput,
+} from '@infersweep/agentx';
+import type { AgentxSettingsInput } from '@infersweep/topology';
+import { aiperfBinary } from './aiperf-env';
+import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
 
 /**
  * One workload for two clients (libs/agentx/README.md "Two clients, one answer"): the cross-client
@@ -147,7 +157,67 @@ export function profiledItls(outDir: string): number[] {
 }
 
 /** One client's window on the engine (./vllm-engine.ts oneAfterTheOther) and the folder its requests went to. */
-export type RefereedWindow = EngineWindow<PointResult> & { outDir: string };
+export type RefereedWindow<R extends PointResult = PointResult> = EngineWindow<R> & { outDir: string };
+
+/** Output tokens of every request of the real-vLLM two-client workload ({@link refereedWindows}). */
+export const REFEREED_OUT = 96;
+
+/**
+ * The engine of the real-vLLM two-client runs (cross-client-vllm.int.test.ts, the bench's vLLM row): vLLM's CPU
+ * build serving the generated mid-dense model (~11 ms per token on one core), in dev mode for the prefix-cache reset.
+ */
+export function startRefereeEngine(): Promise<VllmEngine> {
+  return startVllm({ model: midDenseModel, servedName: 'mid-dense', maxModelLen: 4096, maxNumSeqs: 8, devMode: true });
+}
+
+/**
+ * The real-vLLM two-client run the test and the bench row share: one corpus ({@link sameWorkloadCorpus}, prompts up
+ * to 1024 tokens, {@link REFEREED_OUT}-token outputs) at c=2 on `engine`, infersweep's client (`ours`, given its
+ * whole input) and then aiperf (the served model's tokenizer — with the offline test tokenizer its prompts were ~11 %
+ * longer, 2026-12-04 —, ignore_eos), one after the other ({@link oneAfterTheOther}); each window with its folder,
+ * ready for {@link engineRefereed}. `settings` go to both clients, `oursSettings` to ours only.
+ */
+export async function refereedWindows(opts: {
+  engine: VllmEngine;
+  identity: PointIdentityInput;
+  settings: AgentxSettingsInput;
+  oursSettings?: AgentxSettingsInput;
+  dirs: { ours: string; aiperf: string };
+  ours: (input: RunPointInput & { outDir: string }) => Promise<PointResult>;
+}): Promise<{ ours: RefereedWindow; aiperf: RefereedWindow<PointResult & { aiperf: AiperfProcessStats }> }> {
+  const { engine, settings, dirs } = opts;
+  const corpus = sameWorkloadCorpus({ seed: 11, traces: 16, out: REFEREED_OUT, maxContextTokens: 1024 });
+  const base = {
+    concurrency: 2,
+    endpoints: [engine.url],
+    metricsEndpoints: [engine.url],
+    servedModel: 'mid-dense',
+    gpuCount: 1,
+    identity: opts.identity,
+  };
+  const w = await oneAfterTheOther(
+    engine.url,
+    () =>
+      opts.ours({
+        ...base,
+        settings: { ...settings, ...opts.oursSettings, traces: { kind: 'file', path: corpus } },
+        outDir: dirs.ours,
+      }),
+    () =>
+      runAiperfPoint({
+        ...base,
+        tokenizer: midDenseModel,
+        settings: {
+          ...settings,
+          warmupGracePeriodSeconds: 120,
+          aiperf: { binary: aiperfBinary, flavor: 'pypi', extraInputs: ['ignore_eos:true'] },
+        },
+        outDir: dirs.aiperf,
+        traceFile: corpus,
+      }),
+  );
+  return { ours: { ...w.first, outDir: dirs.ours }, aiperf: { ...w.second, outDir: dirs.aiperf } };
+}
 
 /**
  * Two clients' windows on one real engine read against the engine's own clock: each client's figure over the
