@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { repoRoot } from '../../../test/stack-env';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
 export const BIN = join(repoRoot, 'bin', 'infersweep');
 
@@ -79,4 +80,20 @@ export async function until<T>(
  */
 export function testCluster(): string {
   return `clitest-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * The run `schedule trigger <name>` started: its sweepAllWorkflow. Its child sweeps' ids begin with the run's id
+ * (libs/core/src/names.ts childSweepId), so the id prefix alone may list a child first once one has started.
+ */
+export function scheduledRun(client: Client, name: string): Promise<WorkflowExecutionInfo> {
+  const query = `WorkflowId STARTS_WITH 'infersweep-sched-${name}' AND WorkflowType = 'sweepAllWorkflow'`;
+  return until(
+    'the triggered run',
+    async () => {
+      for await (const w of client.workflow.list({ query })) return w;
+      return undefined;
+    },
+    60_000,
+  );
 }

@@ -18,7 +18,7 @@ import { currentDeploymentTag, startSweep, type StartedSweep } from '@infersweep
 import { readRequestRecords } from '@infersweep/agentx';
 import { launchChromium } from '../src/ops/browser';
 import { activePollers } from '../src/ops/temporal';
-import { cli, testCluster, until, type CliRun } from './cli-harness';
+import { cli, scheduledRun, testCluster, until, type CliRun } from './cli-harness';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -503,11 +503,7 @@ describe('schedule', () => {
       ).toBe(false);
 
       expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
-      const run = await until('the triggered run', async () => {
-        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` }))
-          return w;
-        return undefined;
-      });
+      const run = await scheduledRun(client, name);
       const h = client.workflow.getHandle(run.workflowId);
       const history = await h.fetchHistory();
       const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { ChildSweepOutcome } from '@infersweep/sweep';
 import { childSweepId } from '@infersweep/core';
-import { cli, testCluster, until } from './cli-harness';
+import { cli, scheduledRun, testCluster } from './cli-harness';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -79,15 +79,7 @@ describe('a scheduled sweep', () => {
     ]);
     expect(c.code, c.stderr).toBe(0);
     expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
-    const run = await until(
-      'the triggered run',
-      async () => {
-        for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH 'infersweep-sched-${name}'` }))
-          return w;
-        return undefined;
-      },
-      60_000,
-    );
+    const run = await scheduledRun(client, name);
     const h = client.workflow.getHandle(run.workflowId);
     const outcomes = (await h.result()) as ChildSweepOutcome[];
     const child = outcomes[0]!;
