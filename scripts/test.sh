@@ -81,6 +81,7 @@ const projectOf = (f) =>
 const problems = [];
 const per = {};
 const files = [];
+const failures = []; // each failed test with the head of its message, printed last: CI keeps a log's tail
 let passed = 0, failed = 0;
 for (const arg of process.argv.slice(2)) {
   const [report, rc] = arg.split('=');
@@ -103,8 +104,12 @@ for (const arg of process.argv.slice(2)) {
     p.tests += t.assertionResults.filter((a) => a.status === 'passed' || a.status === 'failed').length;
     p.files += 1;
     files.push({ name, s: (t.endTime - t.startTime) / 1000, status: t.status, tests: t.assertionResults.length });
-    for (const a of t.assertionResults)
+    for (const a of t.assertionResults) {
       if (['skipped', 'pending', 'todo', 'disabled'].includes(a.status)) problems.push(`skipped: ${name} > ${a.fullName}`);
+      if (a.status === 'failed') failures.push({ what: `${name} > ${a.fullName}`, why: (a.failureMessages ?? []).join('\n') });
+    }
+    if (t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed'))
+      failures.push({ what: name, why: t.message ?? '(no message)' });
   }
 }
 for (const [project, got] of Object.entries(per)) {
@@ -118,6 +123,10 @@ files.sort((a, b) => b.s - a.s);
 console.log('\n[gate] per file (s, tests, status), slowest first:');
 for (const f of files) console.log(`[gate] ${f.s.toFixed(1).padStart(7)} ${String(f.tests).padStart(4)} ${f.status.padEnd(6)} ${f.name}`);
 console.log(`[gate] per project: ${Object.entries(per).map(([p, g]) => `${p} ${g.tests} tests in ${g.files} files`).join('; ')}`);
+for (const f of failures) {
+  console.log(`[gate] FAILED ${f.what}`);
+  for (const l of f.why.split('\n').slice(0, 24)) console.log(`[gate]   ${l.slice(0, 240)}`);
+}
 for (const p of problems) console.log(`[gate] FAIL ${p}`);
 if (problems.length && failed === 0) failed = problems.length;
 fs.writeFileSync(`${process.env.OUT}/summary.json`, JSON.stringify({ passed, failed, problems, per, files }, null, 2));

@@ -31,7 +31,12 @@ function report(name: string, files: Record<string, Status[]>, fileFailed: strin
         status: ts.includes('failed') || fileFailed.includes(path) ? 'failed' : 'passed',
         startTime: 0,
         endTime: 1000,
-        assertionResults: ts.map((status, i) => ({ status, fullName: `${path} test ${i}` })),
+        message: fileFailed.includes(path) ? `Error: cannot import ${path}` : undefined,
+        assertionResults: ts.map((status, i) => ({
+          status,
+          fullName: `${path} test ${i}`,
+          failureMessages: status === 'failed' ? [`AssertionError: expected ${i} to be 42\n    at ${path}:${i + 1}:7`] : [],
+        })),
       })),
     }),
   );
@@ -99,5 +104,18 @@ describe('scripts/test.sh gate', () => {
     ]);
     const r = await gate(`${unit()}=0`, `${broken}=0`);
     expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);
+    expect(r.out).toContain('[gate] FAILED libs/x/test/c.int.test.ts\n[gate]   Error: cannot import libs/x/test/c.int.test.ts');
+  });
+
+  it('prints each failed test with the head of its message near the end (a CI log keeps its tail)', async () => {
+    const r = await gate(`${unit(['passed', 'failed', 'passed'])}=0`, `${integration()}=0`);
+    expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);
+    const tail = r.out.trim().split('\n').slice(-4);
+    expect(tail).toEqual([
+      '[gate] FAILED libs/x/test/a.test.ts > libs/x/test/a.test.ts test 1',
+      '[gate]   AssertionError: expected 1 to be 42',
+      '[gate]       at libs/x/test/a.test.ts:2:7',
+      '3 passed, 1 failed',
+    ]);
   });
 });
