@@ -35,7 +35,8 @@ function report(name: string, files: Record<string, Status[]>, fileFailed: strin
         assertionResults: ts.map((status, i) => ({
           status,
           fullName: `${path} test ${i}`,
-          failureMessages: status === 'failed' ? [`AssertionError: expected ${i} to be 42\n    at ${path}:${i + 1}:7`] : [],
+          failureMessages:
+            status === 'failed' ? [`AssertionError: expected ${i} to be 42\n    at ${path}:${i + 1}:7`] : [],
         })),
       })),
     }),
@@ -104,7 +105,9 @@ describe('scripts/test.sh gate', () => {
     ]);
     const r = await gate(`${unit()}=0`, `${broken}=0`);
     expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);
-    expect(r.out).toContain('[gate] FAILED libs/x/test/c.int.test.ts\n[gate]   Error: cannot import libs/x/test/c.int.test.ts');
+    expect(r.out).toContain(
+      '[gate] FAILED libs/x/test/c.int.test.ts\n[gate]   Error: cannot import libs/x/test/c.int.test.ts',
+    );
   });
 
   it('prints each failed test with the head of its message near the end (a CI log keeps its tail)', async () => {
