@@ -6,7 +6,52 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { interquartileMean, profiledItls } from './cross-client';
+import { generateTraces, rootRequests } from '@infersweep/agentx';
+import { interquartileMean, profiledItls, promptsAgainstTraces } from './cross-client';
+
+/** A request record (the fields of requests.jsonl) with its phase, success, per-request ITL and turn. */
+const rec = (
+  phase: string,
+  ok: boolean,
+  itl: number | null,
+  i: number,
+  over: Partial<Record<string, unknown>> = {},
+) => ({
+  id: `r${i}`,
+  lane: 0,
+  trace_id: 't',
+  play: 0,
+  turn: i,
+  kind: 'root',
+  agent_id: null,
+  phase,
+  endpoint: 'http://127.0.0.1:1',
+  start_ms: i,
+  end_ms: i + 1,
+  ttft_ms: 1,
+  itl_ms: itl,
+  full_response_itl_ms: itl,
+  e2el_ms: 1,
+  isl: 10,
+  osl: ok ? 96 : 0,
+  cached_tokens: null,
+  expected_isl: 10,
+  expected_osl: 96,
+  max_tokens: 96,
+  theoretical_cache_hit_tokens: 0,
+  content_chunks: 96,
+  status: ok ? 200 : 500,
+  ok,
+  error_category: ok ? null : 'server',
+  error: ok ? null : 'boom',
+  ...over,
+});
+
+function pointDir(lines: object[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'referee-'));
+  writeFileSync(join(dir, 'requests.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return dir;
+}
 
 describe('interquartileMean', () => {
   it('is the mean of the middle half: ⌊n/4⌋ values dropped at each end, in any input order', () => {
@@ -31,44 +76,42 @@ describe('interquartileMean', () => {
 
 describe('profiledItls', () => {
   it('reads the per-request ITL (s) of profiled, successful requests only', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'referee-'));
-    const rec = (phase: string, ok: boolean, itl: number | null, i: number) => ({
-      id: `r${i}`,
-      lane: 0,
-      trace_id: 't',
-      play: 0,
-      turn: i,
-      kind: 'root',
-      agent_id: null,
-      phase,
-      endpoint: 'http://127.0.0.1:1',
-      start_ms: i,
-      end_ms: i + 1,
-      ttft_ms: 1,
-      itl_ms: itl,
-      full_response_itl_ms: itl,
-      e2el_ms: 1,
-      isl: 10,
-      osl: ok ? 96 : 0,
-      cached_tokens: null,
-      expected_isl: 10,
-      expected_osl: 96,
-      max_tokens: 96,
-      theoretical_cache_hit_tokens: 0,
-      content_chunks: 96,
-      status: ok ? 200 : 500,
-      ok,
-      error_category: ok ? null : 'server',
-      error: ok ? null : 'boom',
-    });
-    const lines = [
+    const dir = pointDir([
       rec('warmup', true, null, 0),
       rec('profiling', true, 11, 1),
       rec('profiling', false, null, 2),
       rec('profiling', true, 12.5, 3),
       rec('cache-pressure', true, 9, 4),
-    ];
-    writeFileSync(join(dir, 'requests.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    ]);
     expect(profiledItls(dir)).toEqual([0.011, 0.0125]);
+  });
+});
+
+describe('promptsAgainstTraces', () => {
+  const corpus = mkdtempSync(join(tmpdir(), 'referee-corpus-'));
+  const traces = generateTraces({ seed: 3, traces: 2, maxContextTokens: 2048, subagentProbability: 0 });
+  for (const t of traces) writeFileSync(join(corpus, `${t.id}.json`), JSON.stringify(t));
+  const [a, b] = traces.map((t) => ({ id: t.id, in: rootRequests(t).map((r) => r.in) }));
+
+  it('pairs each profiled, successful request’s engine-counted prompt with its trace’s input length at that turn', () => {
+    const dir = pointDir([
+      rec('warmup', true, 11, 0, { trace_id: a!.id, turn: 0, isl: 1 }),
+      rec('profiling', true, 11, 1, { trace_id: a!.id, turn: 1, isl: a!.in[1]! + 4 }),
+      rec('profiling', true, 11, 0, { trace_id: b!.id, turn: 0, isl: b!.in[0]! * 2 }),
+      rec('profiling', false, null, 2, { trace_id: b!.id, turn: 1, isl: null }),
+    ]);
+    expect(promptsAgainstTraces(dir, corpus)).toEqual([
+      { isl: a!.in[1]! + 4, traceIn: a!.in[1]! },
+      { isl: b!.in[0]! * 2, traceIn: b!.in[0]! },
+    ]);
+  });
+
+  it('throws, naming the request, on a trace or turn the corpus does not have (a mapping that would compare nothing)', () => {
+    const unknownTrace = pointDir([rec('profiling', true, 11, 0, { trace_id: 'nope', turn: 0, isl: 50 })]);
+    expect(() => promptsAgainstTraces(unknownTrace, corpus)).toThrow(
+      /request r0 \(trace nope, turn 0, isl 50\) not in/,
+    );
+    const pastTheEnd = pointDir([rec('profiling', true, 11, 7, { trace_id: a!.id, turn: a!.in.length, isl: 50 })]);
+    expect(() => promptsAgainstTraces(pastTheEnd, corpus)).toThrow(`turn ${a!.in.length}, isl 50) not in`);
   });
 });

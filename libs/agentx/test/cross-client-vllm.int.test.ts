@@ -2,10 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runPoint, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
+import { percentileSorted, runPoint, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
 import { assertAiperfAvailable } from './aiperf-env';
 import {
   engineRefereed,
+  promptsAgainstTraces,
   REFEREED_OUT as OUT,
   refereedWindows,
   startRefereeEngine,
@@ -87,12 +88,30 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     }
   });
 
-  it('the engine counted the same prompt lengths from both (ISL p50 and mean within 3 %)', () => {
-    const a = aiperf.result.request_metrics.tokens.input;
-    const o = ours.result.request_metrics.tokens.input;
-    console.info(`ISL p50 ${o.p50} / ${a.p50}, mean ${o.mean} / ${a.mean} (infersweep / aiperf)`);
-    expect(Math.abs(o.p50! / a.p50! - 1)).toBeLessThan(0.03);
-    expect(Math.abs(o.mean! / a.mean! - 1)).toBeLessThan(0.03);
+  it('the engine counted the same prompts from both (per request, tokens over its trace’s input length: the two clients’ medians within 3 % of the prompt, each under 10 %)', () => {
+    // per request, not the windows' ISL distributions: the two windows replay different requests of the same traces (a
+    // CI run's ISL means differed 3.1 % with the same per-request counts; ./cross-client.ts promptsAgainstTraces)
+    const o = promptsAgainstTraces(ours.outDir, ours.corpus);
+    const a = promptsAgainstTraces(aiperf.outDir, aiperf.corpus);
+    expect([o.length, a.length]).toEqual([ours.result.num_requests_successful, aiperf.result.num_requests_successful]);
+    const median = (xs: number[]) =>
+      percentileSorted(
+        [...xs].sort((x, y) => x - y),
+        50,
+      )!;
+    const over = (ps: { isl: number; traceIn: number }[]) => median(ps.map((p) => p.isl - p.traceIn));
+    const prompt = median([...o, ...a].map((p) => p.traceIn));
+    const isl = (r: PointResult) => r.request_metrics.tokens.input;
+    console.info(
+      `prompt tokens over the trace's, median ${over(o)} / ${over(a)} of a median ${prompt}; ` +
+        `the windows' ISL p50 ${isl(ours.result).p50} / ${isl(aiperf.result).p50}, ` +
+        `mean ${isl(ours.result).mean?.toFixed(1)} / ${isl(aiperf.result).mean?.toFixed(1)} (infersweep / aiperf)`,
+    );
+    // both frame the trace's prompt alike (chat roles, the per-play marker): measured 2026-12-04, every request
+    // +42 or +43 tokens from ours, +37 to +62 (median +39) from aiperf, of prompts of 470-790 tokens
+    expect(Math.abs(over(o) - over(a)) / prompt).toBeLessThan(0.03);
+    for (const ps of [o, a]) expect(over(ps) / prompt).toBeGreaterThanOrEqual(0);
+    for (const ps of [o, a]) expect(over(ps) / prompt).toBeLessThan(0.1);
   });
 
   it('each client’s ITL is the engine’s own (interquartile mean of per-request ITL within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {

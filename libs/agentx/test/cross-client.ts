@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   generateTraces,
+  loadTraces,
   readRequestRecords,
+  rootRequests,
   runAiperfPoint,
   type AiperfProcessStats,
   type PointIdentityInput,
@@ -157,7 +159,29 @@ export function profiledItls(outDir: string): number[] {
 }
 
 /** One client's window on the engine (./vllm-engine.ts oneAfterTheOther) and the folder its requests went to. */
-export type RefereedWindow<R extends PointResult = PointResult> = EngineWindow<R> & { outDir: string };
+/**
+ * Each profiled, successful request's prompt as the engine counted it (usage.prompt_tokens, `isl`) beside the input
+ * length its trace gives that turn (`traceIn`: `in` in the corpus both clients replayed), keyed by trace and turn
+ * (aiperf's conversation_id and turn_index; libs/agentx/src/aiperf/parse.ts): a per-request reading, so two windows
+ * that replayed different requests of the same traces compare like for like. A request the corpus lacks throws.
+ */
+export function promptsAgainstTraces(outDir: string, corpus: string): { isl: number; traceIn: number }[] {
+  const inOf = new Map<string, number>();
+  for (const t of loadTraces(corpus)) rootRequests(t).forEach((r, turn) => inOf.set(`${t.id}#${turn}`, r.in));
+  return readRequestRecords(join(outDir, 'requests.jsonl'))
+    .filter((r) => r.phase === 'profiling' && r.ok)
+    .map((r) => {
+      const traceIn = inOf.get(`${r.trace_id}#${r.turn}`);
+      if (traceIn === undefined || r.isl === null)
+        throw new Error(
+          `${outDir}: request ${r.id} (trace ${r.trace_id}, turn ${r.turn}, isl ${r.isl}) not in ${corpus}`,
+        );
+      return { isl: r.isl, traceIn };
+    });
+}
+
+/** One client's window on the referee engine: its engine readings, its point folder and the corpus it replayed. */
+export type RefereedWindow<R extends PointResult = PointResult> = EngineWindow<R> & { outDir: string; corpus: string };
 
 /** Output tokens of every request of the real-vLLM two-client workload ({@link refereedWindows}). */
 export const REFEREED_OUT = 96;
@@ -216,7 +240,10 @@ export async function refereedWindows(opts: {
         traceFile: corpus,
       }),
   );
-  return { ours: { ...w.first, outDir: dirs.ours }, aiperf: { ...w.second, outDir: dirs.aiperf } };
+  return {
+    ours: { ...w.first, outDir: dirs.ours, corpus },
+    aiperf: { ...w.second, outDir: dirs.aiperf, corpus },
+  };
 }
 
 /**
