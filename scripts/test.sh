@@ -94,6 +94,11 @@ for (const arg of process.argv.slice(2)) {
     failed += 1;
     continue;
   }
+  // each file's wall time with its hooks (test/file-durations-reporter.ts), else the span of its tests
+  let durations = {};
+  try {
+    durations = JSON.parse(fs.readFileSync(report.replace(/\.json$/, '.durations.json'), 'utf8'));
+  } catch {}
   passed += r.numPassedTests;
   // a failed test, or a file that failed without a failed test (an import error, a failing hook)
   failed += r.numFailedTests + r.testResults.filter((t) => t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')).length;
@@ -103,7 +108,8 @@ for (const arg of process.argv.slice(2)) {
     const p = (per[projectOf(name)] ??= { tests: 0, files: 0 });
     p.tests += t.assertionResults.filter((a) => a.status === 'passed' || a.status === 'failed').length;
     p.files += 1;
-    files.push({ name, s: (t.endTime - t.startTime) / 1000, status: t.status, tests: t.assertionResults.length });
+    const s = durations[t.name] ?? (t.endTime - t.startTime) / 1000;
+    files.push({ name, s, status: t.status, tests: t.assertionResults.length });
     for (const a of t.assertionResults) {
       if (['skipped', 'pending', 'todo', 'disabled'].includes(a.status)) problems.push(`skipped: ${name} > ${a.fullName}`);
       if (a.status === 'failed') failures.push({ what: `${name} > ${a.fullName}`, why: (a.failureMessages ?? []).join('\n') });
@@ -138,9 +144,10 @@ EOF
 vitest_json() { # report-name, then vitest arguments
   local report=$OUT/$1.json
   shift
-  rm -f "$report"
+  rm -f "$report" "${report%.json}.durations.json"
   # shellcheck disable=SC2086  # VITEST_NICE, when set, is "nice -n N"
-  ${VITEST_NICE:-} npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
+  INFERSWEEP_FILE_DURATIONS="${report%.json}.durations.json" ${VITEST_NICE:-} npx vitest run --reporter=default \
+    --reporter=json --outputFile.json="$report" --reporter=./test/file-durations-reporter.ts "$@"
 }
 
 if [ "${1:-}" = "--gate" ]; then # --gate PROJECTS REPORT=RC…: the gate alone over existing reports (test/gate.test.ts)

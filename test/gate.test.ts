@@ -110,6 +110,18 @@ describe('scripts/test.sh gate', () => {
     );
   });
 
+  it('prints each file’s wall time from the durations file beside its report (hooks included), else its tests’ span', async () => {
+    const withHooks = report('hooks', { 'libs/x/test/v.int.test.ts': ['passed'] });
+    writeFileSync(
+      join(dir, 'hooks.durations.json'),
+      JSON.stringify({ [join(repoRoot, 'libs/x/test/v.int.test.ts')]: 71.25 }),
+    );
+    const r = await gate(`${unit()}=0`, `${withHooks}=0`);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('[gate]    71.3    1 passed libs/x/test/v.int.test.ts');
+    expect(r.out).toContain('[gate]     1.0    2 passed libs/x/test/a.test.ts'); // no unit.durations.json: 0 to 1000 ms
+  });
+
   it('prints each failed test with the head of its message near the end (a CI log keeps its tail)', async () => {
     const r = await gate(`${unit(['passed', 'failed', 'passed'])}=0`, `${integration()}=0`);
     expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);

@@ -1,0 +1,23 @@
+import { writeFileSync } from 'node:fs';
+import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * Each test file's wall time, its hooks and its import included, written as `{ path: seconds }` to the file
+ * INFERSWEEP_FILE_DURATIONS names when the run ends (scripts/test.sh passes it to every lane; its gate prints the
+ * per-file table from it). Vitest's JSON report spans a file's tests only: a file whose work is in `beforeAll` (the
+ * real-vLLM cross-client test's two windows, ~70 s) read 0.0 s there.
+ */
+export default class FileDurationsReporter implements Reporter {
+  private readonly seconds: Record<string, number> = {};
+
+  onTestModuleEnd(m: TestModule): void {
+    const d = m.diagnostic();
+    const ms = d.environmentSetupDuration + d.prepareDuration + d.collectDuration + d.setupDuration + d.duration;
+    this.seconds[m.moduleId] = Math.round(ms) / 1000;
+  }
+
+  onTestRunEnd(): void {
+    const out = process.env.INFERSWEEP_FILE_DURATIONS;
+    if (out) writeFileSync(out, JSON.stringify(this.seconds, null, 2) + '\n');
+  }
+}
