@@ -100,8 +100,7 @@ for (const arg of process.argv.slice(2)) {
     durations = JSON.parse(fs.readFileSync(report.replace(/\.json$/, '.durations.json'), 'utf8'));
   } catch {}
   passed += r.numPassedTests;
-  // a failed test, or a file that failed without a failed test (an import error, a failing hook)
-  failed += r.numFailedTests + r.testResults.filter((t) => t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')).length;
+  failed += r.numFailedTests;
   if (r.numPendingTests + r.numTodoTests > 0) problems.push(`${report}: ${r.numPendingTests} skipped and ${r.numTodoTests} todo tests (none may be)`);
   for (const t of r.testResults) {
     const name = t.name.replace(process.cwd() + '/', '');
@@ -114,8 +113,11 @@ for (const arg of process.argv.slice(2)) {
       if (['skipped', 'pending', 'todo', 'disabled'].includes(a.status)) problems.push(`skipped: ${name} > ${a.fullName}`);
       if (a.status === 'failed') failures.push({ what: `${name} > ${a.fullName}`, why: (a.failureMessages ?? []).join('\n') });
     }
-    if (t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed'))
+    // a file that failed without a failed test (an import error, a failing hook) is a failure of its own
+    if (t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')) {
+      failed += 1;
       failures.push({ what: name, why: t.message ?? '(no message)' });
+    }
   }
 }
 for (const [project, got] of Object.entries(per)) {

@@ -6,46 +6,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateTraces, rootRequests } from '@infersweep/agentx';
+import { generateTraces, rootRequests, type RequestRecord } from '@infersweep/agentx';
 import { interquartileMean, profiledItls, promptsAgainstTraces } from './cross-client';
+import { requestRecord } from './records-fixture';
 
-/** A request record (the fields of requests.jsonl) with its phase, success, per-request ITL and turn. */
+/** A request record (./records-fixture.ts) with its phase, success, per-request ITL (ms), id `r<i>` and turn i. */
 const rec = (
-  phase: string,
+  phase: RequestRecord['phase'],
   ok: boolean,
   itl: number | null,
   i: number,
-  over: Partial<Record<string, unknown>> = {},
-) => ({
-  id: `r${i}`,
-  lane: 0,
-  trace_id: 't',
-  play: 0,
-  turn: i,
-  kind: 'root',
-  agent_id: null,
-  phase,
-  endpoint: 'http://127.0.0.1:1',
-  start_ms: i,
-  end_ms: i + 1,
-  ttft_ms: 1,
-  itl_ms: itl,
-  full_response_itl_ms: itl,
-  e2el_ms: 1,
-  isl: 10,
-  osl: ok ? 96 : 0,
-  cached_tokens: null,
-  expected_isl: 10,
-  expected_osl: 96,
-  max_tokens: 96,
-  theoretical_cache_hit_tokens: 0,
-  content_chunks: 96,
-  status: ok ? 200 : 500,
-  ok,
-  error_category: ok ? null : 'server',
-  error: ok ? null : 'boom',
-  ...over,
-});
+  over: Partial<RequestRecord> = {},
+): RequestRecord => requestRecord({ id: `r${i}`, turn: i, phase, ok, itl_ms: itl, ...over });
 
 function pointDir(lines: object[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'referee-'));

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { percentileSorted, runPoint, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
+import { runPoint, stats, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
 import { assertAiperfAvailable } from './aiperf-env';
 import {
   engineRefereed,
@@ -94,11 +94,7 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     const o = promptsAgainstTraces(ours.outDir, ours.corpus);
     const a = promptsAgainstTraces(aiperf.outDir, aiperf.corpus);
     expect([o.length, a.length]).toEqual([ours.result.num_requests_successful, aiperf.result.num_requests_successful]);
-    const median = (xs: number[]) =>
-      percentileSorted(
-        [...xs].sort((x, y) => x - y),
-        50,
-      )!;
+    const median = (xs: number[]) => stats(xs).p50!;
     const over = (ps: { isl: number; traceIn: number }[]) => median(ps.map((p) => p.isl - p.traceIn));
     const prompt = median([...o, ...a].map((p) => p.traceIn));
     const isl = (r: PointResult) => r.request_metrics.tokens.input;

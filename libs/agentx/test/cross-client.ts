@@ -10,6 +10,7 @@ import {
   type AiperfProcessStats,
   type PointIdentityInput,
   type PointResult,
+  type RequestRecord,
   type RunPointInput,
 } from '@infersweep/agentx';
 import type { AgentxSettingsInput } from '@infersweep/topology';
@@ -151,14 +152,18 @@ export function interquartileMean(xs: readonly number[]): number {
   return mid.reduce((s, x) => s + x, 0) / mid.length;
 }
 
-/** Per-request ITL (s) of a point's profiled, successful requests (its `requests.jsonl`, what its ITL figures count). */
+/** A point's profiled, successful requests (its `requests.jsonl`: what its figures count). */
+function profiledRequests(outDir: string): RequestRecord[] {
+  return readRequestRecords(join(outDir, 'requests.jsonl')).filter((r) => r.phase === 'profiling' && r.ok);
+}
+
+/** Per-request ITL (s) of a point's profiled, successful requests. */
 export function profiledItls(outDir: string): number[] {
-  return readRequestRecords(join(outDir, 'requests.jsonl'))
-    .filter((r) => r.phase === 'profiling' && r.ok && r.itl_ms !== null)
+  return profiledRequests(outDir)
+    .filter((r) => r.itl_ms !== null)
     .map((r) => r.itl_ms! / 1000);
 }
 
-/** One client's window on the engine (./vllm-engine.ts oneAfterTheOther) and the folder its requests went to. */
 /**
  * Each profiled, successful request's prompt as the engine counted it (usage.prompt_tokens, `isl`) beside the input
  * length its trace gives that turn (`traceIn`: `in` in the corpus both clients replayed), keyed by trace and turn
@@ -168,16 +173,14 @@ export function profiledItls(outDir: string): number[] {
 export function promptsAgainstTraces(outDir: string, corpus: string): { isl: number; traceIn: number }[] {
   const inOf = new Map<string, number>();
   for (const t of loadTraces(corpus)) rootRequests(t).forEach((r, turn) => inOf.set(`${t.id}#${turn}`, r.in));
-  return readRequestRecords(join(outDir, 'requests.jsonl'))
-    .filter((r) => r.phase === 'profiling' && r.ok)
-    .map((r) => {
-      const traceIn = inOf.get(`${r.trace_id}#${r.turn}`);
-      if (traceIn === undefined || r.isl === null)
-        throw new Error(
-          `${outDir}: request ${r.id} (trace ${r.trace_id}, turn ${r.turn}, isl ${r.isl}) not in ${corpus}`,
-        );
-      return { isl: r.isl, traceIn };
-    });
+  return profiledRequests(outDir).map((r) => {
+    const traceIn = inOf.get(`${r.trace_id}#${r.turn}`);
+    if (traceIn === undefined || r.isl === null)
+      throw new Error(
+        `${outDir}: request ${r.id} (trace ${r.trace_id}, turn ${r.turn}, isl ${r.isl}) not in ${corpus}`,
+      );
+    return { isl: r.isl, traceIn };
+  });
 }
 
 /** One client's window on the referee engine: its engine readings, its point folder and the corpus it replayed. */
