@@ -31,8 +31,9 @@ import type { VllmEngine } from './vllm-engine';
  * engine's clock within 4.1 % for both clients, and the two within 4.0 % of each other once so read; our TTFT mean
  * within ~11 ms of the engine's, aiperf's 30–150 ms above it (its own http_req_* timings show where: send stalls, the
  * wait, first byte to first content) — on this host aiperf's TTFT is the one that is wrong, so TTFT is recorded, not
- * asserted. The ITL read is each client's per-request ITL, interquartile mean (./cross-client.ts interquartileMean:
- * the median's robustness at well under half its noise over ~30 requests; the README has the measurements).
+ * asserted. The ITL read is each client's per-request ITL, its mean without low outliers (./cross-client.ts
+ * lowFencedMean: the engine's mean's counterpart, robust to first tokens a client read late; the README has the
+ * measurements).
  */
 const PROFILE_S = 20;
 
@@ -110,14 +111,15 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     for (const ps of [o, a]) expect(over(ps) / prompt).toBeLessThan(0.1);
   });
 
-  it('each client’s ITL is the engine’s own (interquartile mean of per-request ITL within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
+  it('each client’s ITL is the engine’s own (per-request ITL, mean without low outliers, within 10 % of the engine’s ITL mean over its window); the two agree within 5 % so read', () => {
     const r = engineRefereed(ours, aiperf);
     console.info(
       `real vLLM, infersweep / aiperf, ${r.line}; our client's health ${JSON.stringify(ours.result.client_health)}`,
     );
-    // the interquartile mean, not the mean (a request whose first token a client read late has a short per-request
-    // ITL: a few such moved aiperf's mean −13 % against the engine in one run) nor the median (of ~30 requests: a
-    // CI run's bootstrap gave the agreement a standard deviation of 4.1 % with it, 1.8 % with the interquartile mean)
+    // the mean without low outliers (Tukey's lower fence), not the plain mean (a request whose first token a client
+    // read late has a short per-request ITL: a few such moved aiperf's mean −13 % against the engine in one run), nor a
+    // median or interquartile mean (they drop a slow stretch the engine's mean keeps: aiperf −6.0 % so read in a CI
+    // window where its plain mean read −0.8 %; the README has the seven window pairs)
     expect(Math.abs(r.itl.ours)).toBeLessThan(0.1);
     expect(Math.abs(r.itl.aiperf)).toBeLessThan(0.1);
     expect(Math.abs(r.itl.agreement)).toBeLessThan(0.05);
