@@ -5,8 +5,14 @@
  * is never logged ({@link PgHistoryStore.where} shows host and database only).
  */
 import pg from 'pg';
-import { historyPointSchema, seriesId, seriesKeySchema, type HistoryPoint, type SeriesKey } from './schema';
-import type { HistoryStore } from './store';
+import {
+  historyPointSchema,
+  seriesId,
+  seriesKeySchema,
+  type HistoryPoint,
+  type HistoryStore,
+  type SeriesKey,
+} from './schema';
 
 const TABLE = 'infersweep_history_points';
 

@@ -12,8 +12,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { detectionSettingsSchema } from './detect';
 import { extractRun } from './extract';
-import { seriesId, type HistoryPoint } from './schema';
-import { openStore, type HistoryStore } from './store';
+import { seriesId, type HistoryPoint, type HistoryStore } from './schema';
+import { openStore } from './store';
 import { evaluateRun, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
 import { verdictText } from './render';
 

@@ -1,29 +1,13 @@
 /**
- * Where the history lives. One interface, two stores: a JSON-lines file under the results root (the
- * embedded default; Node 20 has no built-in SQLite) and PostgreSQL (./pg-store.ts, the database the
- * production-shaped stack runs). Both keep whole runs: writing a run again replaces it, so a retried
- * activity or a rebuild never counts a point twice.
+ * Where the history lives. One interface (`HistoryStore`, ./schema.ts), two stores: a JSON-lines
+ * file under the results root (the embedded default; Node 20 has no built-in SQLite) and PostgreSQL
+ * (./pg-store.ts, the database the production-shaped stack runs). Both keep whole runs: writing a run
+ * again replaces it, so a retried activity or a rebuild never counts a point twice.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { historyPointSchema, seriesId, type HistoryPoint, type SeriesKey } from './schema';
-
-export interface HistoryStore {
-  /** where it is, for messages (no credentials) */
-  readonly where: string;
-  /** Store the points of a run, replacing what the store held for that run. */
-  putRun(runId: string, points: readonly HistoryPoint[]): Promise<void>;
-  /** Every stored point of one series. */
-  series(key: SeriesKey): Promise<HistoryPoint[]>;
-  /** The points of one run (empty when unknown). */
-  run(runId: string): Promise<HistoryPoint[]>;
-  /** Every series key the store holds (each once). */
-  seriesKeys(): Promise<SeriesKey[]>;
-  /** Forget everything (before a rebuild). */
-  clear(): Promise<void>;
-  close(): Promise<void>;
-}
+import { historyPointSchema, seriesId, type HistoryPoint, type HistoryStore, type SeriesKey } from './schema';
 
 /** The file store's name under a results root. */
 export const HISTORY_FILE = '.infersweep-history.jsonl';
