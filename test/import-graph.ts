@@ -18,7 +18,8 @@ export function workspaceProjects(root = repoRoot): string[] {
     .sort();
 }
 
-function tsFiles(dir: string): string[] {
+/** Every `.ts` file under a folder (absolute paths). */
+export function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
     const p = join(dir, f);
     return statSync(p).isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];

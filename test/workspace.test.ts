@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileImports, importCircles, projectImports, workspaceProjects } from './import-graph';
+import { fileImports, importCircles, projectImports, tsFiles, workspaceProjects } from './import-graph';
 import { repoRoot } from './stack-env';
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
-  });
-}
 
 const libs = workspaceProjects()
   .filter((p) => p.startsWith('libs/'))
@@ -44,14 +37,14 @@ describe('workspace layout', () => {
   it('libs/core and libs/topology import no I/O module', () => {
     const io = /from\s+['"](node:[^'"]+|fs|path|child_process|net|http|https|os|ssh2|undici|@temporalio\/[^'"]+)['"]/;
     const offenders = ['core', 'topology']
-      .flatMap((lib) => sources(join(repoRoot, 'libs', lib, 'src')))
+      .flatMap((lib) => tsFiles(join(repoRoot, 'libs', lib, 'src')))
       .filter((f) => io.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);
   });
 
   it('no lib imports an app', () => {
     const offenders = libs
-      .flatMap((lib) => sources(join(repoRoot, 'libs', lib, 'src')))
+      .flatMap((lib) => tsFiles(join(repoRoot, 'libs', lib, 'src')))
       .filter((f) => /from\s+['"][^'"]*apps\//.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);
   });
