@@ -18,6 +18,8 @@ import {
   requestMetrics,
   serverMetricsFromAiperf,
   serverMetricsWindow,
+  inferencexSidecar,
+  inferencexWorkloadDifferences,
   toInferencex,
   type InferencexAgg,
   type PointResult,
@@ -214,7 +216,7 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(keys(agg.server_metrics.tokens.prompt_by_source)).toEqual(sorted(IX.serverPromptSource));
     // InferenceX's processor output on the same artifacts has exactly our top-level keys (dataset: see
     // below; warnings are optional: InferenceX's run had no server_metrics_export.json and says so)
-    const { dataset: _d, ...ours } = agg;
+    const { dataset: _d, warnings: _ow, ...ours } = agg;
     const { warnings: _w, ...theirs } = IX_PROCESSOR_OUTPUT;
     expect(keys(ours)).toEqual(keys(theirs));
     expect(agg.recipe_fingerprint).toMatch(/^[0-9a-f]{16}$/);
@@ -583,5 +585,77 @@ describe('server cache fields from vllm:prompt_tokens_by_source (real vLLM 0.32.
     });
     expect(agg.server_metrics.cache.overall_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
     expect(agg.server_metrics.cache.external_cache_hit_rate).toBeNull();
+  });
+});
+
+describe('what InferenceX cannot say: an invalid point, another workload (export/comparable.ts)', () => {
+  const ctx = inferencexContext(plan('ix-balanced'));
+  const ixWorkload = agentxSettingsSchema.parse({
+    client: 'aiperf',
+    aiperf: { runOn: 'head-node', traces: 'public' },
+  });
+  const withSettings = (r: PointResult, settings: PointResult['settings']): PointResult => ({ ...r, settings });
+
+  it("infersweep's default workload (its own client, 64 synthetic traces) is flagged not comparable, in warnings and the sidecar", () => {
+    const r = realRecord(8, 32);
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([
+      'client infersweep replaying 64 synthetic traces (≤ 32768 tokens) from the worker host (InferenceX: aiperf on the head node, its public corpus)',
+    ]);
+    const agg = toInferencex(r, ctx, { requests: aiperfRequests() });
+    expect(agg.warnings?.[0]).toMatch(
+      /^infersweep: not InferenceX's workload, not comparable with its results: client infersweep/,
+    );
+    expect(inferencexSidecar(r, 'kimik3')).toMatchObject({ inferencex_comparable: false, submission_valid: true });
+  });
+
+  it("aiperf on the head node replaying InferenceX's corpus for 3600 s is InferenceX's workload: no infersweep warning", () => {
+    const r = withSettings(realRecord(8, 32), ixWorkload);
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([]);
+    const agg = toInferencex(r, ctx, { requests: aiperfRequests() });
+    expect((agg.warnings ?? []).filter((w) => w.startsWith('infersweep:'))).toEqual([]);
+    expect(inferencexSidecar(r, 'kimik3').inferencex_comparable).toBe(true);
+  });
+
+  it('each departure from it is named: worker-host aiperf, the configured traces, another corpus, PyPI aiperf, a short profile', () => {
+    const r = withSettings(
+      realRecord(8, 32),
+      agentxSettingsSchema.parse({
+        client: 'aiperf',
+        aiperf: { runOn: 'worker', traces: 'configured', flavor: 'pypi' },
+        profileDurationSeconds: 60,
+        nonCanonical: true,
+      }),
+    );
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([
+      'aiperf replays the configured traces (InferenceX: semianalysis_cc_traces_weka_062126)',
+      'aiperf runs on the worker host (InferenceX: on the head node, against localhost)',
+      'aiperf flavor pypi (InferenceX: its pinned fork)',
+      'profile 60 s (InferenceX: 3600 s)',
+    ]);
+    const other = withSettings(
+      realRecord(8, 32),
+      agentxSettingsSchema.parse({
+        ...ixWorkload,
+        aiperf: { ...ixWorkload.aiperf, publicDataset: 'semianalysis_cc_traces_weka_062126_256k' },
+      }),
+    );
+    expect(inferencexWorkloadDifferences(other, 'kimik3')).toEqual([
+      'aiperf corpus semianalysis_cc_traces_weka_062126_256k (InferenceX: semianalysis_cc_traces_weka_062126 for kimik3)',
+    ]);
+  });
+
+  it('an invalid point carries its reasons first in warnings and in the sidecar', () => {
+    const invalid = realRecord(8, 32, aiperfRequests(), dp2LoadWindow(), {
+      submission_valid: false,
+      submission_invalid_reasons: ['client_saturated: event-loop p99 9 ms > 5 ms', 'idle_dp_rank: engine 1'],
+    });
+    const agg = toInferencex(withSettings(invalid, ixWorkload), ctx, { requests: aiperfRequests() });
+    expect(agg.warnings?.[0]).toBe(
+      'infersweep: INVALID point, not a submittable result: client_saturated: event-loop p99 9 ms > 5 ms; idle_dp_rank: engine 1',
+    );
+    expect(inferencexSidecar(invalid, 'kimik3')).toMatchObject({
+      submission_valid: false,
+      submission_invalid_reasons: ['client_saturated: event-loop p99 9 ms > 5 ms', 'idle_dp_rank: engine 1'],
+    });
   });
 });

@@ -4,10 +4,12 @@ import type { PointResult, RequestRecord } from '../result';
 import { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from './inferencex-schema';
 import { kvPoolTokensFromServerLogs } from './server-log';
+import { inferencexSidecar, sidecarWarnings } from './comparable';
 
 export * from './inferencex-schema';
 export { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 export { kvPoolTokensFromServerLog, kvPoolTokensFromServerLogs } from './server-log';
+export * from './comparable';
 
 /**
  * Export a point as InferenceX's aggregated agentic result (pure): the JSON InferenceX's
@@ -260,7 +262,11 @@ export interface InferencexInputs {
   serverLogs?: readonly string[];
 }
 
-/** Build the InferenceX aggregate for one point. Throws when the point has no successful profiled request. */
+/**
+ * Build the InferenceX aggregate for one point. Throws when the point has no successful profiled request.
+ * An invalid point or one of another workload gets `infersweep: …` lines first in `warnings` (./comparable.ts);
+ * whether an invalid point is exported at all is the caller's choice (`results --include-invalid`).
+ */
 export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: InferencexInputs): InferencexAgg {
   const s = inferencexShape(ctx.topology);
   const multinode = ctx.topology.nodes > 1;
@@ -318,7 +324,9 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
     }),
     server_metrics: serverMetrics(r, inputs.requests, poolTokens),
     kv_cache_pool_tokens: poolTokens,
-    ...(r.server_metrics.warnings.length > 0 ? { warnings: [...r.server_metrics.warnings] } : {}),
   };
+  // what InferenceX's schema cannot say otherwise: an invalid point, another workload (./comparable.ts)
+  const warnings = [...sidecarWarnings(inferencexSidecar(r, ctx.modelPrefix)), ...r.server_metrics.warnings];
+  if (warnings.length > 0) agg.warnings = warnings;
   return inferencexAggSchema.parse(roundFloats(agg));
 }
