@@ -1,8 +1,8 @@
 /**
- * `infersweep results ID [--json|--csv|--format inferencex [--out DIR|--next-to-points] [--include-invalid]]`: the
- * per-point results of a sweep (or of every orientation of an `all` sweep). Table by default;
+ * `infersweep results ID [--json|--csv|--format inferencex [--out DIR|--next-to-points] [--include-invalid]]`:
+ * the per-point results of a sweep (or of every orientation of an `all` sweep). Table by default;
  * `--csv` one row per point (RFC 4180); `--json` an array of sweeps with their points and
- * allocations; `--format inferencex` writes InferenceX aggregated agentic results
+ * allocations; `--format inferencex` writes InferenceX aggregated agentic results of the valid points
  * (`<name>_conc<N>.json`) into `<resultsDir>/inferencex/` (or `--out`, or next to each point).
  */
 import type { Command } from 'commander';
@@ -129,10 +129,10 @@ export function register(program: Command): void {
               throw new UsageError('--out and --next-to-points go with --format inferencex');
             if (opts.out !== undefined && opts.nextToPoints)
               throw new UsageError('choose one of --out and --next-to-points');
-            const r = await resolveSweeps(id);
-            if (r.note) err(`note: ${r.note}`);
             if (opts.includeInvalid && format !== 'inferencex')
               throw new UsageError('--include-invalid goes with --format inferencex');
+            const r = await resolveSweeps(id);
+            if (r.note) err(`note: ${r.note}`);
             if (format === 'inferencex') return exportInferencex(r.sweeps, opts);
             if (format === 'csv') process.stdout.write(toCsv(r.sweeps));
             else if (format === 'json') out(JSON.stringify(r.sweeps, null, 2));
