@@ -127,9 +127,19 @@ export interface HistoryStore {
   run(runId: string): Promise<HistoryPoint[]>;
   /** Every series key the store holds (each once). */
   seriesKeys(): Promise<SeriesKey[]>;
-  /** Forget everything (before a rebuild). */
-  clear(): Promise<void>;
+  /**
+   * Replace these runs, all or none (PostgreSQL: one transaction; the file: one rename): what the store held
+   * for each run id is dropped, the given points stored. Runs not named stay as they are.
+   */
+  replaceRuns(runs: readonly StoredRun[]): Promise<void>;
+  /** Stored lines that did not validate at the last read, or that `replaceRuns` dropped (the file store; 0 for PostgreSQL). */
+  readonly skippedLines: number;
   close(): Promise<void>;
+}
+
+export interface StoredRun {
+  runId: string;
+  points: readonly HistoryPoint[];
 }
 
 // ---------------------------------------------------------------- verdicts
