@@ -197,8 +197,15 @@ export const REFEREED_OUT = 96;
  * The engine of the real-vLLM two-client runs (cross-client-vllm.int.test.ts, the bench's vLLM row): vLLM's CPU
  * build serving the generated mid-dense model (~11 ms per token on one core), in dev mode for the prefix-cache reset.
  */
-export function startRefereeEngine(): Promise<VllmEngine> {
-  return startVllm({ model: midDenseModel, servedName: 'mid-dense', maxModelLen: 4096, maxNumSeqs: 8, devMode: true });
+export function startRefereeEngine(otlpTracesEndpoint?: string): Promise<VllmEngine> {
+  return startVllm({
+    model: midDenseModel,
+    servedName: 'mid-dense',
+    maxModelLen: 4096,
+    maxNumSeqs: 8,
+    devMode: true,
+    otlpTracesEndpoint,
+  });
 }
 
 /**

@@ -1,0 +1,174 @@
+import type { RequestRecord } from '@infersweep/agentx';
+import type { EngineRequestSpan } from './engine-traces';
+
+/**
+ * The real-vLLM cross-client referee, pre-registered (libs/agentx/README.md "The referee"; fixed before the runs it
+ * judges, never retuned after one): each client's requests read against the engine's own per-request clock.
+ *
+ * - **Pairing.** Every profiled, successful request is joined to the engine's span of the same request id
+ *   (./engine-traces.ts): the engine's ITL of that request is decode / (completion tokens − 1), its TTFT the span's.
+ *   A request without a span, or whose token count differs from the span's, fails the window (nothing unmatched is
+ *   dropped).
+ * - **ITL:** the ratio of the plain means, Σ client ITL / Σ engine ITL − 1, over the paired requests (the same
+ *   requests on both sides, so the engine's speed cancels; no trimming: a late first-token read is what it must see).
+ * - **TTFT:** the mean of client TTFT − engine TTFT, in ms (additive: the client's clock includes the request's
+ *   send, the API server's parsing, templating and tokenising, and the delivery of the first token, which the engine's
+ *   does not; none of it scales with the engine's TTFT).
+ * - **Uncertainty:** a moving-block bootstrap over the requests in start order (blocks of ⌈n^⅓⌉ requests: requests
+ *   in flight together share stalls), {@link BOOTSTRAP_RESAMPLES} resamples, seeded; the 90 % percentile interval.
+ * - **Verdict:** a client passes iff its ITL reading is within ±{@link ITL_BOUND} and its TTFT excess within
+ *   [{@link TTFT_EXCESS_MS}.min, {@link TTFT_EXCESS_MS}.max] ms, and the window was long enough to tell: each 90 %
+ *   interval's half-width under half its bound (else the verdict is `inconclusive`, a failure too).
+ */
+export const ITL_BOUND = 0.04;
+export const TTFT_EXCESS_MS = { min: 0, max: 60 } as const;
+export const BOOTSTRAP_RESAMPLES = 2000;
+
+/** One request read by the client and by the engine. */
+export interface PairedRequest {
+  id: string;
+  startMs: number;
+  /** s */
+  clientItl: number;
+  /** s */
+  engineItl: number;
+  /** s */
+  clientTtft: number;
+  /** s */
+  engineTtft: number;
+}
+
+/** A client's profiled, successful requests joined to the engine's spans by request id; a mismatch throws. */
+export function pairWithEngine(records: readonly RequestRecord[], spans: ReadonlyMap<string, EngineRequestSpan>) {
+  const profiled = records.filter((r) => r.phase === 'profiling' && r.ok);
+  return profiled
+    .map((r): PairedRequest => {
+      const s = spans.get(r.id);
+      if (s === undefined) throw new Error(`request ${r.id}: the engine exported no span for it`);
+      if (r.itl_ms === null || r.ttft_ms === null || r.osl === null)
+        throw new Error(`request ${r.id}: a successful request without TTFT, ITL or output tokens`);
+      if (r.osl !== s.completionTokens || s.completionTokens < 2)
+        throw new Error(`request ${r.id}: ${r.osl} output tokens by the client, ${s.completionTokens} by the engine`);
+      return {
+        id: r.id,
+        startMs: r.start_ms,
+        clientItl: r.itl_ms / 1000,
+        engineItl: s.decode / (s.completionTokens - 1),
+        clientTtft: r.ttft_ms / 1000,
+        engineTtft: s.ttft,
+      };
+    })
+    .sort((a, b) => a.startMs - b.startMs);
+}
+
+/** ITL: Σ client / Σ engine − 1 (a fraction). */
+export function itlReading(ps: readonly PairedRequest[]): number {
+  let c = 0;
+  let e = 0;
+  for (const p of ps) {
+    c += p.clientItl;
+    e += p.engineItl;
+  }
+  return c / e - 1;
+}
+
+/** TTFT: mean of client − engine (ms). */
+export function ttftExcessMs(ps: readonly PairedRequest[]): number {
+  return (ps.reduce((sum, p) => sum + (p.clientTtft - p.engineTtft), 0) / ps.length) * 1000;
+}
+
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A moving-block bootstrap's 90 % percentile interval of `stat` over `xs` (in their order): blocks of `block`
+ * consecutive items, drawn with replacement until n items; `resamples` draws from `seed`.
+ */
+export function blockBootstrap90<T>(
+  xs: readonly T[],
+  stat: (sample: readonly T[]) => number,
+  opts: { block: number; resamples: number; seed: number },
+): { lo: number; hi: number } {
+  const n = xs.length;
+  const b = Math.max(1, Math.min(opts.block, n));
+  const rand = prng(opts.seed);
+  const values: number[] = [];
+  const sample: T[] = new Array<T>(n);
+  for (let k = 0; k < opts.resamples; k++) {
+    let i = 0;
+    while (i < n) {
+      const start = Math.floor(rand() * (n - b + 1));
+      for (let j = 0; j < b && i < n; j++) sample[i++] = xs[start + j]!;
+    }
+    values.push(stat(sample));
+  }
+  values.sort((x, y) => x - y);
+  const at = (q: number): number => values[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+  return { lo: at(0.05), hi: at(0.95) };
+}
+
+export interface Reading {
+  value: number;
+  lo: number;
+  hi: number;
+  /** the interval's half-width against half the bound's width: under 1 means the window was long enough */
+  precision: number;
+  within: boolean;
+}
+
+export interface RefereeVerdict {
+  requests: number;
+  /** fraction */
+  itl: Reading;
+  /** ms */
+  ttft: Reading;
+  verdict: 'pass' | 'fail' | 'inconclusive';
+  line: string;
+}
+
+/** One client's window judged by the pre-registered referee (see the module comment). */
+export function referee(ps: readonly PairedRequest[], seed = 1): RefereeVerdict {
+  if (ps.length < 10) throw new Error(`the referee needs at least 10 paired requests, got ${ps.length}`);
+  const opts = { block: Math.ceil(Math.cbrt(ps.length)), resamples: BOOTSTRAP_RESAMPLES, seed };
+  const read = (stat: (s: readonly PairedRequest[]) => number, min: number, max: number): Reading => {
+    const value = stat(ps);
+    const { lo, hi } = blockBootstrap90(ps, stat, opts);
+    return { value, lo, hi, precision: (hi - lo) / 2 / ((max - min) / 4), within: value >= min && value <= max };
+  };
+  const itl = read(itlReading, -ITL_BOUND, ITL_BOUND);
+  const ttft = read(ttftExcessMs, TTFT_EXCESS_MS.min, TTFT_EXCESS_MS.max);
+  const verdict =
+    !itl.within || !ttft.within ? 'fail' : itl.precision >= 1 || ttft.precision >= 1 ? 'inconclusive' : 'pass';
+  const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
+  const ms = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)} ms`;
+  const line =
+    `${verdict}: ${ps.length} requests; ITL ${pc(itl.value)} [${pc(itl.lo)}, ${pc(itl.hi)}] (bound ±${ITL_BOUND * 100} %), ` +
+    `TTFT ${ms(ttft.value)} [${ms(ttft.lo)}, ${ms(ttft.hi)}] (bound ${TTFT_EXCESS_MS.min}..${TTFT_EXCESS_MS.max} ms)`;
+  return { requests: ps.length, itl, ttft, verdict, line };
+}
+
+/**
+ * The fault-injection control: a client whose ITL reads `itlBias` high (×(1 + itlBias)) and whose first token is read
+ * `lateFirstMs` late (TTFT + late, and, the last token's time unchanged, ITL − late / (tokens − 1)), made from a real
+ * window's paired requests. The referee must flag it.
+ */
+export function withInjectedFault(
+  ps: readonly PairedRequest[],
+  fault: { itlBias: number; lateFirstMs: number; tokens: number },
+): PairedRequest[] {
+  const late = fault.lateFirstMs / 1000;
+  return ps.map((p) => ({
+    ...p,
+    clientItl: (p.clientItl - late / (fault.tokens - 1)) * (1 + fault.itlBias),
+    clientTtft: p.clientTtft + late,
+  }));
+}
