@@ -27,7 +27,9 @@ export interface EngineRequestSpan {
 }
 
 /** The part of OTLP/HTTP's ExportTraceServiceRequest (opentelemetry-proto trace/v1) that holds span attributes. */
-const OTLP = protobuf.parse(`
+const OTLP = protobuf
+  .parse(
+    `
 syntax = "proto3";
 package otlp;
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
@@ -36,7 +38,9 @@ message ScopeSpans { repeated Span spans = 2; }
 message Span { string name = 5; repeated KeyValue attributes = 9; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
-`).root.lookupType('otlp.ExportTraceServiceRequest');
+`,
+  )
+  .root.lookupType('otlp.ExportTraceServiceRequest');
 
 type Attr = { key: string; value?: { stringValue?: string; intValue?: number; doubleValue?: number } };
 type Decoded = { resourceSpans?: { scopeSpans?: { spans?: { name: string; attributes?: Attr[] }[] }[] }[] };
