@@ -6,7 +6,6 @@ import { runPoint, stats, type AiperfProcessStats, type PointResult } from '@inf
 import { assertAiperfAvailable } from './aiperf-env';
 import {
   engineRefereed,
-  INJECTED_FAULT,
   promptsAgainstTraces,
   REFEREE_PROFILE_S,
   REFEREED_OUT as OUT,
@@ -15,7 +14,7 @@ import {
   type RefereedWindow,
 } from './cross-client';
 import { startTraceSink, type EngineTraceSink } from './engine-traces';
-import { referee, withInjectedFault } from './referee';
+import { INJECTED_FAULT, referee, withInjectedFault } from './referee';
 import type { VllmEngine } from './vllm-engine';
 
 /**
@@ -36,7 +35,7 @@ import type { VllmEngine } from './vllm-engine';
  * - each 90 % moving-block-bootstrap interval's half-width under half its bound (else `inconclusive`): the windows
  *   are {@link REFEREE_PROFILE_S} s long for that (about 50–70 requests each on this engine);
  * - the fault-injection control: our window with ITL read 8 % high and every first token read 100 ms late
- *   (./cross-client.ts INJECTED_FAULT), judged by the same function, must fail.
+ *   (./referee.ts INJECTED_FAULT), judged by the same function, must fail, and each part alone.
  */
 const identity = {
   sweepId: 'xclient-vllm',

@@ -16,7 +16,14 @@ import {
 import type { AgentxSettingsInput } from '@infersweep/topology';
 import { aiperfBinary } from './aiperf-env';
 import type { EngineTraceSink } from './engine-traces';
-import { pairWithEngine, referee, withInjectedFault, type PairedRequest, type RefereeVerdict } from './referee';
+import {
+  INJECTED_FAULT,
+  pairWithEngine,
+  referee,
+  withInjectedFault,
+  type PairedRequest,
+  type RefereeVerdict,
+} from './referee';
 import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
 
 /**
@@ -204,7 +211,8 @@ export function startRefereeEngine(otlpTracesEndpoint: string): Promise<VllmEngi
  * to 1024 tokens, {@link REFEREED_OUT}-token outputs) at c=2 on `engine`, infersweep's client (`ours`, given its
  * whole input) and then aiperf (the served model's tokenizer — with the offline test tokenizer its prompts were ~11 %
  * longer —, ignore_eos), one after the other ({@link oneAfterTheOther}); each window with its folder and its requests
- * paired with the engine's spans from `traces`, ready for {@link engineRefereed}. `settings` go to both clients, `oursSettings` to ours only.
+ * paired with the engine's spans from `traces`, ready for {@link engineRefereed}. `settings` go to both clients,
+ * `oursSettings` to ours only.
  */
 export async function refereedWindows(opts: {
   engine: VllmEngine;
@@ -255,12 +263,6 @@ export async function refereedWindows(opts: {
     aiperf: { ...w.second, outDir: dirs.aiperf, corpus, paired: await paired(dirs.aiperf) },
   };
 }
-
-/**
- * The fault-injection control of the real-vLLM referee (pre-registered with it, ./referee.ts): our window's requests
- * with ITL read 8 % high and every first token read 100 ms late. {@link engineRefereed} must flag it.
- */
-export const INJECTED_FAULT = { itlBias: 0.08, lateFirstMs: 100, tokens: REFEREED_OUT } as const;
 
 /**
  * Two clients' windows on one real engine judged by the pre-registered referee (./referee.ts `referee`: each

@@ -11,6 +11,7 @@ import { decodeRequestSpans, type EngineRequestSpan } from './engine-traces';
 import { requestRecord } from './records-fixture';
 import {
   blockBootstrap90,
+  INJECTED_FAULT,
   itlReading,
   pairWithEngine,
   referee,
@@ -34,7 +35,7 @@ const windows = recorded.windows.map((w, i) => ({
     new Map(w.spans.map((s) => [s.id, s])),
   ),
 }));
-const FAULT = { itlBias: 0.08, lateFirstMs: 100, tokens: 96 };
+const FAULT = INJECTED_FAULT;
 
 describe('decodeRequestSpans', () => {
   // the OTLP/HTTP message as opentelemetry-proto defines it (trace/v1, collector/trace/v1), with the fields the
@@ -187,7 +188,7 @@ describe('withInjectedFault', () => {
       clientTtft: 0.3,
       engineTtft: 0.29,
     };
-    const [q] = withInjectedFault([p], { itlBias: 0.08, lateFirstMs: 95, tokens: 96 });
+    const [q] = withInjectedFault([p], { itlBias: 0.08, lateFirstMs: 95 });
     expect(q!.clientItl).toBeCloseTo((0.011 - 0.001) * 1.08, 12);
     expect(q!.clientTtft).toBeCloseTo(0.395, 12);
     expect(itlReading([q!])).toBeCloseTo(0.0108 / 0.011 - 1, 12);
@@ -243,6 +244,7 @@ function simulatedWindow(rand: () => number, n: number, itlOffset: number, ttftM
     return {
       id: String(i),
       startMs: i * 1250,
+      tokens: 96,
       clientItl: engineItl * (1 + itlOffset + e),
       engineItl,
       clientTtft: engineTtft + excessMs / 1000,
@@ -252,7 +254,7 @@ function simulatedWindow(rand: () => number, n: number, itlOffset: number, ttftM
 }
 
 describe('the referee by seeded simulation (200 windows of 48 requests — 60 s at the slowest rate seen —, the calibrated noise)', () => {
-  const rate = (itlOffset: number, ttftMs: number, fault?: typeof FAULT): number => {
+  const rate = (itlOffset: number, ttftMs: number, fault?: { itlBias: number; lateFirstMs: number }): number => {
     let a = 12345;
     const rand = (): number => {
       a = (a * 1103515245 + 12345) % 2147483648;

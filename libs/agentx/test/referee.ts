@@ -31,6 +31,8 @@ export const BOOTSTRAP_RESAMPLES = 2000;
 export interface PairedRequest {
   id: string;
   startMs: number;
+  /** output tokens */
+  tokens: number;
   /** s */
   clientItl: number;
   /** s */
@@ -55,6 +57,7 @@ export function pairWithEngine(records: readonly RequestRecord[], spans: Readonl
       return {
         id: r.id,
         startMs: r.start_ms,
+        tokens: r.osl,
         clientItl: r.itl_ms / 1000,
         engineItl: s.decode / (s.completionTokens - 1),
         clientTtft: r.ttft_ms / 1000,
@@ -181,18 +184,24 @@ export function referee(ps: readonly PairedRequest[], seed = 1): RefereeVerdict 
 }
 
 /**
- * The fault-injection control: a client whose ITL reads `itlBias` high (×(1 + itlBias)) and whose first token is read
- * `lateFirstMs` late (TTFT + late, and, the last token's time unchanged, ITL − late / (tokens − 1)), made from a real
- * window's paired requests. The referee must flag it.
+ * The fault-injection control, pre-registered with the referee: a client whose ITL reads 8 % high and whose every
+ * first token is read 100 ms late. The real-vLLM test applies it to our window ({@link withInjectedFault}) and the
+ * referee must fail it, and each part alone.
+ */
+export const INJECTED_FAULT = { itlBias: 0.08, lateFirstMs: 100 } as const;
+
+/**
+ * A real window's paired requests as a faulty client would have read them: ITL × (1 + `itlBias`), and the first token
+ * read `lateFirstMs` late (TTFT + late; the last token's time unchanged, so ITL − late / (tokens − 1) first).
  */
 export function withInjectedFault(
   ps: readonly PairedRequest[],
-  fault: { itlBias: number; lateFirstMs: number; tokens: number },
+  fault: { itlBias: number; lateFirstMs: number },
 ): PairedRequest[] {
   const late = fault.lateFirstMs / 1000;
   return ps.map((p) => ({
     ...p,
-    clientItl: (p.clientItl - late / (fault.tokens - 1)) * (1 + fault.itlBias),
+    clientItl: (p.clientItl - late / (p.tokens - 1)) * (1 + fault.itlBias),
     clientTtft: p.clientTtft + late,
   }));
 }
