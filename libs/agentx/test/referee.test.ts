@@ -183,6 +183,7 @@ describe('withInjectedFault', () => {
     const p: PairedRequest = {
       id: 'a',
       startMs: 0,
+      tokens: 96,
       clientItl: 0.011,
       engineItl: 0.011,
       clientTtft: 0.3,
