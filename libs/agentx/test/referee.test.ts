@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
+import { rng } from '../src/rng';
 import { decodeRequestSpans, type EngineRequestSpan } from './engine-traces';
 import { requestRecord } from './records-fixture';
 import {
@@ -207,11 +208,7 @@ describe('blockBootstrap90', () => {
   });
 
   it('its 90 % interval of a mean covers the true mean of AR(1) data (ρ 0.3, 48 items) in 80–97 % of 200 seeded windows', () => {
-    let a = 99;
-    const rand = (): number => {
-      a = (a * 1103515245 + 12345) % 2147483648;
-      return a / 2147483648;
-    };
+    const rand = rng(99).next;
     const gauss = (): number => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
     let covered = 0;
     for (let k = 0; k < 200; k++) {
@@ -256,11 +253,7 @@ function simulatedWindow(rand: () => number, n: number, itlOffset: number, ttftM
 
 describe('the referee by seeded simulation (200 windows of 48 requests — 60 s at the slowest rate seen —, the calibrated noise)', () => {
   const rate = (itlOffset: number, ttftMs: number, fault?: { itlBias: number; lateFirstMs: number }): number => {
-    let a = 12345;
-    const rand = (): number => {
-      a = (a * 1103515245 + 12345) % 2147483648;
-      return a / 2147483648;
-    };
+    const rand = rng(12345).next;
     let failed = 0;
     for (let k = 0; k < 200; k++) {
       const w = simulatedWindow(rand, 48, itlOffset, ttftMs);

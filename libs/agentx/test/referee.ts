@@ -1,4 +1,5 @@
 import type { RequestRecord } from '@infersweep/agentx';
+import { rng } from '../src/rng';
 import type { EngineRequestSpan } from './engine-traces';
 
 /**
@@ -22,10 +23,11 @@ import type { EngineRequestSpan } from './engine-traces';
  * - **Verdict:** a client passes iff its ITL reading is within ±{@link ITL_BOUND} and its TTFT excess within
  *   [{@link TTFT_EXCESS_MS}.min, {@link TTFT_EXCESS_MS}.max] ms, and the window was long enough to tell: each 90 %
  *   interval's half-width under half its bound (else the verdict is `inconclusive`, a failure too).
+ * - **Control:** {@link INJECTED_FAULT}, applied to a real window, must fail.
  */
 export const ITL_BOUND = 0.04;
 export const TTFT_EXCESS_MS = { min: 0, max: 40 } as const;
-export const BOOTSTRAP_RESAMPLES = 2000;
+const BOOTSTRAP_RESAMPLES = 2000;
 
 /** One request read by the client and by the engine. */
 export interface PairedRequest {
@@ -103,18 +105,6 @@ export function ttftExcessMs(ps: readonly PairedRequest[]): number {
   return readings(ps).ttft();
 }
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A moving-block bootstrap's 90 % percentile interval of `stat` over n items in their order: each resample draws blocks
  * of `block` consecutive indices with replacement until it holds n, and `stat` reads the resample's indices;
@@ -126,7 +116,7 @@ export function blockBootstrap90(
   opts: { block: number; resamples: number; seed: number },
 ): { lo: number; hi: number } {
   const b = Math.max(1, Math.min(opts.block, n));
-  const rand = prng(opts.seed);
+  const rand = rng(opts.seed).next;
   const values = new Float64Array(opts.resamples);
   const idx = new Int32Array(n);
   for (let k = 0; k < opts.resamples; k++) {
