@@ -33,7 +33,7 @@ import type { VllmEngine } from './vllm-engine';
  *   server's parsing and tokenising and the first token's delivery); bound 0..40 ms (calibrated 7–17 ms); the median
  *   because a host stall moves one request by up to 0.8 s, a client defect every request;
  * - each 90 % moving-block-bootstrap interval's half-width under half its bound (else `inconclusive`): the windows
- *   are {@link REFEREE_PROFILE_S} s long for that (about 50–70 requests each on this engine);
+ *   are {@link REFEREE_PROFILE_S} s long for that (30–70 requests each, by the host's load);
  * - the fault-injection control: our window with ITL read 8 % high and every first token read 100 ms late
  *   (./referee.ts INJECTED_FAULT), judged by the same function, must fail, and each part alone.
  */
