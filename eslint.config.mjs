@@ -39,6 +39,7 @@ export default [
       'libs/core/src/**/*.ts',
       'libs/topology/src/**/*.ts',
       'libs/sweep/src/**/*.ts',
+      'libs/stats/src/**/*.ts',
       'libs/orchestrator/src/workflows/**/*.ts',
     ],
     rules: {
@@ -64,7 +65,7 @@ export default [
                 'undici',
               ],
               message:
-                'libs/core, libs/topology, libs/sweep and workflow code are pure: no I/O imports (do I/O in an adapter or activity).',
+                'libs/core, libs/topology, libs/sweep, libs/stats and workflow code are pure: no I/O imports (do I/O in an adapter or activity).',
             },
           ],
         },
