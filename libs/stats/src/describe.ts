@@ -22,7 +22,7 @@ export function sd(xs: readonly number[]): number {
 }
 
 /** The `p` quantile of a sorted sample, linear interpolation between order statistics (Hyndman–Fan type 7). */
-export function quantileSorted(sorted: readonly number[], p: number): number {
+export function quantileSorted(sorted: ArrayLike<number>, p: number): number {
   const n = sorted.length;
   if (n === 0) return Number.NaN;
   const h = (n - 1) * p;

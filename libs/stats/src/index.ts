@@ -20,3 +20,4 @@ export * from './student-t';
 export * from './t-interval';
 export * from './wilson';
 export * from './simulate';
+export * from './stein';

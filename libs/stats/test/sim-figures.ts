@@ -14,6 +14,8 @@ import {
   seededRng,
   simulateAllocation,
   simulateNight,
+  steinInterval,
+  steinTotal,
   tInterval,
   varianceSplit,
   type NightShape,
@@ -140,3 +142,49 @@ export function kneeOutcomes(runs: number, curve: (c: number) => number, seed: n
 
 export const smoothCurve = (c: number): number => c / (c + 16);
 export const cliffCurve = (c: number): number => Math.min(c, 32) / (Math.min(c, 32) + 64);
+
+export interface RuleFigures {
+  coverage: number;
+  meanN: number;
+}
+
+/**
+ * R1b, R2b, R5: 2000-sweep figures of every replicate rule on the same allocations (common random
+ * numbers): fixed n = 3 and 5, the sequential rule, Stein with n0 = 3, 6, 8, and the fixed-n rule
+ * for the target (smallest n meeting it in ≥ 90 % of sweeps).
+ */
+export function replicateRules(
+  sweeps: number,
+  seed: number,
+  target = 0.03,
+  max = 20,
+): { rules: Record<string, RuleFigures>; fixedN: number | null } {
+  const rng = seededRng(seed);
+  const tally: Record<string, { covered: number; n: number }> = {};
+  const add = (name: string, ci: { lower: number; upper: number; n: number }) => {
+    const t = (tally[name] ??= { covered: 0, n: 0 });
+    if (ci.lower <= REPLICATE_POINT.mean && REPLICATE_POINT.mean <= ci.upper) t.covered++;
+    t.n += ci.n;
+  };
+  const met = new Array<number>(max + 1).fill(0);
+  for (let s = 0; s < sweeps; s++) {
+    const values = Array.from({ length: max }, () => mean(simulateAllocation(rng, REPLICATE_POINT)));
+    add('fixed n=3', tInterval(values.slice(0, 3)));
+    add('fixed n=5', tInterval(values.slice(0, 5)));
+    let i = 0;
+    add(
+      'sequential min 3',
+      runSequential(() => values[i++]!, { min: 3, max, relativeHalfWidth: target }).decision.interval,
+    );
+    for (const n0 of [3, 6, 8]) {
+      const total = steinTotal(values.slice(0, n0), { max, relativeHalfWidth: target });
+      add(`stein n0=${n0}`, steinInterval(values.slice(0, total), n0));
+    }
+    for (let n = 3; n <= max; n++) if (tInterval(values.slice(0, n)).relativeHalfWidth <= target) met[n]!++;
+  }
+  const rules = Object.fromEntries(
+    Object.entries(tally).map(([k, t]) => [k, { coverage: t.covered / sweeps, meanN: t.n / sweeps }]),
+  );
+  const fixedN = met.findIndex((m, n) => n >= 3 && m / sweeps >= 0.9);
+  return { rules, fixedN: fixedN < 0 ? null : fixedN };
+}

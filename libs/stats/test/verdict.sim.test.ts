@@ -24,7 +24,7 @@ describe('nightly verdicts on synthetic nights (80 series, seeded)', () => {
   });
 
   it('V6: E-divisive finds a −10 % step within ±2 runs in ≥ 90 % and nothing in ≥ 90 % of quiet series', () => {
-    const r = eDivisiveRates(100, 44);
+    const r = eDivisiveRates(50, 44);
     console.log(`V6 ${JSON.stringify(r)}`);
     expect(r.stepFound).toBeGreaterThanOrEqual(0.9);
     expect(r.quietClean).toBeGreaterThanOrEqual(0.9);
