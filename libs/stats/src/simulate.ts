@@ -28,6 +28,8 @@ export interface NightShape {
   /** units whose every point moved by `step` (a factor, e.g. 0.9) in the window */
   steppedUnits?: number;
   step?: number;
+  /** how many points of a stepped unit moved (default all) */
+  steppedPoints?: number;
 }
 
 /** One night's family: throughput-like series (higher is better) around 1000, independent series. */
@@ -35,9 +37,10 @@ export function simulateNight(rng: Rng, s: NightShape): NightlyUnit[] {
   return Array.from({ length: s.units }, (_, u) => ({
     id: `unit-${u}`,
     higherIsBetter: true,
-    points: Array.from({ length: s.pointsPerUnit }, () => {
+    points: Array.from({ length: s.pointsPerUnit }, (_, p) => {
       const x = ar1Series(rng, s.baselineRuns + s.windowRuns, s.sigma, s.rho).map((v) => 1000 * Math.exp(v));
-      const factor = u < (s.steppedUnits ?? 0) ? (s.step ?? 1) : 1;
+      const stepped = u < (s.steppedUnits ?? 0) && p < (s.steppedPoints ?? s.pointsPerUnit);
+      const factor = stepped ? (s.step ?? 1) : 1;
       return { baseline: x.slice(0, s.baselineRuns), window: x.slice(s.baselineRuns).map((v) => v * factor) };
     }),
   }));

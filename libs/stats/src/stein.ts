@@ -38,3 +38,33 @@ export function steinInterval(values: readonly number[], n0: number, level = 0.9
     level,
   };
 }
+
+export type TwoStageDecision =
+  | { stop: false; needed: number | null; reason: 'first-stage' | 'second-stage' }
+  | { stop: true; needed: number; interval: MeanInterval; reason: 'target-met' | 'max-reached' };
+
+/**
+ * The replicate decision of Stein's rule for a point measured so far on `values.length` allocations
+ * (in order): measure more until the first stage (`firstStage` values) is complete and then until the
+ * total it fixed is reached; the total is never revised by later values (that is what keeps the
+ * coverage exact).
+ */
+export function twoStageDecision(
+  values: readonly number[],
+  rule: { firstStage: number; max: number; relativeHalfWidth: number; level?: number },
+): TwoStageDecision {
+  if (!Number.isInteger(rule.firstStage) || rule.firstStage < 3)
+    throw new RangeError(`two-stage rule: firstStage must be an integer ≥ 3, got ${rule.firstStage}`);
+  if (!Number.isInteger(rule.max) || rule.max < rule.firstStage)
+    throw new RangeError(`two-stage rule: max must be an integer ≥ firstStage (${rule.firstStage}), got ${rule.max}`);
+  if (values.length < rule.firstStage) return { stop: false, needed: null, reason: 'first-stage' };
+  const needed = steinTotal(values.slice(0, rule.firstStage), rule);
+  if (values.length < needed) return { stop: false, needed, reason: 'second-stage' };
+  const interval = steinInterval(values.slice(0, needed), rule.firstStage, rule.level);
+  return {
+    stop: true,
+    needed,
+    interval,
+    reason: needed >= rule.max && interval.relativeHalfWidth > rule.relativeHalfWidth ? 'max-reached' : 'target-met',
+  };
+}

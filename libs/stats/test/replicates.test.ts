@@ -6,6 +6,9 @@ import {
   runSequential,
   seededRng,
   sequentialDecision,
+  steinInterval,
+  steinTotal,
+  twoStageDecision,
   tInterval,
   varianceSplit,
 } from '@infersweep/stats';
@@ -109,5 +112,40 @@ describe('the sequential rule', () => {
   it('refuses a min below 3 or a max below min', () => {
     expect(() => sequentialDecision([1, 2], { ...rule, min: 2 })).toThrow(/min must be an integer ≥ 3/);
     expect(() => sequentialDecision([1, 2], { ...rule, max: 2 })).toThrow(/max must be an integer ≥ min/);
+  });
+});
+
+describe('Stein’s two-stage rule', () => {
+  const rule = { firstStage: 3, max: 10, relativeHalfWidth: 0.03 };
+
+  it('fixes the total from the first stage: N = ⌈(t(0.975, 2) s0 / (r x̄0))²⌉', () => {
+    // s0 = 2, x̄0 = 100: (4.3027 · 2 / 3)² = 8.23 → 9
+    expect(steinTotal([98, 100, 102], rule)).toBe(9);
+    expect(steinTotal([100, 100, 100], rule)).toBe(3);
+    expect(steinTotal([50, 100, 150], rule)).toBe(10);
+  });
+
+  it('asks for the first stage, then the fixed total, then stops with t(n0 − 1) s0 / √N', () => {
+    expect(twoStageDecision([98, 100], rule)).toMatchObject({ stop: false, reason: 'first-stage' });
+    expect(twoStageDecision([98, 100, 102, 101], rule)).toMatchObject({
+      stop: false,
+      needed: 9,
+      reason: 'second-stage',
+    });
+    const values = [98, 100, 102, 101, 99, 100, 100, 101, 99];
+    const d = twoStageDecision(values, rule);
+    expect(d).toMatchObject({ stop: true, needed: 9, reason: 'target-met' });
+    const interval = steinInterval(values, 3);
+    expect(interval.halfWidth).toBeCloseTo((4.3026527 * 2) / 3, 5);
+    expect(interval.mean).toBeCloseTo(100, 12);
+  });
+
+  it('reports max-reached when the cap stops it short of the target', () => {
+    const values = [50, 100, 150, 100, 100, 100, 100, 100, 100, 100];
+    expect(twoStageDecision(values, rule)).toMatchObject({ stop: true, needed: 10, reason: 'max-reached' });
+  });
+
+  it('refuses a first stage below 3', () => {
+    expect(() => twoStageDecision([1, 2, 3], { ...rule, firstStage: 2 })).toThrow(/firstStage must be an integer ≥ 3/);
   });
 });

@@ -24,42 +24,6 @@ import {
 
 export const REPLICATE_POINT: ReplicateShape = { mean: 1000, between: 30, within: 300, requestsPerAllocation: 200 };
 
-/** R1: coverage of the fixed-n t-interval over allocation means. */
-export function fixedNCoverage(sweeps: number, n: number, seed: number): number {
-  const rng = seededRng(seed);
-  let covered = 0;
-  for (let s = 0; s < sweeps; s++) {
-    const values = Array.from({ length: n }, () => mean(simulateAllocation(rng, REPLICATE_POINT)));
-    const ci = tInterval(values);
-    if (ci.lower <= REPLICATE_POINT.mean && REPLICATE_POINT.mean <= ci.upper) covered++;
-  }
-  return covered / sweeps;
-}
-
-/** R2: the sequential rule against the fixed-n rule, on the same allocations (common random numbers). */
-export function sequentialVsFixed(
-  sweeps: number,
-  rule: { min: number; max: number; relativeHalfWidth: number },
-  seed: number,
-): { coverage: number; meanN: number; fixedN: number | null; metTargetAtN: number[] } {
-  const rng = seededRng(seed);
-  let covered = 0;
-  let totalN = 0;
-  const met = new Array<number>(rule.max + 1).fill(0);
-  for (let s = 0; s < sweeps; s++) {
-    const values = Array.from({ length: rule.max }, () => mean(simulateAllocation(rng, REPLICATE_POINT)));
-    let i = 0;
-    const { decision } = runSequential(() => values[i++]!, rule);
-    totalN += decision.interval.n;
-    if (decision.interval.lower <= REPLICATE_POINT.mean && REPLICATE_POINT.mean <= decision.interval.upper) covered++;
-    for (let n = 2; n <= rule.max; n++)
-      if (tInterval(values.slice(0, n)).relativeHalfWidth <= rule.relativeHalfWidth) met[n]!++;
-  }
-  const metTargetAtN = met.map((m) => m / sweeps);
-  const fixedN = metTargetAtN.findIndex((share, n) => n >= rule.min && share >= 0.9);
-  return { coverage: covered / sweeps, meanN: totalN / sweeps, fixedN: fixedN < 0 ? null : fixedN, metTargetAtN };
-}
-
 /** R3: the mean variance split over sets of allocations with known τ² and σ². */
 export function varianceSplitMeans(
   sets: number,
