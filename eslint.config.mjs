@@ -24,7 +24,7 @@ export default [
         'error',
         {
           depConstraints: [
-            // libs never import apps; pure libs (core, topology, sweep) import only other pure code
+            // libs never import apps; pure libs (core, topology, sweep, stats) import only other pure code
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:lib'] },
             { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'] },
             { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:lib'] },
