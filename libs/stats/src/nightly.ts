@@ -1,7 +1,9 @@
 /**
  * The nightly verdict over a family of units (an orientation's points for one metric): per point a
  * shift test, per unit the points' evidence combined (Stouffer, corrected for their correlation),
- * Benjamini–Hochberg across the family, and the magnitude gate on the unit's mean effect.
+ * Benjamini–Hochberg across the family, and the magnitude gate on the unit's mean effect. Every
+ * point is also tested on its own (BH across all points, the gate on its own effect): reported, and
+ * with `perPoint` flagging its unit, so a regression at one concurrency is not averaged away.
  */
 import { meanPairwiseCorrelation, stouffer } from './combine';
 import { median } from './describe';
@@ -25,6 +27,11 @@ export interface NightlyUnit {
 export interface NightlySettings extends GateSettings {
   /** the BH level across the family, default 0.05 */
   q?: number;
+  /**
+   * a point flagged on its own flags its unit (default false: at q = 0.05 this path exceeds the
+   * false-alarm targets, docs/statistics.md "Third registration"); the point flags are reported either way
+   */
+  perPoint?: boolean;
 }
 
 export interface UnitVerdict {
@@ -39,6 +46,11 @@ export interface UnitVerdict {
   effect: number;
   threshold: number;
   worse: boolean;
+  /** the combined test flagged the unit */
+  combinedFlag: boolean;
+  /** per point: flagged on its own */
+  pointFlags: boolean[];
+  /** the combined test, or (with `perPoint`) any point */
   flagged: boolean;
 }
 
@@ -48,7 +60,9 @@ function alignedLogBaselines(points: readonly SeriesRuns[]): number[][] {
   return points.map((p) => p.baseline.slice(p.baseline.length - len).map(Math.log));
 }
 
-function combineUnit(u: NightlyUnit, s: NightlySettings): Omit<UnitVerdict, 'adjusted' | 'flagged'> {
+type Combined = Omit<UnitVerdict, 'adjusted' | 'flagged' | 'combinedFlag' | 'pointFlags'>;
+
+function combineUnit(u: NightlyUnit, s: NightlySettings): Combined {
   if (u.points.length === 0) throw new RangeError(`nightly unit ${u.id}: no points`);
   const points = u.points.map((p) => shiftTest(p.baseline, p.window, { higherIsBetter: u.higherIsBetter }));
   const correlation = u.points.length > 1 ? meanPairwiseCorrelation(alignedLogBaselines(u.points)) : 0;
@@ -62,17 +76,36 @@ function combineUnit(u: NightlyUnit, s: NightlySettings): Omit<UnitVerdict, 'adj
   return { id: u.id, points, correlation, pValue, effect, threshold, worse };
 }
 
+/** Per point of every unit: BH across all the family's points, worse, and past its own gate. */
+function pointFlags(combined: readonly Combined[], s: NightlySettings): boolean[][] {
+  const all = combined.flatMap((c) => c.points);
+  const family = benjaminiHochberg(
+    all.map((p) => p.pValue),
+    s.q ?? 0.05,
+  );
+  let i = 0;
+  return combined.map((c) =>
+    c.points.map((p) => family.rejected[i++]! && p.worse && Math.abs(p.effect) >= gateThreshold(p.sigma, s)),
+  );
+}
+
 export function nightlyVerdict(units: readonly NightlyUnit[], s: NightlySettings = {}): UnitVerdict[] {
   const combined = units.map((u) => combineUnit(u, s));
   const family = benjaminiHochberg(
     combined.map((c) => c.pValue),
     s.q ?? 0.05,
   );
-  return combined.map((c, i) => ({
-    ...c,
-    adjusted: family.adjusted[i]!,
-    flagged: family.rejected[i]! && c.worse && Math.abs(c.effect) >= c.threshold,
-  }));
+  const points = pointFlags(combined, s);
+  return combined.map((c, i) => {
+    const combinedFlag = family.rejected[i]! && c.worse && Math.abs(c.effect) >= c.threshold;
+    return {
+      ...c,
+      adjusted: family.adjusted[i]!,
+      combinedFlag,
+      pointFlags: points[i]!,
+      flagged: combinedFlag || (s.perPoint === true && points[i]!.some(Boolean)),
+    };
+  });
 }
 
 export type RunOutcome = 'valid' | 'invalid' | 'failed' | 'missing';

@@ -19,6 +19,7 @@ import {
   tInterval,
   varianceSplit,
   type NightShape,
+  type NightlySettings,
   type ReplicateShape,
 } from '@infersweep/stats';
 
@@ -62,13 +63,14 @@ export function nights(
   count: number,
   shape: NightShape,
   seed: number,
+  settings: NightlySettings = {},
 ): { falseAlarms: number; nightsWithFalseAlarm: number; stepped: number } {
   const rng = seededRng(seed);
   let falseAlarms = 0;
   let nightsWithFalseAlarm = 0;
   let stepped = 0;
   for (let n = 0; n < count; n++) {
-    const verdicts = nightlyVerdict(simulateNight(rng, shape));
+    const verdicts = nightlyVerdict(simulateNight(rng, shape), settings);
     const wrong = verdicts.filter((v, u) => v.flagged && u >= (shape.steppedUnits ?? 0)).length;
     falseAlarms += wrong;
     if (wrong > 0) nightsWithFalseAlarm++;

@@ -23,6 +23,15 @@ describe('nightly verdicts on synthetic nights (80 series, seeded)', () => {
     expect(r.stepped / NIGHTS).toBeGreaterThanOrEqual(0.9);
   });
 
+  // the third registration's per-point path missed V1 (2.9 per 100 nights in 1000); this asserts the
+  // miss, so a change to the per-point path that fixes or worsens it fails here and the docs get the figure
+  it('V1 with the per-point path (perPoint): above 1 false alarm per 100 nights at σ = 3 % iid, as first measured', () => {
+    const r = nights(NIGHTS, NIGHT, 41, { perPoint: true });
+    console.log(`V1 per point ${JSON.stringify(r)}`);
+    expect(r.falseAlarms / NIGHTS).toBeGreaterThan(0.01);
+    expect(r.falseAlarms / NIGHTS).toBeLessThanOrEqual(0.06);
+  });
+
   it('V6: E-divisive finds a −10 % step within ±2 runs in ≥ 90 % and nothing in ≥ 90 % of quiet series', () => {
     const r = eDivisiveRates(50, 44);
     console.log(`V6 ${JSON.stringify(r)}`);

@@ -170,3 +170,22 @@ describe('the nightly verdict', () => {
     expect(isUnmeasured('failed', 0)).toBe(false);
   });
 });
+
+describe('the nightly verdict per point', () => {
+  it('flags a unit by one point that moved 20 % when the unit’s mean moved only 4 %', () => {
+    const rng = seededRng(12);
+    const series = (factor: number) => {
+      const x = ar1Series(rng, 22, 0.01, 0).map((v) => 1000 * Math.exp(v));
+      return { baseline: x.slice(0, 20), window: x.slice(20).map((v) => v * factor) };
+    };
+    const units = [{ id: 'one', higherIsBetter: true, points: [0.8, 1, 1, 1, 1].map(series) }];
+    const [u] = nightlyVerdict(units, { perPoint: true });
+    expect(u!.combinedFlag).toBe(false);
+    expect(u!.pointFlags).toEqual([true, false, false, false, false]);
+    expect(u!.flagged).toBe(true);
+    // by default the point is reported but does not flag its unit
+    const [byDefault] = nightlyVerdict(units);
+    expect(byDefault!.pointFlags[0]).toBe(true);
+    expect(byDefault!.flagged).toBe(false);
+  });
+});
