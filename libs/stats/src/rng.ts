@@ -12,16 +12,21 @@ export interface Rng {
   int(n: number): number;
 }
 
-export function seededRng(seed: number): Rng {
+/** mulberry32's uniform stream in [0, 1): the one implementation in the repository. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
-  let spare: number | undefined;
-  const next = (): number => {
+  return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+export function seededRng(seed: number): Rng {
+  let spare: number | undefined;
+  const next = mulberry32(seed);
   const normal = (): number => {
     if (spare !== undefined) {
       const s = spare;

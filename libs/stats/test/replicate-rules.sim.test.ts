@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { replicateRules } from './sim-figures';
 
 // docs/statistics.md "Second registration": R1b, R2b, R5 over 2000 sweeps with common random numbers
 describe('replicate rules over 2000 seeded sweeps', () => {
-  const r = replicateRules(2000, 61);
-  console.log(`R1b/R2b/R5 ${JSON.stringify(r)}`);
+  let r: ReturnType<typeof replicateRules>;
+  beforeAll(() => {
+    r = replicateRules(2000, 61);
+    console.log(`R1b/R2b/R5 ${JSON.stringify(r)}`);
+  });
 
   it('R1b: the fixed-n t-interval covers in ≥ 94 % at n = 3 and n = 5', () => {
     expect(r.rules['fixed n=3']!.coverage).toBeGreaterThanOrEqual(0.94);
