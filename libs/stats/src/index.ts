@@ -21,3 +21,4 @@ export * from './t-interval';
 export * from './wilson';
 export * from './simulate';
 export * from './stein';
+export * from './slo-fit';

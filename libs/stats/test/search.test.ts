@@ -9,6 +9,7 @@ import {
   passProbability,
   quantile,
   seededRng,
+  sloFit,
   wilsonInterval,
 } from '@infersweep/stats';
 
@@ -144,5 +145,44 @@ describe('E-divisive means', () => {
   it('is deterministic for a seed', () => {
     const x = Array.from({ length: 30 }, (_, i) => (i < 15 ? 0 : 1) + 0.3 * Math.sin(i));
     expect(eDivisive(x, { rng: seededRng(9) })).toEqual(eDivisive(x, { rng: seededRng(9) }));
+  });
+});
+
+describe('sloFit', () => {
+  it('interpolates the crossing in log concurrency on the monotone fit', () => {
+    const f = sloFit(
+      [
+        { concurrency: 8, estimate: 100, variance: 1 },
+        { concurrency: 32, estimate: 300, variance: 1 },
+      ],
+      200,
+    );
+    expect(f.bracket).toEqual([8, 32]);
+    expect(f.limit).toBeCloseTo(16, 10);
+  });
+
+  it('pools a pass above a fail, a noisy point moving the fit less', () => {
+    const f = sloFit(
+      [
+        { concurrency: 8, estimate: 100, variance: 1 },
+        { concurrency: 16, estimate: 260, variance: 1 },
+        { concurrency: 32, estimate: 180, variance: 9 },
+        { concurrency: 64, estimate: 400, variance: 1 },
+      ],
+      200,
+    );
+    // 16 and 32 pool at (260·1 + 180/9) / (1 + 1/9) = 252
+    expect(f.fitted.map((p) => p.value)).toEqual([100, 252, 252, 400]);
+    expect(f.bracket).toEqual([8, 16]);
+  });
+
+  it('has no limit when no point meets the bound, the last point when all do', () => {
+    const pts = [
+      { concurrency: 4, estimate: 50, variance: 1 },
+      { concurrency: 8, estimate: 60, variance: 1 },
+    ];
+    expect(sloFit(pts, 10).limit).toBeNull();
+    expect(sloFit(pts, 100)).toMatchObject({ limit: 8, bracket: [8, null] });
+    expect(() => sloFit([{ concurrency: 1, estimate: 1, variance: 0 }], 1)).toThrow(/positive variance/);
   });
 });
