@@ -46,3 +46,16 @@ for (const [sigma, rho, step, points] of [
     `| ${pct(sigma)} | ${rho} | ${pct(step - 1)} | ${points} of 5 | ${pct(r.stepped / count)} | ${((100 * r.falseAlarms) / count).toFixed(2)} |`,
   );
 }
+
+console.log(`\n| points' correlation | σ | ρ | step | unit flagged | false alarms per 100 nights |`);
+console.log(`| --- | --- | --- | --- | --- | --- |`);
+for (const [rho, step] of [
+  [0, 1],
+  [0.5, 1],
+  [0, 0.9],
+] as const) {
+  const shape = { ...NIGHT, crossCorrelation: 0.8, rho, steppedUnits: step < 1 ? 1 : 0, step };
+  const r = nights(count, shape, 3000 + Math.round(10 * rho), settings);
+  const power = step < 1 ? pct(r.stepped / count) : '—';
+  console.log(`| 0.8 | 3.0 % | ${rho} | ${pct(step - 1)} | ${power} | ${((100 * r.falseAlarms) / count).toFixed(2)} |`);
+}

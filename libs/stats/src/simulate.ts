@@ -30,20 +30,31 @@ export interface NightShape {
   step?: number;
   /** how many points of a stepped unit moved (default all) */
   steppedPoints?: number;
+  /** the correlation of a unit's points (they share an allocation each night), default 0 */
+  crossCorrelation?: number;
 }
 
-/** One night's family: throughput-like series (higher is better) around 1000, independent series. */
+/**
+ * One night's family: throughput-like series (higher is better) around 1000; a unit's points share
+ * a component of weight √r (r = crossCorrelation), the rest is their own.
+ */
 export function simulateNight(rng: Rng, s: NightShape): NightlyUnit[] {
-  return Array.from({ length: s.units }, (_, u) => ({
-    id: `unit-${u}`,
-    higherIsBetter: true,
-    points: Array.from({ length: s.pointsPerUnit }, (_, p) => {
-      const x = ar1Series(rng, s.baselineRuns + s.windowRuns, s.sigma, s.rho).map((v) => 1000 * Math.exp(v));
-      const stepped = u < (s.steppedUnits ?? 0) && p < (s.steppedPoints ?? s.pointsPerUnit);
-      const factor = stepped ? (s.step ?? 1) : 1;
-      return { baseline: x.slice(0, s.baselineRuns), window: x.slice(s.baselineRuns).map((v) => v * factor) };
-    }),
-  }));
+  const runs = s.baselineRuns + s.windowRuns;
+  const r = s.crossCorrelation ?? 0;
+  return Array.from({ length: s.units }, (_, u) => {
+    const shared = r > 0 ? ar1Series(rng, runs, s.sigma, s.rho) : new Array<number>(runs).fill(0);
+    return {
+      id: `unit-${u}`,
+      higherIsBetter: true,
+      points: Array.from({ length: s.pointsPerUnit }, (_, p) => {
+        const own = ar1Series(rng, runs, s.sigma, s.rho);
+        const x = own.map((v, t) => 1000 * Math.exp(Math.sqrt(r) * shared[t]! + Math.sqrt(1 - r) * v));
+        const stepped = u < (s.steppedUnits ?? 0) && p < (s.steppedPoints ?? s.pointsPerUnit);
+        const factor = stepped ? (s.step ?? 1) : 1;
+        return { baseline: x.slice(0, s.baselineRuns), window: x.slice(s.baselineRuns).map((v) => v * factor) };
+      }),
+    };
+  });
 }
 
 export interface ReplicateShape {

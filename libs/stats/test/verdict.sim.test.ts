@@ -32,6 +32,16 @@ describe('nightly verdicts on synthetic nights (80 series, seeded)', () => {
     expect(r.falseAlarms / NIGHTS).toBeLessThanOrEqual(0.06);
   });
 
+  // the fourth registration's target (≤ 1 per 100 nights) is missed (3.0 in 1000 nights, 4.3 in these
+  // 300): a night that slows every point of an allocation looks like a regression; this asserts the
+  // miss so a change to the procedure that fixes or worsens it fails here and the docs get the figure
+  it('V8: points sharing an allocation (r = 0.8), σ = 3 %: above 1 false alarm per 100 nights, as first measured', () => {
+    const r = nights(NIGHTS, { ...NIGHT, crossCorrelation: 0.8 }, 45);
+    console.log(`V8 ${JSON.stringify(r)}`);
+    expect(r.falseAlarms / NIGHTS).toBeGreaterThan(0.01);
+    expect(r.falseAlarms / NIGHTS).toBeLessThanOrEqual(0.06);
+  });
+
   it('V6: E-divisive finds a −10 % step within ±2 runs in ≥ 90 % and nothing in ≥ 90 % of quiet series', () => {
     const r = eDivisiveRates(50, 44);
     console.log(`V6 ${JSON.stringify(r)}`);
