@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { incompleteBeta, logGamma, normalCdf, normalQuantile, tCdf, tQuantile } from '@infersweep/stats';
+import {
+  incompleteBeta,
+  logGamma,
+  normalCdf,
+  normalQuantile,
+  quantile,
+  quantileSorted,
+  seededRng,
+  tCdf,
+  tQuantile,
+} from '@infersweep/stats';
 
 describe('the normal distribution', () => {
   it('matches table values of Φ and Φ⁻¹', () => {
@@ -63,5 +73,18 @@ describe('special functions', () => {
     expect(incompleteBeta(0.9, 2, 3)).toBeCloseTo(12 * (0.81 / 2 - (2 * 0.729) / 3 + 0.6561 / 4), 10);
     expect(incompleteBeta(0, 2, 3)).toBe(0);
     expect(incompleteBeta(1, 2, 3)).toBe(1);
+  });
+});
+
+describe('quantile by selection', () => {
+  it('equals the sorted type-7 quantile on random samples, ties and edges included', () => {
+    const rng = seededRng(8);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = 1 + rng.int(60);
+      const xs = Array.from({ length: n }, () => (trial % 3 === 0 ? rng.int(5) : rng.normal()));
+      const sorted = [...xs].sort((a, b) => a - b);
+      for (const p of [0, 0.1, 0.5, 0.9, 0.99, 1]) expect(quantile(xs, p)).toBe(quantileSorted(sorted, p));
+    }
+    expect(quantile([], 0.5)).toBeNaN();
   });
 });
