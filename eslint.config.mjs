@@ -24,7 +24,7 @@ export default [
         'error',
         {
           depConstraints: [
-            // libs never import apps; pure libs (core, topology, sweep) import only other pure code
+            // libs never import apps; pure libs (core, topology, sweep, stats) import only other pure code
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:lib'] },
             { sourceTag: 'type:pure', onlyDependOnLibsWithTags: ['type:pure'] },
             { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:lib'] },
@@ -39,6 +39,7 @@ export default [
       'libs/core/src/**/*.ts',
       'libs/topology/src/**/*.ts',
       'libs/sweep/src/**/*.ts',
+      'libs/stats/src/**/*.ts',
       'libs/orchestrator/src/workflows/**/*.ts',
     ],
     rules: {
@@ -64,7 +65,7 @@ export default [
                 'undici',
               ],
               message:
-                'libs/core, libs/topology, libs/sweep and workflow code are pure: no I/O imports (do I/O in an adapter or activity).',
+                'libs/core, libs/topology, libs/sweep, libs/stats and workflow code are pure: no I/O imports (do I/O in an adapter or activity).',
             },
           ],
         },

@@ -1,4 +1,5 @@
 /** Small deterministic PRNGs (pure). Same seed → same sequence on every platform. */
+import { mulberry32 } from '@infersweep/stats';
 
 /** 32-bit string/number mix (FNV-1a) for deriving seeds from identifiers. */
 export function hash32(...parts: Array<string | number>): number {
@@ -25,14 +26,7 @@ export interface Rng {
 
 /** mulberry32: tiny, fast, good enough for workload shapes (not for cryptography). */
 export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const normal = (): number => {
     const u = Math.max(next(), 1e-12);
     const v = next();

@@ -11,6 +11,7 @@
  * false-positive rate is at most `alpha` by construction. A change must also be at least
  * `minRelativeChange` of the baseline median in every one of the k runs to count. Pure and deterministic.
  */
+import { mulberry32 } from '@infersweep/stats';
 import { z } from 'zod';
 import {
   CONTEXT_FIELDS,
@@ -65,16 +66,7 @@ export function mad(xs: readonly number[]): number {
 }
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32;
 
 function binomial(n: number, k: number): number {
   let r = 1;

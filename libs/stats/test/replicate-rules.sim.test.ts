@@ -1,0 +1,29 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { replicateRules } from './sim-figures';
+
+// docs/statistics.md "Second registration": R1b, R2b, R5 over 2000 sweeps with common random numbers
+describe('replicate rules over 2000 seeded sweeps', () => {
+  let r: ReturnType<typeof replicateRules>;
+  beforeAll(() => {
+    r = replicateRules(2000, 61);
+    console.log(`R1b/R2b/R5 ${JSON.stringify(r)}`);
+  });
+
+  it('R1b: the fixed-n t-interval covers in ≥ 94 % at n = 3 and n = 5', () => {
+    expect(r.rules['fixed n=3']!.coverage).toBeGreaterThanOrEqual(0.94);
+    expect(r.rules['fixed n=5']!.coverage).toBeGreaterThanOrEqual(0.94);
+  });
+
+  // the registered target (≥ 93 %) is missed: this asserts the miss, so a change that fixes or
+  // worsens the rule fails here and docs/statistics.md gets the new figure
+  it('R2b: the fully sequential rule (min 3) undercovers: below its 93 % target, as first measured', () => {
+    expect(r.rules['sequential min 3']!.coverage).toBeLessThan(0.93);
+    expect(r.rules['sequential min 3']!.coverage).toBeGreaterThanOrEqual(0.89);
+  });
+
+  it('R5: Stein’s two-stage rule covers in ≥ 94 % for n0 = 3, 6, 8; with n0 = 8 it needs fewer replicates than fixed n', () => {
+    for (const n0 of [3, 6, 8]) expect(r.rules[`stein n0=${n0}`]!.coverage).toBeGreaterThanOrEqual(0.94);
+    expect(r.fixedN).not.toBeNull();
+    expect(r.rules['stein n0=8']!.meanN).toBeLessThan(r.fixedN!);
+  });
+});
