@@ -39,6 +39,8 @@ export interface RunPointInput {
 export interface RunPointHooks {
   onProgress?(p: Progress): void;
   signal?: AbortSignal;
+  /** The worker's count of points running now (client-process.ts): the record keeps the window's maximum. */
+  concurrentPoints?: { current(): number; onChange(listen: (n: number) => void): void };
 }
 
 /**
@@ -119,6 +121,11 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
     },
     () => snapshot(input.metricsEndpoints, scrapeTimeout),
   );
+  if (hooks.concurrentPoints) {
+    const health = window.health;
+    health.setConcurrentPoints(hooks.concurrentPoints.current());
+    hooks.concurrentPoints.onChange((n) => health.setConcurrentPoints(n));
+  }
   await window.readiness();
   const replayed = await replay({
     traces,
@@ -173,6 +180,7 @@ function pointRecord(p: PointRecordParts) {
     successes,
     coverage,
     clientSaturatedReason: clientHealth.reason,
+    hostSaturatedReason: clientHealth.host_reason ?? null,
     concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
     runCancelledReason: r.runCancelledReason,
     serverMetricsMissing: serverMetricsMissing(input.metricsEndpoints.length, server),
