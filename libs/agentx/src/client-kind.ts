@@ -36,13 +36,15 @@ export async function runPointWithClient(
   };
   const timer = setInterval(beat, 5_000);
   beat();
-  const point = enterPoint(() => undefined);
+  let pointsMax = 0;
+  const point = enterPoint((n) => (pointsMax = Math.max(pointsMax, n)));
   try {
     const { aiperf: _stats, ...result } = await runAiperfPoint(
       { ...input, ...(traceFile === undefined ? {} : { traceFile }) },
       {
         ...(hooks.signal ? { signal: hooks.signal } : {}),
         ...(hooks.aiperfRunner ? { runner: hooks.aiperfRunner } : {}),
+        concurrentPointsMax: () => pointsMax,
         onLog: (text) => {
           const next = aiperfPhase(text);
           if (next === 'profiling' && profilingAt === null) profilingAt = Date.now();

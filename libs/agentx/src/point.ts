@@ -109,7 +109,7 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
   const identity = identitySchema.parse(input.identity);
   const family = input.family ?? 'vllm';
   const startedAt = new Date();
-  // off the event loop and once per process: the worker's other activities keep heartbeating
+  // off the event loop and once per process (a point run by runPointWithClient has a process of its own)
   const { traces, dataset } = await resolveTracesAsync(settings.traces);
   const scrapeTimeout = settings.drain.scrapeTimeoutSeconds;
   const window = new ProfileWindow(
