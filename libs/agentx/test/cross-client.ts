@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import {
   generateTraces,
   loadTraces,
-  percentileSorted,
   readRequestRecords,
   rootRequests,
   runAiperfPoint,
@@ -16,6 +15,15 @@ import {
 } from '@infersweep/agentx';
 import type { AgentxSettingsInput } from '@infersweep/topology';
 import { aiperfBinary } from './aiperf-env';
+import type { EngineTraceSink } from './engine-traces';
+import {
+  INJECTED_FAULT,
+  pairWithEngine,
+  referee,
+  withInjectedFault,
+  type PairedRequest,
+  type RefereeVerdict,
+} from './referee';
 import { midDenseModel, oneAfterTheOther, startVllm, type EngineWindow, type VllmEngine } from './vllm-engine';
 
 /**
@@ -138,34 +146,9 @@ export async function sideBySide<A, B>(
   return { ours: b, aiperf: await run };
 }
 
-/**
- * The mean of `xs` without its low outliers: values below Tukey's lower fence, Q1 − 1.5 × IQR (quartiles by
- * percentileSorted, numpy's linear rule), are dropped. The referee's statistic for per-request ITL on the real engine,
- * read against the engine's ITL *mean*: a request whose first token a client read late has a short per-request ITL
- * (one run moved aiperf's plain mean −13 % against the engine), an outlier on the low side only; a slow stretch of the
- * engine (another lane's load) lengthens every request in it and is in the engine's mean too, so the high side is
- * kept. The interquartile mean dropped both sides and read aiperf −6.0 % against the engine (mean −0.8 %) in a CI
- * window with such a stretch (libs/agentx/README.md "Why the low-fenced mean").
- */
-export function lowFencedMean(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const sorted = [...xs].sort((x, y) => x - y);
-  const q1 = percentileSorted(sorted, 25)!;
-  const fence = q1 - 1.5 * (percentileSorted(sorted, 75)! - q1);
-  const kept = sorted.filter((x) => x >= fence);
-  return kept.reduce((sum, x) => sum + x, 0) / kept.length;
-}
-
 /** A point's profiled, successful requests (its `requests.jsonl`: what its figures count). */
 function profiledRequests(outDir: string): RequestRecord[] {
   return readRequestRecords(join(outDir, 'requests.jsonl')).filter((r) => r.phase === 'profiling' && r.ok);
-}
-
-/** Per-request ITL (s) of a point's profiled, successful requests. */
-export function profiledItls(outDir: string): number[] {
-  return profiledRequests(outDir)
-    .filter((r) => r.itl_ms !== null)
-    .map((r) => r.itl_ms! / 1000);
 }
 
 /**
@@ -187,29 +170,53 @@ export function promptsAgainstTraces(outDir: string, corpus: string): { isl: num
   });
 }
 
-/** One client's window on the referee engine: its engine readings, its point folder and the corpus it replayed. */
-export type RefereedWindow<R extends PointResult = PointResult> = EngineWindow<R> & { outDir: string; corpus: string };
+/**
+ * One client's window on the referee engine: its engine readings, its point folder, the corpus it replayed and its
+ * profiled requests paired with the engine's per-request spans (./referee.ts pairWithEngine).
+ */
+export type RefereedWindow<R extends PointResult = PointResult> = EngineWindow<R> & {
+  outDir: string;
+  corpus: string;
+  paired: PairedRequest[];
+};
 
 /** Output tokens of every request of the real-vLLM two-client workload ({@link refereedWindows}). */
 export const REFEREED_OUT = 96;
 
 /**
- * The engine of the real-vLLM two-client runs (cross-client-vllm.int.test.ts, the bench's vLLM row): vLLM's CPU
- * build serving the generated mid-dense model (~11 ms per token on one core), in dev mode for the prefix-cache reset.
+ * Each client's profiling window on the real engine (s), pre-registered with the referee (./referee.ts): the
+ * calibration windows put the ITL reading's 90 % half-width at 1.2–1.7 % for aiperf's 32–72 requests, so half the
+ * ±4 % bound needs ≥ 25 requests; twice that, at the slowest rate seen (0.8 requests/s), is 60 s.
  */
-export function startRefereeEngine(): Promise<VllmEngine> {
-  return startVllm({ model: midDenseModel, servedName: 'mid-dense', maxModelLen: 4096, maxNumSeqs: 8, devMode: true });
+export const REFEREE_PROFILE_S = 60;
+
+/**
+ * The engine of the real-vLLM two-client runs (cross-client-vllm.int.test.ts, the bench's vLLM row): vLLM's CPU
+ * build serving the generated mid-dense model (~11 ms per token on one core), in dev mode for the prefix-cache reset,
+ * exporting its per-request spans to `otlpTracesEndpoint` (./engine-traces.ts startTraceSink).
+ */
+export function startRefereeEngine(otlpTracesEndpoint: string): Promise<VllmEngine> {
+  return startVllm({
+    model: midDenseModel,
+    servedName: 'mid-dense',
+    maxModelLen: 4096,
+    maxNumSeqs: 8,
+    devMode: true,
+    otlpTracesEndpoint,
+  });
 }
 
 /**
  * The real-vLLM two-client run the test and the bench row share: one corpus ({@link sameWorkloadCorpus}, prompts up
  * to 1024 tokens, {@link REFEREED_OUT}-token outputs) at c=2 on `engine`, infersweep's client (`ours`, given its
  * whole input) and then aiperf (the served model's tokenizer — with the offline test tokenizer its prompts were ~11 %
- * longer, 2026-12-04 —, ignore_eos), one after the other ({@link oneAfterTheOther}); each window with its folder,
- * ready for {@link engineRefereed}. `settings` go to both clients, `oursSettings` to ours only.
+ * longer —, ignore_eos), one after the other ({@link oneAfterTheOther}); each window with its folder and its requests
+ * paired with the engine's spans from `traces`, ready for {@link engineRefereed}. `settings` go to both clients,
+ * `oursSettings` to ours only.
  */
 export async function refereedWindows(opts: {
   engine: VllmEngine;
+  traces: EngineTraceSink;
   identity: PointIdentityInput;
   settings: AgentxSettingsInput;
   oursSettings?: AgentxSettingsInput;
@@ -247,47 +254,41 @@ export async function refereedWindows(opts: {
         traceFile: corpus,
       }),
   );
+  const paired = async (outDir: string): Promise<PairedRequest[]> => {
+    const records = profiledRequests(outDir);
+    return pairWithEngine(records, await opts.traces.spansOf(records.map((r) => r.id)));
+  };
   return {
-    ours: { ...w.first, outDir: dirs.ours, corpus },
-    aiperf: { ...w.second, outDir: dirs.aiperf, corpus },
+    ours: { ...w.first, outDir: dirs.ours, corpus, paired: await paired(dirs.ours) },
+    aiperf: { ...w.second, outDir: dirs.aiperf, corpus, paired: await paired(dirs.aiperf) },
   };
 }
 
 /**
- * Two clients' windows on one real engine read against the engine's own clock: each client's figure over the
- * engine's mean in its window, minus 1. `itl` is each client's per-request ITL, low-fenced mean
- * ({@link lowFencedMean}), so read, and `itl.agreement` the two so read (ours / aiperf − 1): what
- * cross-client-vllm.int.test.ts asserts. `line` reports the raw figures, the engine's means and every reading
- * (ITL mean and p50 too).
+ * Two clients' windows on one real engine judged by the pre-registered referee (./referee.ts `referee`: each
+ * client's requests against the engine's own clock for the same requests), with the fault-injection control
+ * ({@link INJECTED_FAULT} on our window) judged by the same function. `line` reports every reading, the raw figures and
+ * the engine's histogram means over each window.
  */
 export function engineRefereed(
   ours: RefereedWindow,
   aiperf: RefereedWindow,
-): { itl: { ours: number; aiperf: number; agreement: number }; line: string } {
-  const vs = (x: number | null, e: number): number => (x ?? NaN) / e - 1;
-  const o = ours.result.request_metrics.latency;
-  const a = aiperf.result.request_metrics.latency;
-  const fenced = {
-    ours: lowFencedMean(profiledItls(ours.outDir)),
-    aiperf: lowFencedMean(profiledItls(aiperf.outDir)),
+): { ours: RefereeVerdict; aiperf: RefereeVerdict; control: RefereeVerdict; line: string } {
+  const v = {
+    ours: referee(ours.paired),
+    aiperf: referee(aiperf.paired),
+    control: referee(withInjectedFault(ours.paired, INJECTED_FAULT)),
   };
-  const itl = { ours: vs(fenced.ours, ours.engine.itl), aiperf: vs(fenced.aiperf, aiperf.engine.itl), agreement: NaN };
-  itl.agreement = (1 + itl.ours) / (1 + itl.aiperf) - 1;
   const ms = (x: number | null): string => (x === null ? '-' : (x * 1000).toFixed(2));
-  const pc = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`;
   const inFlight = (w: EngineWindow<PointResult>): string =>
     w.result.concurrency.time_weighted_requests_in_flight?.toFixed(2) ?? '-';
   const line =
+    `referee: infersweep ${v.ours.line}\n         aiperf ${v.aiperf.line}\n` +
+    `         control (+${INJECTED_FAULT.itlBias * 100} % ITL, first token ${INJECTED_FAULT.lateFirstMs} ms late) ${v.control.line}\n` +
     `raw: ${crossClientDiff(clientFigures(ours.result), clientFigures(aiperf.result)).line}; ` +
     `requests ${ours.result.num_requests_successful} / ${aiperf.result.num_requests_successful}; ` +
-    `in flight ${inFlight(ours)} / ${inFlight(aiperf)}\n` +
-    `the engine's own means per window: TTFT ${ms(ours.engine.ttft)} / ${ms(aiperf.engine.ttft)} ms, ` +
-    `ITL ${ms(ours.engine.itl)} / ${ms(aiperf.engine.itl)} ms\n` +
-    `against the engine: TTFT mean ${ms(o.ttft.mean)} (${pc(vs(o.ttft.mean, ours.engine.ttft))}) / ` +
-    `${ms(a.ttft.mean)} (${pc(vs(a.ttft.mean, aiperf.engine.ttft))}), ` +
-    `ITL mean ${ms(o.itl.mean)} (${pc(vs(o.itl.mean, ours.engine.itl))}) / ${ms(a.itl.mean)} (${pc(vs(a.itl.mean, aiperf.engine.itl))}), ` +
-    `ITL p50 ${pc(vs(o.itl.p50, ours.engine.itl))} / ${pc(vs(a.itl.p50, aiperf.engine.itl))}, ` +
-    `ITL low-fenced mean ${ms(fenced.ours)} (${pc(itl.ours)}) / ${ms(fenced.aiperf)} (${pc(itl.aiperf)}); ` +
-    `the two ITL low-fenced means so read: ${pc(itl.agreement)}`;
-  return { itl, line };
+    `in flight ${inFlight(ours)} / ${inFlight(aiperf)}; ` +
+    `the engine's histogram means per window: TTFT ${ms(ours.engine.ttft)} / ${ms(aiperf.engine.ttft)} ms, ` +
+    `ITL ${ms(ours.engine.itl)} / ${ms(aiperf.engine.itl)} ms`;
+  return { ...v, line };
 }

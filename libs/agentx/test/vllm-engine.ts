@@ -33,6 +33,8 @@ export async function startVllm(opts: {
   /** VLLM_SERVER_DEV_MODE=1: the dev endpoints, among them POST /reset_prefix_cache ({@link resetPrefixCache}) */
   devMode?: boolean;
   readyTimeoutMs?: number;
+  /** the OTLP/HTTP endpoint for the engine's per-request spans (./engine-traces.ts startTraceSink) */
+  otlpTracesEndpoint?: string;
 }): Promise<VllmEngine> {
   const model = opts.model ?? tinyDenseModel;
   if (!existsSync(vllmBinary)) throw new Error(`${vllmBinary} is missing: run npm run setup (scripts/setup-vllm.sh)`);
@@ -58,6 +60,7 @@ export async function startVllm(opts: {
     String(opts.maxNumSeqs),
     '--seed',
     '0',
+    ...(opts.otlpTracesEndpoint ? ['--otlp-traces-endpoint', opts.otlpTracesEndpoint] : []),
   ];
   const proc: ChildProcess = spawn(vllmBinary, argv, {
     detached: true,
@@ -72,6 +75,10 @@ export async function startVllm(opts: {
       VLLM_HOST_IP: '127.0.0.1',
       VLLM_CPU_OMP_THREADS_BIND: String(opts.core ?? 1),
       ...(opts.devMode ? { VLLM_SERVER_DEV_MODE: '1' } : {}),
+      // spans in batches every 500 ms (the SDK's default 5 s would keep the last ones past a window's end)
+      ...(opts.otlpTracesEndpoint
+        ? { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_BSP_SCHEDULE_DELAY: '500' }
+        : {}),
     },
   });
   let log = '';

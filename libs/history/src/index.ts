@@ -5,3 +5,4 @@ export * from './render';
 export * from './extract';
 export * from './store';
 export * from './record';
+export * from './hook';

@@ -5,8 +5,15 @@
  * is never logged ({@link PgHistoryStore.where} shows host and database only).
  */
 import pg from 'pg';
-import { historyPointSchema, seriesId, seriesKeySchema, type HistoryPoint, type SeriesKey } from './schema';
-import type { HistoryStore } from './store';
+import {
+  historyPointSchema,
+  seriesId,
+  seriesKeySchema,
+  type HistoryPoint,
+  type HistoryStore,
+  type SeriesKey,
+  type StoredRun,
+} from './schema';
 
 const TABLE = 'infersweep_history_points';
 
@@ -33,18 +40,27 @@ export class PgHistoryStore implements HistoryStore {
     return store;
   }
 
-  async putRun(runId: string, points: readonly HistoryPoint[]): Promise<void> {
+  /** PostgreSQL keeps no lines that fail to validate: a row is validated when it is written. */
+  readonly skippedLines = 0;
+
+  putRun(runId: string, points: readonly HistoryPoint[]): Promise<void> {
+    return this.replaceRuns([{ runId, points }]);
+  }
+
+  /** One transaction: delete the named runs' rows, insert their points; other runs' rows are never touched. */
+  async replaceRuns(runs: readonly StoredRun[]): Promise<void> {
     const c = await this.pool.connect();
     try {
       await c.query('BEGIN');
-      await c.query(`DELETE FROM ${TABLE} WHERE run_id = $1`, [runId]);
-      for (const p of points)
-        await c.query(`INSERT INTO ${TABLE} (run_id, series, run_time, point) VALUES ($1, $2, $3, $4)`, [
-          runId,
-          seriesId(p.key),
-          p.time,
-          JSON.stringify(historyPointSchema.parse(p)),
-        ]);
+      await c.query(`DELETE FROM ${TABLE} WHERE run_id = ANY($1::text[])`, [runs.map((r) => r.runId)]);
+      for (const r of runs)
+        for (const p of r.points)
+          await c.query(`INSERT INTO ${TABLE} (run_id, series, run_time, point) VALUES ($1, $2, $3, $4)`, [
+            r.runId,
+            seriesId(p.key),
+            p.time,
+            JSON.stringify(historyPointSchema.parse(p)),
+          ]);
       await c.query('COMMIT');
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
@@ -75,10 +91,6 @@ export class PgHistoryStore implements HistoryStore {
       `SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`,
     );
     return r.rows.map((row) => seriesKeySchema.parse(row.key));
-  }
-
-  async clear(): Promise<void> {
-    await this.pool.query(`DELETE FROM ${TABLE}`);
   }
 
   async close(): Promise<void> {

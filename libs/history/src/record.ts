@@ -5,20 +5,22 @@
  * input: `INFERSWEEP_HISTORY_SETTINGS` names a YAML or JSON file ({@link historySettingsSchema});
  * a webhook URL or a store URL with a password stays in that file on the worker's host.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { detectionSettingsSchema } from './detect';
 import { extractRun } from './extract';
-import { seriesId, type HistoryPoint } from './schema';
-import { openStore, type HistoryStore } from './store';
+import { seriesId, type HistoryPoint, type HistoryStore } from './schema';
+import { hookEnv, runHook } from './hook';
+import { openStore } from './store';
 import { evaluateRun, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
 import { verdictText } from './render';
 
 /** The verdict file inside a results folder. */
 export const VERDICT_FILE = 'history.json';
+/** The marker a notification leaves in its results folder: a retried recordHistory does not notify again. */
+export const NOTIFIED_FILE = 'history-notified.json';
 export const HISTORY_SETTINGS_ENV = 'INFERSWEEP_HISTORY_SETTINGS';
 
 export const historySettingsSchema = z
@@ -28,8 +30,13 @@ export const historySettingsSchema = z
     detection: detectionSettingsSchema.default(detectionSettingsSchema.parse({})),
     notify: z
       .object({
-        /** argv of a command run without a shell; the verdict JSON arrives on its stdin */
+        /**
+         * argv of a command run without a shell; the verdict JSON arrives on its stdin, the run id in
+         * INFERSWEEP_RUN_ID; its environment is PATH, HOME, LANG and TZ only (./hook.ts)
+         */
         command: z.array(z.string().min(1)).min(1).optional(),
+        /** the command's bound: then its whole process group is killed (SIGTERM, SIGKILL 2 s later) */
+        timeoutSeconds: z.number().positive().default(60),
         /** a URL the verdict JSON is POSTed to */
         webhook: z.string().url().optional(),
         /** `regression`: only when the run has one (default); `always`: every run */
@@ -110,6 +117,8 @@ export async function recordRun(
   try {
     await store.putRun(run.runId, run.points);
     verdict = await verdictFromStore(store, run.runId, run.points, settings);
+    // lines of the store that did not validate (a torn write): their runs are missing from the baselines
+    if (store.skippedLines > 0) verdict = { ...verdict, skippedLines: store.skippedLines };
   } finally {
     await store.close();
   }
@@ -118,10 +127,36 @@ export async function recordRun(
   const n = settings.notify;
   // a notification that fails is reported, never a reason to record the run again
   if (n && (n.on === 'always' || verdict.regressions > 0))
-    out.notified = await notify(n, verdict).catch(
+    out.notified = await notifyOnce(resultsDir, n, verdict).catch(
       (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
     );
   return out;
+}
+
+/**
+ * Notify once per run: the marker ({@link NOTIFIED_FILE}) is created exclusively before notifying, so a
+ * retried or concurrent attempt finds it and does not notify again; a failed notification removes it.
+ */
+async function notifyOnce(
+  resultsDir: string,
+  n: NonNullable<HistorySettings['notify']>,
+  verdict: RunVerdict,
+): Promise<string> {
+  const marker = join(resultsDir, NOTIFIED_FILE);
+  try {
+    writeFileSync(marker, JSON.stringify({ runId: verdict.runId, started: new Date().toISOString() }), { flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return `already notified for run ${verdict.runId} (${marker})`;
+    throw e;
+  }
+  try {
+    const done = await notify(n, verdict);
+    writeAtomic(marker, JSON.stringify({ runId: verdict.runId, notified: done, at: new Date().toISOString() }));
+    return done;
+  } catch (e) {
+    rmSync(marker, { force: true });
+    throw e;
+  }
 }
 
 /** Run the notification command and/or POST the webhook; says what was notified (no URL: it may hold a token). */
@@ -129,17 +164,11 @@ async function notify(n: NonNullable<HistorySettings['notify']>, verdict: RunVer
   const body = JSON.stringify({ ...verdict, text: verdictText(verdict) });
   const done: string[] = [];
   if (n.command) {
-    const [cmd, ...args] = n.command;
-    await new Promise<void>((resolve, reject) => {
-      const child = execFile(cmd!, args, { timeout: 60_000 }, (err) =>
-        err ? reject(new Error(`notification command ${cmd}: ${err.message}`)) : resolve(),
-      );
-      // a command that exits without reading its input closes the pipe under the write: its exit status (the
-      // callback above) says how it went; the EPIPE must not become an uncaught exception of the worker
-      child.stdin?.on('error', () => undefined);
-      child.stdin?.end(body);
+    await runHook(n.command, body, {
+      timeoutMs: n.timeoutSeconds * 1000,
+      env: hookEnv({ INFERSWEEP_RUN_ID: verdict.runId }),
     });
-    done.push(`command ${cmd}`);
+    done.push(`command ${n.command[0]}`);
   }
   if (n.webhook) {
     const res = await fetch(n.webhook, {
@@ -155,28 +184,31 @@ async function notify(n: NonNullable<HistorySettings['notify']>, verdict: RunVer
 }
 
 /**
- * Rebuild a store from the results folders under `resultsRoot`: every run's points, in time order,
- * each run's verdict recomputed against what was stored before it (`history.json` rewritten).
+ * Rebuild a store from the results folders under a results root: the runs found there replace what the
+ * store held for them, all at once (one transaction on PostgreSQL), and nothing else is deleted: runs of
+ * another root sharing the store stay (the file store drops its lines that do not validate, counted in
+ * `droppedLines`). Then each run's verdict is recomputed as of its own time (later
+ * runs are ignored, ./verdict.ts `evaluatePoint`) and `history.json` rewritten.
  */
 export async function rebuildHistory(
   store: HistoryStore,
   folders: readonly string[],
   settings: HistorySettings,
-): Promise<{ runs: number; points: number; regressions: number; skipped: string[] }> {
+): Promise<{ runs: number; points: number; regressions: number; skipped: string[]; droppedLines: number }> {
   const runs = folders.map((d) => extractRun(d)).filter((r) => r.points.length > 0 || r.skipped.length > 0);
   const skipped = runs.flatMap((r) => r.skipped);
   const timed = runs
     .filter((r) => r.points.length > 0)
     .sort((a, b) => a.points[0]!.time.localeCompare(b.points[0]!.time));
-  await store.clear();
+  await store.replaceRuns(timed.map((r) => ({ runId: r.runId, points: r.points })));
+  const droppedLines = store.skippedLines;
   let points = 0;
   let regressions = 0;
   for (const r of timed) {
-    await store.putRun(r.runId, r.points);
     points += r.points.length;
     const v = await verdictFromStore(store, r.runId, r.points, settings);
     regressions += v.regressions;
     writeAtomic(join(r.points[0]!.resultsDir, VERDICT_FILE), JSON.stringify(v, null, 2));
   }
-  return { runs: timed.length, points, regressions, skipped };
+  return { runs: timed.length, points, regressions, skipped, droppedLines };
 }

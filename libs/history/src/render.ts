@@ -78,7 +78,10 @@ export function pointVerdictsText(points: readonly PointVerdict[]): string {
 
 /** A run's verdict: `regressions: none | N`, then its points. */
 export function verdictText(v: RunVerdict): string {
-  return `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n${pointVerdictsText(v.points)}`;
+  const skipped = v.skippedLines
+    ? `warning: ${v.skippedLines} line(s) of the history store did not validate and were skipped: their runs are missing from the baselines\n`
+    : '';
+  return `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n${skipped}${pointVerdictsText(v.points)}`;
 }
 
 /** A series as a table, oldest run first, with the change points found along it. */

@@ -1,6 +1,7 @@
 /**
  * What the history of results holds, as zod schemas (the one source of truth for the file store,
- * the PostgreSQL store, the activity's verdict and the CLI). Pure: no I/O.
+ * the PostgreSQL store, the activity's verdict and the CLI), and the interface both stores implement.
+ * Pure: no I/O.
  *
  * A point of history is one ConcurrencyPoint of one sweep run. Runs are comparable when their
  * {@link SeriesKey} is equal (same config, orientation, model, GPU and concurrency). What may change
@@ -112,6 +113,33 @@ export function seriesId(k: SeriesKey): string {
 export function seriesMatches(k: SeriesKey, query: string): boolean {
   const id = seriesId(k);
   return id === query || id.startsWith(query.endsWith(':') ? query : `${query}:`);
+}
+
+/** Where the history is kept: a JSON-lines file (./store.ts) or PostgreSQL (./pg-store.ts); openStore picks one. */
+export interface HistoryStore {
+  /** where it is, for messages (no credentials) */
+  readonly where: string;
+  /** Store the points of a run, replacing what the store held for that run. */
+  putRun(runId: string, points: readonly HistoryPoint[]): Promise<void>;
+  /** Every stored point of one series. */
+  series(key: SeriesKey): Promise<HistoryPoint[]>;
+  /** The points of one run (empty when unknown). */
+  run(runId: string): Promise<HistoryPoint[]>;
+  /** Every series key the store holds (each once). */
+  seriesKeys(): Promise<SeriesKey[]>;
+  /**
+   * Replace these runs, all or none (PostgreSQL: one transaction; the file: one rename): what the store held
+   * for each run id is dropped, the given points stored. Runs not named stay as they are.
+   */
+  replaceRuns(runs: readonly StoredRun[]): Promise<void>;
+  /** Stored lines that did not validate at the last read, or that `replaceRuns` dropped (the file store; 0 for PostgreSQL). */
+  readonly skippedLines: number;
+  close(): Promise<void>;
+}
+
+export interface StoredRun {
+  runId: string;
+  points: readonly HistoryPoint[];
 }
 
 // ---------------------------------------------------------------- verdicts

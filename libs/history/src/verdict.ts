@@ -25,6 +25,8 @@ export const runVerdictSchema = z
     regressions: z.number().int().nonnegative(),
     points: z.array(pointVerdictSchema),
     settings: detectionSettingsSchema,
+    /** lines of the file store that did not validate (a torn write): their runs are not in the baselines */
+    skippedLines: z.number().int().positive().optional(),
   })
   .strict();
 export type RunVerdict = z.infer<typeof runVerdictSchema>;

@@ -3,7 +3,7 @@
  * shipped config, point records derived from one the point activity wrote), extracted, stored in
  * the file store, judged, rebuilt, and a notification command.
  */
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,10 @@ import {
   FileHistoryStore,
   HISTORY_FILE,
   HISTORY_SETTINGS_ENV,
+  KILL_GRACE_MS,
+  NOTIFIED_FILE,
   extractRun,
+  hookEnv,
   historySettingsSchema,
   loadHistorySettings,
   readVerdict,
@@ -26,6 +29,22 @@ import { plan, record, wobble, writeRun } from './runs-fixture';
 import { storeContract } from './store-contract';
 
 const settings = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 } });
+
+/** Whether each process is dead (gone or a zombie) within `ms`, polled every 20 ms. */
+async function deadWithin(pids: readonly number[], ms: number): Promise<boolean[]> {
+  const until = Date.now() + ms;
+  while (pids.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  return pids.map((p) => !alive(p));
+}
+
+/** Whether a process is alive: it exists and is not a zombie waiting for a reaper. */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 describe('history on results folders', () => {
   it('extracts a run: the plan gives the series key and context, the record the fingerprint, validity and metrics', () => {
@@ -64,6 +83,27 @@ describe('history on results folders', () => {
 
   describe('the file store', () => {
     storeContract(async () => new FileHistoryStore(join(mkdtempSync(join(tmpdir(), 'hist-')), HISTORY_FILE)));
+
+    it('a torn last line (no newline) never glues to the next append: both runs stay, the torn line is counted and reported', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      const s = historySettingsSchema.parse({ store: join(root, HISTORY_FILE) });
+      const first = await recordRun(writeRun(root, 'n1', 1, { 1: 500 }), s);
+      expect(first.verdict.skippedLines).toBeUndefined();
+      // a crash, a full disk or an NFS client loss in the middle of an append: half a line, no newline
+      const whole = JSON.stringify({ runId: 'n2', points: extractRun(writeRun(root, 'n2', 2, { 1: 510 })).points });
+      appendFileSync(join(root, HISTORY_FILE), whole.slice(0, whole.length >> 1));
+      const third = await recordRun(writeRun(root, 'n3', 3, { 1: 505 }), s);
+      const store = new FileHistoryStore(join(root, HISTORY_FILE));
+      expect((await store.run('n1')).map((p) => p.runId)).toEqual(['n1']);
+      expect((await store.run('n3')).map((p) => p.runId)).toEqual(['n3']);
+      expect(store.skippedLines).toBe(1);
+      expect(third.verdict.skippedLines).toBe(1);
+      expect(readVerdict(join(root, 'n3'))?.skippedLines).toBe(1);
+      expect(verdictText(third.verdict)).toContain('warning: 1 line(s) of the history store did not validate');
+      // the torn run's own record again (a retried activity): appended whole, now stored
+      await recordRun(join(root, 'n2'), s);
+      expect((await store.run('n2')).map((p) => p.runId)).toEqual(['n2']);
+    });
 
     it('skips and counts a line that does not validate', async () => {
       const root = mkdtempSync(join(tmpdir(), 'hist-'));
@@ -119,7 +159,7 @@ describe('history on results folders', () => {
     const before = readVerdict(dirs[6]!);
     const store = new FileHistoryStore(join(root, HISTORY_FILE));
     const rebuilt = await rebuildHistory(store, resultsFolders(root), settings);
-    expect(rebuilt).toEqual({ runs: 7, points: 7, regressions: 1, skipped: [] });
+    expect(rebuilt).toEqual({ runs: 7, points: 7, regressions: 1, skipped: [], droppedLines: 0 });
     expect(readVerdict(dirs[6]!)).toEqual(before);
   });
 
@@ -169,6 +209,67 @@ describe('history on results folders', () => {
     const r = await recordRun(writeRun(root, 'night-0', 1, points), s);
     expect(r.notified).toMatch(/^failed: notification command sh: /);
     expect(readVerdict(join(root, 'night-0'))?.runId).toBe('night-0');
+  });
+
+  it('a hook that backgrounds a child and ignores SIGTERM is killed with its whole group within the bound; the record returns', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const pids = join(root, 'pids');
+    // both the shell and its background sleep ignore SIGTERM (an ignored signal stays ignored across fork and
+    // exec); each would live 300 s, far beyond the 1 s bound + 2 s grace
+    const s = historySettingsSchema.parse({
+      notify: {
+        on: 'always',
+        timeoutSeconds: 1,
+        command: ['/bin/sh', '-c', `trap '' TERM; sleep 300 & echo $$ $! > ${pids}; wait`],
+      },
+    });
+    const t0 = Date.now();
+    const r = await recordRun(writeRun(root, 'night-0', 1, { 2: 900 }), s);
+    const took = Date.now() - t0;
+    expect(r.notified).toMatch(
+      /^failed: notification command \/bin\/sh: timed out after 1000 ms, its process group killed/,
+    );
+    expect(took).toBeGreaterThanOrEqual(1000 + KILL_GRACE_MS);
+    expect(took).toBeLessThan(1000 + KILL_GRACE_MS + 3000);
+    const [shell, sleeper] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+    // SIGKILL is sent; the kernel finishes each process when it is next scheduled (a loaded host: a few ms)
+    expect(await deadWithin([shell!, sleeper!], 1000)).toEqual([true, true]);
+    // a failed notification leaves no marker: a later record of the run may notify
+    expect(existsSync(join(root, 'night-0', NOTIFIED_FILE))).toBe(false);
+  });
+
+  it('notifies once per run: a retried record of the same run finds the marker and does not notify again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const log = join(root, 'notified.log');
+    const s = historySettingsSchema.parse({
+      notify: { on: 'always', command: ['/bin/sh', '-c', `echo "$INFERSWEEP_RUN_ID" >> ${log}`] },
+    });
+    const dir = writeRun(root, 'night-0', 1, { 2: 900 });
+    expect((await recordRun(dir, s)).notified).toBe('command /bin/sh');
+    expect((await recordRun(dir, s)).notified).toBe(`already notified for run night-0 (${join(dir, NOTIFIED_FILE)})`);
+    expect(readFileSync(log, 'utf8')).toBe('night-0\n');
+  });
+
+  it("the hook's environment is PATH, HOME, LANG, TZ and the run id: nothing else of the worker's", async () => {
+    expect(hookEnv({ INFERSWEEP_RUN_ID: 'r' }, { PATH: '/bin', HOME: '/h', AWS_SECRET_ACCESS_KEY: 'x' })).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+      INFERSWEEP_RUN_ID: 'r',
+    });
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dump = join(root, 'env');
+    const s = historySettingsSchema.parse({ notify: { on: 'always', command: ['/usr/bin/env'] } });
+    const withDump = { ...s, notify: { ...s.notify!, command: ['/bin/sh', '-c', `/usr/bin/env > ${dump}`] } };
+    await recordRun(writeRun(root, 'night-0', 1, { 2: 900 }), withDump);
+    const names = readFileSync(dump, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=')[0]);
+    // sh itself adds PWD (and some shells SHLVL, _)
+    expect(
+      names.filter((n) => !['PATH', 'HOME', 'LANG', 'TZ', 'INFERSWEEP_RUN_ID', 'PWD', 'SHLVL', '_'].includes(n!)),
+    ).toEqual([]);
+    expect(names).toContain('INFERSWEEP_RUN_ID');
   });
 
   it('refuses a settings file with an unknown key, naming the file', () => {

@@ -38,12 +38,22 @@ afterAll(async () => {
 const aiperfBinary = join(toolsDir, 'aiperf-venv', 'bin', 'aiperf');
 const aiperfTokenizer = process.env.INFERSWEEP_AIPERF_TOKENIZER ?? join(toolsDir, 'tokenizer');
 
-/** `bin/infersweep results ID --format inferencex --next-to-points` as a subprocess. */
-function convert(sweepId: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * `bin/infersweep results ID --format inferencex --next-to-points [--include-invalid]` as a subprocess (the
+ * PyPI aiperf point is invalid by design, `aiperf:unsafe_override`: only `--include-invalid` exports it).
+ */
+function convert(sweepId: string, includeInvalid: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       join(repoRoot, 'bin', 'infersweep'),
-      ['results', sweepId, '--format', 'inferencex', '--next-to-points'],
+      [
+        'results',
+        sweepId,
+        '--format',
+        'inferencex',
+        '--next-to-points',
+        ...(includeInvalid ? ['--include-invalid'] : []),
+      ],
       { cwd: repoRoot, timeout: 120_000 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -72,7 +82,13 @@ async function runAndConvert(tag: string, client: 'infersweep' | 'aiperf') {
   const result = (await worker.runUntil(h.result())) as SweepResult;
   expect(result.points.map((p) => p.concurrency)).toEqual([2]);
   const record = readPoint(input.resultsDir, 2);
-  const conv = await convert(input.sweepId);
+  if (client === 'aiperf') {
+    const refused = await convert(input.sweepId, false);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('left out (invalid): ');
+    expect(refused.stderr).toContain('aiperf:unsafe_override');
+  }
+  const conv = await convert(input.sweepId, client === 'aiperf');
   expect(conv.code, conv.stderr).toBe(0);
   const file = conv.stdout
     .trim()
@@ -133,5 +149,6 @@ describe('both AgentX clients in a sweep, exported for InferenceX', () => {
     expect(readdirSync(join(pointDir, 'traces')).length).toBeGreaterThan(0);
     expect(agg.conc).toBe(2);
     expect(agg.num_requests_successful).toBe(record.num_requests_successful);
+    expect(agg.warnings?.[0]).toMatch(/^infersweep: INVALID point, not a submittable result: .*aiperf:unsafe_override/);
   });
 });

@@ -9,7 +9,7 @@ import { allocate, withdraw, type AllocateHooks, type GrantedJob } from './alloc
 import { importImage, type ImportImageRequest, type ImportImageResult } from './image';
 import { observe, watchLiveness, type LivenessWatch } from './liveness-watch';
 import type { LivenessJudgeOptions, LivenessVerdict, WatchedStep } from './liveness';
-import { copyLogs, fetchLogs, type LogTail } from './logs';
+import { copyLogs, fetchLogs, type LogRef, type LogTail } from './logs';
 import type { LivenessObservation } from './parse';
 import { SlurmQueries } from './queries';
 import { launchStep, stepStatus, stopStep, type StepHandle, type StepState } from './steps';
@@ -17,7 +17,6 @@ import { launchStep, stepStatus, stopStep, type StepHandle, type StepState } fro
 type StepRef = Pick<StepHandle, 'jobId' | 'node' | 'stepName' | 'launcherPid'>;
 /** A part's parameters after the cluster it runs on. */
 type AfterCluster<F> = F extends (q: never, ...rest: infer R) => unknown ? R : never;
-type LogRef = Pick<StepHandle, 'node' | 'logFile' | 'jobId'>;
 
 export class SlurmCluster extends SlurmQueries {
   /** A running allocation for the request, however long the queue (./allocation.ts). */

@@ -11,7 +11,13 @@ import { CommandFailedError } from './errors';
 import { cappedCatArgv, tailArgv } from './commands';
 import { parseTail } from './parse';
 import type { SlurmQueries } from './queries';
-import type { StepHandle } from './steps';
+
+/** Where a step's log is: the file on shared storage, read on `node` under job `jobId` (a StepHandle is one). */
+export interface LogRef {
+  jobId: string;
+  node: string;
+  logFile: string;
+}
 
 export interface LogTail {
   node: string;
@@ -24,7 +30,7 @@ export interface LogTail {
 /** Size and last lines of each step's log (fine while the steps run and after they end). */
 export async function fetchLogs(
   q: SlurmQueries,
-  handles: Pick<StepHandle, 'node' | 'logFile' | 'jobId'>[],
+  handles: LogRef[],
   opts: { tailLines?: number } = {},
 ): Promise<LogTail[]> {
   return Promise.all(
@@ -46,7 +52,7 @@ export async function fetchLogs(
  */
 export async function copyLogs(
   q: Pick<SlurmQueries, 'exec'>,
-  handles: Pick<StepHandle, 'node' | 'logFile' | 'jobId'>[],
+  handles: LogRef[],
   destDir: string,
   opts: { maxBytes?: number; timeoutMs?: number } = {},
 ): Promise<{ node: string; path: string; bytes: number }[]> {

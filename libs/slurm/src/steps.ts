@@ -8,14 +8,11 @@ import type { RunResult } from './executor';
 import { CommandFailedError, SshConnectionError, StepLaunchError } from './errors';
 import { detachedArgv, scancelArgv, squeueStepsArgv, srunArgv, type StepRuntime } from './commands';
 import { parseStepLines } from './parse';
-import { fetchLogs } from './logs';
+import { fetchLogs, type LogRef } from './logs';
 import { setupErrorOf, sleep, type SlurmQueries } from './queries';
 
-export interface StepHandle {
-  jobId: string;
-  node: string;
+export interface StepHandle extends LogRef {
   stepName: string;
-  logFile: string;
   /** pid of the detached srun on the login node (covers the moment before squeue lists the step). */
   launcherPid?: number;
 }

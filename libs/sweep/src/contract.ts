@@ -3,8 +3,7 @@
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
 import type { AllocationEnd } from '@infersweep/core';
-import type { SweepPlan } from '@infersweep/topology';
-import type { SearchResult, SweepSearch } from './search';
+import type { PlanSearch, SweepPlan } from '@infersweep/topology';
 
 export type { AllocationEnd };
 
@@ -73,6 +72,39 @@ export interface AllocationRecord {
   reason?: string;
   /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/run.ts) */
   warnings?: string[];
+}
+
+/** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
+export type SweepSearch = Pick<
+  PlanSearch,
+  | 'goal'
+  | 'slo'
+  | 'minConcurrency'
+  | 'maxConcurrency'
+  | 'maxAddedPoints'
+  | 'gpuHourBudget'
+  | 'resolution'
+  | 'pointGpuHours'
+>;
+
+/** Two measured points around a boundary: `below` met it, `above` did not. */
+export interface Bracket {
+  /** the answer: the SLO limit (= below) or the knee; null when no point meets the SLO */
+  concurrency: number | null;
+  below?: number;
+  above?: number;
+  /** found: bracketed to the resolution; at-max: maxConcurrency meets it; never-meets: minConcurrency fails; unresolved: stopped by a bound first */
+  status: 'found' | 'at-max' | 'never-meets' | 'unresolved';
+  text: string;
+}
+
+/** The search's standing: the brackets so far and, once it ended, why (SweepProgress.search; decided by ./search.ts). */
+export interface SearchResult {
+  limit?: Bracket;
+  knee?: Bracket;
+  /** why the search ended; absent while it is still adding points */
+  stoppedBy?: 'resolved' | 'max-points' | 'gpu-hour-budget';
+  pointsAdded: number;
 }
 
 export type SweepPhase =

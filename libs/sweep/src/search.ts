@@ -22,43 +22,10 @@
  * axes normalised to the largest value) turn by the largest angle; the next point halves (in
  * log-concurrency) the wider interval beside the knee, until both are within the resolution.
  */
-import type { PlanSearch, Slo } from '@infersweep/topology';
+import type { Slo } from '@infersweep/topology';
 import { resolutionStep, searchCap } from '@infersweep/core';
-import type { PointState, SweepProgress } from './contract';
+import type { Bracket, PointState, SearchResult, SweepProgress, SweepSearch } from './contract';
 import { nextPoint } from './state';
-
-/** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
-export type SweepSearch = Pick<
-  PlanSearch,
-  | 'goal'
-  | 'slo'
-  | 'minConcurrency'
-  | 'maxConcurrency'
-  | 'maxAddedPoints'
-  | 'gpuHourBudget'
-  | 'resolution'
-  | 'pointGpuHours'
->;
-
-/** Two measured points around a boundary: `below` met it, `above` did not. */
-export interface Bracket {
-  /** the answer: the SLO limit (= below) or the knee; null when no point meets the SLO */
-  concurrency: number | null;
-  below?: number;
-  above?: number;
-  /** found: bracketed to the resolution; at-max: maxConcurrency meets it; never-meets: minConcurrency fails; unresolved: stopped by a bound first */
-  status: 'found' | 'at-max' | 'never-meets' | 'unresolved';
-  text: string;
-}
-
-/** The search's standing: the brackets so far and, once it ended, why (SweepProgress.search). */
-export interface SearchResult {
-  limit?: Bracket;
-  knee?: Bracket;
-  /** why the search ended; absent while it is still adding points */
-  stoppedBy?: 'resolved' | 'max-points' | 'gpu-hour-budget';
-  pointsAdded: number;
-}
 
 export type SearchDecision =
   | { done: false; concurrency: number; reason: string; evidence: string[]; standing: SearchResult }

@@ -2,7 +2,8 @@
  * `infersweep history [SERIES] [--root DIR] [--store URL] [--json]`: the series the history holds
  * (without SERIES), or each series SERIES names (its id `config:orientation:model:gpu:c<N>`, or a
  * prefix ending at a `:`), oldest run first, with each run's verdict as of that run and the newest
- * run's comparison. `infersweep history rebuild` rebuilds the store from the results folders.
+ * run's comparison. `infersweep history rebuild` replaces the runs found under the results root in the
+ * store (nothing else is deleted). Lines of the file store that do not validate are reported on stderr.
  * The store and the detection settings are the worker's (`INFERSWEEP_HISTORY_SETTINGS`) when that
  * file is readable here; otherwise the file store under the results root.
  */
@@ -38,6 +39,14 @@ export async function openHistory(
   return { settings, store: await openStore(opts.store ?? settings.store ?? root), root };
 }
 
+/** Say on stderr how many stored lines did not validate (a torn write of the file store): their runs are missing. */
+function warnSkipped(store: HistoryStore): void {
+  if (store.skippedLines > 0)
+    err(
+      `warning: ${store.skippedLines} line(s) of ${store.where} did not validate and were skipped: their runs are missing (\`infersweep history rebuild\` re-reads them from the results folders)`,
+    );
+}
+
 async function showSeries(query: string, opts: HistoryOpts): Promise<number> {
   const { settings, store } = await openHistory(opts);
   try {
@@ -58,6 +67,7 @@ async function showSeries(query: string, opts: HistoryOpts): Promise<number> {
       }
     }
     if (opts.json) out(JSON.stringify(shown, null, 2));
+    warnSkipped(store);
     return 0;
   } finally {
     await store.close();
@@ -79,6 +89,7 @@ async function listSeries(opts: HistoryOpts): Promise<number> {
     else if (keys.length === 0)
       out(`no history in ${store.where} (run \`infersweep history rebuild\` to index existing results)`);
     else for (const k of keys.map(seriesId).sort()) out(k);
+    warnSkipped(store);
     return 0;
   } finally {
     await store.close();
@@ -90,8 +101,9 @@ async function rebuild(opts: HistoryOpts): Promise<number> {
   try {
     const r = await rebuildHistory(store, resultsFolders(root), settings);
     for (const s of r.skipped) err(`left out: ${s}`);
+    if (r.droppedLines > 0) err(`dropped ${r.droppedLines} line(s) of ${store.where} that did not validate`);
     out(
-      `history rebuilt in ${store.where}: ${r.runs} runs, ${r.points} points from ${root}; ${r.regressions} regressed points across all runs`,
+      `history rebuilt in ${store.where}: ${r.runs} runs, ${r.points} points from ${root} (runs of other results roots kept); ${r.regressions} regressed points across all runs`,
     );
     return 0;
   } finally {

@@ -1,8 +1,8 @@
 /**
- * `infersweep results ID [--json|--csv|--format inferencex [--out DIR|--next-to-points]]`: the
- * per-point results of a sweep (or of every orientation of an `all` sweep). Table by default;
+ * `infersweep results ID [--json|--csv|--format inferencex [--out DIR|--next-to-points] [--include-invalid]]`:
+ * the per-point results of a sweep (or of every orientation of an `all` sweep). Table by default;
  * `--csv` one row per point (RFC 4180); `--json` an array of sweeps with their points and
- * allocations; `--format inferencex` writes InferenceX aggregated agentic results
+ * allocations; `--format inferencex` writes InferenceX aggregated agentic results of the valid points
  * (`<name>_conc<N>.json`) into `<resultsDir>/inferencex/` (or `--out`, or next to each point).
  */
 import type { Command } from 'commander';
@@ -55,6 +55,39 @@ export function resultsTable(sweeps: SweepResults[]): string {
   return lines.join('\n');
 }
 
+/** `--format inferencex`: write the files, say what was left out and what is not comparable (stderr). */
+function exportInferencex(
+  sweeps: SweepResults[],
+  opts: { out?: string; nextToPoints?: boolean; includeInvalid?: boolean },
+): void {
+  let written = 0;
+  let leftOut = 0;
+  for (const s of sweeps) {
+    const dir = opts.nextToPoints ? undefined : (opts.out ?? join(s.resultsDir, 'inferencex'));
+    const w = writeInferencex([s], dir, { includeInvalid: opts.includeInvalid });
+    for (const x of w.written) out(x.path);
+    for (const x of w.skipped) err(`skipped: ${x}`);
+    for (const x of w.written.filter((p) => !p.valid))
+      err(`included INVALID: ${x.sweepId} c=${x.concurrency} (its reasons are in the file's warnings)`);
+    for (const x of w.leftOutInvalid)
+      err(`left out (invalid): ${x.sweepId} c=${x.concurrency}: ${x.reasons.join('; ')}`);
+    for (const x of w.notComparable)
+      err(
+        `warning: ${x.sweepId} (${x.orientation}) did not run InferenceX's workload, its exports are not comparable with InferenceX's results (said in each file's warnings and .infersweep sidecar): ${x.because.join('; ')}`,
+      );
+    written += w.written.length;
+    leftOut += w.leftOutInvalid.length;
+  }
+  if (leftOut > 0)
+    err(
+      `left out ${leftOut} invalid point(s): InferenceX's schema has no validity field; --include-invalid exports them with their reasons in warnings`,
+    );
+  if (written === 0)
+    throw new Error(
+      leftOut > 0 ? `no valid point to convert (${leftOut} invalid left out)` : 'no point records to convert',
+    );
+}
+
 export function register(program: Command): void {
   usageExits(
     program
@@ -69,12 +102,23 @@ export function register(program: Command): void {
       )
       .option('--out <dir>', 'with --format inferencex: the folder to write into (default <resultsDir>/inferencex)')
       .option('--next-to-points', 'with --format inferencex: write each file next to its point record (points/c<N>/)')
+      .option(
+        '--include-invalid',
+        'with --format inferencex: export invalid points too, their reasons in the warnings field (left out by default)',
+      )
       .action(
         action(
           'results',
           async (
             id: string,
-            opts: { json?: boolean; csv?: boolean; format?: string; out?: string; nextToPoints?: boolean },
+            opts: {
+              json?: boolean;
+              csv?: boolean;
+              format?: string;
+              out?: string;
+              nextToPoints?: boolean;
+              includeInvalid?: boolean;
+            },
           ) => {
             const format = opts.format ?? (opts.json ? 'json' : opts.csv ? 'csv' : 'table');
             if ((opts.json && opts.csv) || (opts.format !== undefined && (opts.json || opts.csv)))
@@ -85,20 +129,11 @@ export function register(program: Command): void {
               throw new UsageError('--out and --next-to-points go with --format inferencex');
             if (opts.out !== undefined && opts.nextToPoints)
               throw new UsageError('choose one of --out and --next-to-points');
+            if (opts.includeInvalid && format !== 'inferencex')
+              throw new UsageError('--include-invalid goes with --format inferencex');
             const r = await resolveSweeps(id);
             if (r.note) err(`note: ${r.note}`);
-            if (format === 'inferencex') {
-              let written = 0;
-              for (const s of r.sweeps) {
-                const dir = opts.nextToPoints ? undefined : (opts.out ?? join(s.resultsDir, 'inferencex'));
-                const w = writeInferencex([s], dir);
-                for (const x of w.written) out(x.path);
-                for (const x of w.skipped) err(`skipped: ${x}`);
-                written += w.written.length;
-              }
-              if (written === 0) throw new Error('no point records to convert');
-              return;
-            }
+            if (format === 'inferencex') return exportInferencex(r.sweeps, opts);
             if (format === 'csv') process.stdout.write(toCsv(r.sweeps));
             else if (format === 'json') out(JSON.stringify(r.sweeps, null, 2));
             else out(resultsTable(r.sweeps));

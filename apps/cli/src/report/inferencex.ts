@@ -1,13 +1,18 @@
 /**
  * `results --format inferencex`: each point record of a sweep → InferenceX's aggregated agentic
  * result (libs/agentx `toInferencex`), written as `<name>_conc<N>.json` into one folder or next to
- * each point. The plan (`<resultsDir>/plan.json`) supplies hw, model prefix, precision and topology.
+ * each point, with `<name>_conc<N>.json.infersweep` beside it (libs/agentx `inferencexSidecar`: the
+ * validity verdict and whether the point ran InferenceX's workload). The plan (`<resultsDir>/plan.json`)
+ * supplies hw, model prefix, precision and topology. Invalid points are left out unless `includeInvalid`:
+ * InferenceX's schema has no validity field, so an exported invalid point would read as a result.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
+  SIDECAR_SUFFIX,
   inferencexContext,
   inferencexFileName,
+  inferencexSidecar,
   pointResultSchema,
   toInferencex,
   type RequestRecord,
@@ -21,6 +26,16 @@ export interface InferencexWritten {
   sweepId: string;
   concurrency: number;
   path: string;
+  valid: boolean;
+}
+
+export interface InferencexExport {
+  written: InferencexWritten[];
+  skipped: string[];
+  /** invalid points not exported (no `includeInvalid`), with their reasons */
+  leftOutInvalid: { sweepId: string; concurrency: number; reasons: string[] }[];
+  /** per sweep whose exported points did not run InferenceX's workload: why (libs/agentx inferencexWorkloadDifferences) */
+  notComparable: { sweepId: string; orientation: string; because: string[] }[];
 }
 
 function readRequests(file: string | null): RequestRecord[] | undefined {
@@ -43,14 +58,21 @@ function readServerLogs(logsDir: string): string[] | undefined {
   return undefined;
 }
 
-/** Write one InferenceX aggregate per point that has a record. `outDir` undefined: next to each point's record. */
+/**
+ * Write one InferenceX aggregate (and its sidecar) per point that has a record and is valid, or every such
+ * point with `includeInvalid`. `outDir` undefined: next to each point's record.
+ */
 export function writeInferencex(
   sweeps: readonly SweepResults[],
   outDir: string | undefined,
-): { written: InferencexWritten[]; skipped: string[] } {
+  opts: { includeInvalid?: boolean } = {},
+): InferencexExport {
   const written: InferencexWritten[] = [];
   const skipped: string[] = [];
+  const leftOutInvalid: InferencexExport['leftOutInvalid'] = [];
+  const notComparable: InferencexExport['notComparable'] = [];
   for (const s of sweeps) {
+    const because = new Set<string>();
     const layout = new ResultsLayout(s.resultsDir);
     const { plan, problem } = readPlanFile(s.resultsDir);
     if (!plan) {
@@ -72,6 +94,14 @@ export function writeInferencex(
         );
         continue;
       }
+      if (!r.data.submission_valid && !opts.includeInvalid) {
+        leftOutInvalid.push({
+          sweepId: s.sweepId,
+          concurrency: p.concurrency,
+          reasons: r.data.submission_invalid_reasons,
+        });
+        continue;
+      }
       const requests = readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency));
       if (requests === undefined) {
         skipped.push(
@@ -89,8 +119,12 @@ export function writeInferencex(
       const path = join(outDir ?? dirname(record), inferencexFileName(ctx, p.concurrency));
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, `${JSON.stringify(agg, null, 2)}\n`);
-      written.push({ sweepId: s.sweepId, concurrency: p.concurrency, path });
+      const sidecar = inferencexSidecar(r.data, ctx.modelPrefix);
+      writeFileSync(`${path}${SIDECAR_SUFFIX}`, `${JSON.stringify(sidecar, null, 2)}\n`);
+      for (const b of sidecar.not_comparable_because) because.add(b);
+      written.push({ sweepId: s.sweepId, concurrency: p.concurrency, path, valid: r.data.submission_valid });
     }
+    if (because.size > 0) notComparable.push({ sweepId: s.sweepId, orientation: s.orientation, because: [...because] });
   }
-  return { written, skipped };
+  return { written, skipped, leftOutInvalid, notComparable };
 }

@@ -31,6 +31,21 @@ const counterOf = (s: Series): number | null =>
 const gaugeMaxOf = (s: Series): number | null => num(s.stats.max) ?? num(s.stats.avg) ?? num(s.stats.total);
 const bare = (name: string | null) => (name === null ? null : name.replace(/_total$/, ''));
 
+/** Σ of a labelled counter per value of its label (InferenceX `sum_by_label`); null when the export lacks it. */
+function bySource(
+  series: (name: string | null) => Series[],
+  spec: { metric: string; label: string } | null,
+): Record<string, number> | null {
+  if (spec === null) return null;
+  const out: Record<string, number> = {};
+  for (const s of series(spec.metric)) {
+    const key = s.labels[spec.label];
+    const v = counterOf(s);
+    if (typeof key === 'string' && v !== null) out[key] = (out[key] ?? 0) + v;
+  }
+  return Object.keys(out).length === 0 ? null : out;
+}
+
 export function serverMetricsFromAiperf(
   json: unknown,
   family: EngineFamily,
@@ -62,6 +77,7 @@ export function serverMetricsFromAiperf(
   const queries = sum(spec.prefixQueries);
   const kv = gaugeMax(spec.kvUsage);
   const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
+  const bySourceTokens = bySource(series, spec.promptTokensBySource);
   const label = spec.engineLabel;
   const engines = new Set<string>();
   if (label !== null)
@@ -96,7 +112,11 @@ export function serverMetricsFromAiperf(
       samples: series(spec.kvUsage).length,
       gpu_total_tokens: poolTokens,
     },
-    tokens: { prompt: sum(spec.promptTokens), generation: sum(spec.generationTokens) },
+    tokens: {
+      prompt: sum(spec.promptTokens),
+      generation: sum(spec.generationTokens),
+      ...(bySourceTokens === null ? {} : { prompt_by_source: bySourceTokens }),
+    },
     per_engine: perEngine,
     warnings: [
       "server metrics: aiperf's server_metrics_export.json, profiling phase (the /metrics KV pool from infersweep's snapshot)",

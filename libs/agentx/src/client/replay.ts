@@ -8,7 +8,7 @@ import { BlockCache, blockLayout, buildChatBody } from '../trace/prompt';
 import type { WekaLeafRequest, WekaSubagent, WekaTrace } from '../trace/model';
 import { EndpointPool, streamChat } from './http';
 import { IdleCappedTimers } from './idle-capped-timers';
-import { toRequestRecord } from './request-record';
+import { requestId, toRequestRecord } from './request-record';
 import type { Budget, IssueInfo, Lane, Phase, Play, ReplayOptions, ReplayResult } from './replay-types';
 import {
   sampleStartIndex,
@@ -318,7 +318,10 @@ export class ReplayRun {
       baseUrl: play.endpoint,
       body: body.chunks,
       bodyLength: body.length,
-      headers: play.dpRank !== null ? { 'X-data-parallel-rank': String(play.dpRank) } : undefined,
+      headers: {
+        'X-Request-Id': requestId({ play, kind: info.kind, agentId: info.agentId, turn: info.turn }),
+        ...(play.dpRank !== null ? { 'X-data-parallel-rank': String(play.dpRank) } : {}),
+      },
       timeoutMs: this.s.requestTimeoutSeconds * 1000,
       signal: this.reqSignal,
     });

@@ -17,6 +17,14 @@ export interface RequestContext {
 }
 
 /**
+ * A request's id: its record's `id`, and the `X-Request-Id` header the client sends with it (as aiperf sends its
+ * `x_request_id`), so an engine's per-request logs and traces join the request records.
+ */
+export function requestId(c: { play: { marker: string } } & Pick<RequestContext, 'kind' | 'agentId' | 'turn'>): string {
+  return `${c.play.marker}:${c.kind === 'root' ? 'r' : c.agentId}:${c.turn}`;
+}
+
+/**
  * One request's outcome → its JSONL record (pure). ITL is the mean gap over the request's streamed
  * tokens ((last − first) / (osl − 1)), only for successful requests with more than one token.
  */
@@ -30,7 +38,7 @@ export function toRequestRecord(o: ChatOutcome, c: RequestContext): RequestRecor
       ? (o.lastTokenMs - o.firstTokenMs) / (osl - 1)
       : null;
   return {
-    id: `${c.play.marker}:${c.kind === 'root' ? 'r' : c.agentId}:${c.turn}`,
+    id: requestId(c),
     lane: c.lane,
     trace_id: c.play.traceId,
     play: c.play.no,

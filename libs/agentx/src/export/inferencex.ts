@@ -4,10 +4,12 @@ import type { PointResult, RequestRecord } from '../result';
 import { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from './inferencex-schema';
 import { kvPoolTokensFromServerLogs } from './server-log';
+import { inferencexSidecar, sidecarWarnings } from './comparable';
 
 export * from './inferencex-schema';
 export { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 export { kvPoolTokensFromServerLog, kvPoolTokensFromServerLogs } from './server-log';
+export * from './comparable';
 
 /**
  * Export a point as InferenceX's aggregated agentic result (pure): the JSON InferenceX's
@@ -127,15 +129,16 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
   const sumOf = (f: (q: RequestRecord) => number | null) =>
     kept.some((q) => f(q) !== null) ? kept.reduce((a, q) => a + (f(q) ?? 0), 0) : null;
   const endpoint = sm.sources.length === 1 ? `|${sm.sources[0]}` : '';
+  const rates = cacheRates(sm);
   return {
     present: sm.present,
     adapter: sm.present ? sm.adapter : 'none',
     metric_count: sm.metric_count,
     cache: {
-      gpu_cache_hit_rate: sm.cache.gpu_cache_hit_rate,
-      cpu_cache_hit_rate: null,
-      external_cache_hit_rate: null,
-      overall_cache_hit_rate: sm.cache.overall_cache_hit_rate,
+      gpu_cache_hit_rate: rates.gpu,
+      cpu_cache_hit_rate: rates.external,
+      external_cache_hit_rate: rates.external,
+      overall_cache_hit_rate: rates.overall,
       prefix_cache_hits: sm.cache.prefix_hits,
       prefix_cache_queries: sm.cache.prefix_queries,
       external_prefix_cache_hits: null,
@@ -168,7 +171,7 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
       prompt_total: sm.tokens.prompt ?? sumOf((q) => q.isl),
       generation_total: sm.tokens.generation ?? sumOf((q) => q.osl),
       requests_completed: kept.length,
-      prompt_by_source: { gpu_cache_hit: null, cpu_or_external_cache_hit: null, computed: null, raw: {} },
+      prompt_by_source: rates.promptBySource,
     },
     sources:
       Object.keys(sm.per_engine).length === 0
@@ -184,6 +187,46 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
                 : null,
             gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
           })),
+  };
+}
+
+/**
+ * The cache hit rates as InferenceX's vLLM adapter reads them (InferenceX
+ * utils/agentic/aggregation/backends/vllm.py `populate` @ 843c6254f): hits / queries of the prefix-cache
+ * counters, overridden by the prompt tokens per source when the server exports them (`local_cache_hit` /
+ * all sources for the GPU rate, `external_kv_transfer` / all for the external one, both / all overall).
+ * The two differ when a preempted request is rescheduled: the prefix-cache counters count its queries again.
+ */
+function cacheRates(sm: PointResult['server_metrics']): {
+  gpu: number | null;
+  external: number | null;
+  overall: number | null;
+  promptBySource: IxServerMetrics['tokens']['prompt_by_source'];
+} {
+  const bySource = sm.tokens.prompt_by_source ?? null;
+  const gpu = sm.cache.gpu_cache_hit_rate;
+  if (bySource === null || Object.keys(bySource).length === 0)
+    return {
+      gpu,
+      external: null,
+      overall: gpu,
+      promptBySource: { gpu_cache_hit: null, cpu_or_external_cache_hit: null, computed: null, raw: {} },
+    };
+  const local = bySource.local_cache_hit ?? null;
+  const external = bySource.external_kv_transfer ?? null;
+  const total = Object.values(bySource).reduce((a, b) => a + b, 0);
+  const share = (v: number | null) => (v === null || total <= 0 ? null : v / total);
+  return {
+    gpu: local !== null && total > 0 ? local / total : gpu,
+    external: share(external),
+    // by source but no prompt token yet: InferenceX leaves the overall rate unset (null)
+    overall: total > 0 ? ((local ?? 0) + (external ?? 0)) / total : null,
+    promptBySource: {
+      gpu_cache_hit: local,
+      cpu_or_external_cache_hit: external,
+      computed: bySource.local_compute ?? null,
+      raw: { ...bySource },
+    },
   };
 }
 
@@ -219,7 +262,11 @@ export interface InferencexInputs {
   serverLogs?: readonly string[];
 }
 
-/** Build the InferenceX aggregate for one point. Throws when the point has no successful profiled request. */
+/**
+ * Build the InferenceX aggregate for one point. Throws when the point has no successful profiled request.
+ * An invalid point or one of another workload gets `infersweep: …` lines first in `warnings` (./comparable.ts);
+ * whether an invalid point is exported at all is the caller's choice (`results --include-invalid`).
+ */
 export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: InferencexInputs): InferencexAgg {
   const s = inferencexShape(ctx.topology);
   const multinode = ctx.topology.nodes > 1;
@@ -277,7 +324,9 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
     }),
     server_metrics: serverMetrics(r, inputs.requests, poolTokens),
     kv_cache_pool_tokens: poolTokens,
-    ...(r.server_metrics.warnings.length > 0 ? { warnings: [...r.server_metrics.warnings] } : {}),
   };
+  // what InferenceX's schema cannot say otherwise: an invalid point, another workload (./comparable.ts)
+  const warnings = [...sidecarWarnings(inferencexSidecar(r, ctx.modelPrefix)), ...r.server_metrics.warnings];
+  if (warnings.length > 0) agg.warnings = warnings;
   return inferencexAggSchema.parse(roundFloats(agg));
 }

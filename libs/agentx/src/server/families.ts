@@ -14,6 +14,11 @@ export interface FamilySpec {
   generationTokens: string | null;
   prefixHits: string | null;
   prefixQueries: string | null;
+  /**
+   * Prompt tokens per source (vLLM `vllm:prompt_tokens_by_source_total{source=local_compute|local_cache_hit|
+   * external_kv_transfer}`), the counter InferenceX reads first for its cache hit rates; null: none.
+   */
+  promptTokensBySource: { metric: string; label: string } | null;
   kvUsage: string | null;
   /** Scale to turn kvUsage into percent (vLLM reports a 0–1 fraction). */
   kvUsageToPct: number;
@@ -32,6 +37,7 @@ export const FAMILIES: Record<EngineFamily, FamilySpec> = {
     generationTokens: 'vllm:generation_tokens_total',
     prefixHits: 'vllm:prefix_cache_hits_total',
     prefixQueries: 'vllm:prefix_cache_queries_total',
+    promptTokensBySource: { metric: 'vllm:prompt_tokens_by_source_total', label: 'source' },
     kvUsage: 'vllm:kv_cache_usage_perc',
     kvUsageToPct: 100,
     requestSuccess: 'vllm:request_success_total',
@@ -45,6 +51,7 @@ export const FAMILIES: Record<EngineFamily, FamilySpec> = {
     generationTokens: 'sglang:generation_tokens_total',
     prefixHits: null,
     prefixQueries: null,
+    promptTokensBySource: null,
     kvUsage: 'sglang:token_usage',
     kvUsageToPct: 100,
     requestSuccess: null,

@@ -39,7 +39,18 @@ export const serverMetricsSchema = z
         gpu_total_tokens: z.number().nullable().optional(),
       })
       .strict(),
-    tokens: z.object({ prompt: z.number().nullable(), generation: z.number().nullable() }).strict(),
+    tokens: z
+      .object({
+        prompt: z.number().nullable(),
+        generation: z.number().nullable(),
+        /**
+         * Prompt tokens per source over the window (vLLM's `vllm:prompt_tokens_by_source`: `local_compute`,
+         * `local_cache_hit`, `external_kv_transfer`), summed over endpoints and engines; null or absent when the
+         * server does not export it. InferenceX reads it first for its cache hit rates (export/inferencex.ts).
+         */
+        prompt_by_source: z.record(z.string(), z.number()).nullable().optional(),
+      })
+      .strict(),
     /**
      * Per DP engine (the family's engine label, e.g. vLLM's `engine="i"`), from the profile's start to the
      * end of its last request (runPoint: the in-flight requests included): requests served (finished, not
@@ -126,6 +137,7 @@ export function serverMetricsWindow(
   const perEngine = engineWindows(start, end, during, family);
   const poolTokens = kvPoolTokens(end, spec.cacheConfigInfo);
   const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
+  const bySource = promptBySourceWindow(start, end, family);
   return {
     present: end.some((e) => e.samples !== null && e.samples.length > 0),
     adapter: family,
@@ -137,10 +149,29 @@ export function serverMetricsWindow(
       samples: kvSamples,
       gpu_total_tokens: poolTokens,
     },
-    tokens: { prompt, generation },
+    tokens: { prompt, generation, ...(bySource === null ? {} : { prompt_by_source: bySource }) },
     per_engine: perEngine,
     warnings,
   };
+}
+
+/**
+ * The window's prompt tokens per source (counter deltas summed over endpoints and engines), or null when
+ * the family has no such counter, an endpoint has no snapshot, or the end snapshot lacks the counter.
+ */
+export function promptBySourceWindow(
+  start: readonly EndpointSnapshot[],
+  end: readonly EndpointSnapshot[],
+  family: EngineFamily = 'vllm',
+): Record<string, number> | null {
+  const spec = FAMILIES[family].promptTokensBySource;
+  if (spec === null || start.some((e) => e.samples === null) || end.some((e) => e.samples === null)) return null;
+  const a = perEngineSum(start, spec.metric, spec.label);
+  const b = perEngineSum(end, spec.metric, spec.label);
+  if (Object.keys(b).length === 0) return null;
+  const out: Record<string, number> = {};
+  for (const [source, v] of Object.entries(b)) out[source] = v - (a[source] ?? 0);
+  return Object.values(out).some((v) => v < 0) ? null : out;
 }
 
 /** Sum of `metric` per engine label value over the snapshot's endpoints (absent metric → no entry). */

@@ -6,7 +6,6 @@
  */
 import { log } from '@temporalio/activity';
 import { loadHistorySettings, recordRun } from '@infersweep/history';
-import type { ActivityContext } from './context';
 
 export interface RecordHistoryResult {
   /** points with a new regression (the InfersweepRegression search attribute: `none` or N) */
@@ -24,7 +23,8 @@ export interface HistoryActivities {
   recordHistory(input: { sweepId: string; resultsDir: string }): Promise<RecordHistoryResult>;
 }
 
-export function historyActivities(_ctx: ActivityContext): HistoryActivities {
+/** Needs none of the worker's deps (./context.ts): the settings are read on every call. */
+export function historyActivities(): HistoryActivities {
   return {
     async recordHistory({ sweepId, resultsDir }) {
       const r = await recordRun(resultsDir, loadHistorySettings());

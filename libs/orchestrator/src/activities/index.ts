@@ -1,6 +1,7 @@
 /**
  * The activities of one worker, built once from its deps and grouped by concern: results store
- * (./results-store.ts), allocation (./allocation.ts), server (./server.ts), point (./point.ts).
+ * (./results-store.ts), allocation (./allocation.ts), server (./server.ts), point (./point.ts),
+ * history (./history.ts).
  * Errors become Temporal failures in one place, the worker's activity interceptor (./interceptor.ts),
  * which also keeps every activity alive by timer (./liveness.ts).
  */
@@ -23,6 +24,6 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
     ...allocationActivities(ctx),
     ...serverActivities(ctx),
     ...pointActivities(ctx),
-    ...historyActivities(ctx),
+    ...historyActivities(),
   };
 }

@@ -5,6 +5,9 @@
  */
 export type EnvMap = Readonly<Record<string, string | undefined>>;
 
+/** Variable names that look like credentials (they belong in a secretEnv, never in the config's values). */
+export const SECRET_LIKE = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE_?KEY)/i;
+
 const PLACEHOLDER = /\$\$\{|\$\{([^}]*)\}/g;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -1,10 +1,9 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, showValue, type ConfigIssue } from './errors';
-import { expandEnvString, type EnvMap } from './env';
+import { expandEnvString, SECRET_LIKE, type EnvMap } from './env';
 import { sweepConfigSchema, type SweepConfig } from './schema';
 import { checkTopology } from '../topology/validate';
-import { SECRET_LIKE } from '../plan/plan-secrets';
 import { aliasIssue, yamlSyntaxIssues } from './yaml-errors';
 
 /** Where a config came from, for error messages: file name and YAML path → line. */

@@ -1,7 +1,5 @@
+import { SECRET_LIKE } from '../config/env';
 import type { PlanDraft } from './draft';
-
-/** engine.env names that look like credentials (they belong in secretEnv). */
-export const SECRET_LIKE = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE_?KEY)/i;
 
 /** Variables the planner sets per node (build-nodes.ts). */
 export const DERIVED_ENV = [

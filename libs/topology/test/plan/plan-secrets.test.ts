@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planSecrets, SECRET_LIKE } from '../../src/plan/plan-secrets';
+import { SECRET_LIKE } from '../../src/config/env';
+import { planSecrets } from '../../src/plan/plan-secrets';
 import { edit } from '../helpers';
 import { draftOf } from './fixture';
 
