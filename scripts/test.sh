@@ -35,6 +35,7 @@ LANE_A=(
   libs/orchestrator/test/fidelity.int.test.ts
   libs/agentx/test/agentx.int.test.ts
   libs/orchestrator/test/sweep.int.test.ts
+  libs/orchestrator/test/concurrent-points.int.test.ts
   libs/agentx/test/aiperf.int.test.ts
   libs/agentx/test/cross-client.int.test.ts
   libs/agentx/test/cross-client-vllm.int.test.ts

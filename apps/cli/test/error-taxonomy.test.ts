@@ -70,6 +70,7 @@ const ROWS: Row[] = [
   [new agentx.AiperfError('exit 1', 'transient'), 'transient', true, 'failed', EXIT.failure],
   [new agentx.RecordInvalidError(['no requests'], null), 'fatal', false, 'failed', EXIT.failure],
   [new agentx.BodyTooLargeError('GET /metrics', 1024), 'transient', true, 'failed', EXIT.failure],
+  [new agentx.ClientProcessError('client process killed'), 'transient', true, 'failed', EXIT.failure],
   [new PlanUnreadableError('EIO', ctx), 'transient', true, 'failed', EXIT.failure],
   [new ServerLostError('server exited', ctx), 'loss', false, 'loss', EXIT.failure, 'server-lost'],
   [new InsufficientTimeError('no time', ctx), 'loss', false, 'loss', EXIT.failure, 'insufficient-time'],

@@ -4,7 +4,8 @@ import { agentxSettingsSchema, type AgentxSettings } from '@infersweep/topology'
 import { runAiperfPoint } from './aiperf/run';
 import type { AiperfRunner } from './aiperf/runner';
 import type { Phase } from './client/replay';
-import { runPoint, type RunPointHooks, type RunPointInput } from './point';
+import { enterPoint, runPointInOwnProcess } from './client-process';
+import type { RunPointHooks, RunPointInput } from './point';
 import type { PointResult } from './result';
 import { resolveTraces } from './traces';
 
@@ -20,9 +21,10 @@ export async function runPointWithClient(
   const settings = agentxSettingsSchema.parse(input.settings);
   if (settings.client === 'infersweep') {
     const { maxContextLength: _ignored, tokenizer: _counts, ...own } = input;
-    return runPoint(own, hooks);
+    // its own process: the client-health gate measures this point's client alone (client-process.ts)
+    const { aiperfRunner: _aiperf, ...clientHooks } = hooks;
+    return runPointInOwnProcess(own, clientHooks);
   }
-
   const traceFile = settings.aiperf.traces === 'configured' ? configuredTraces(settings, input.outDir) : undefined;
   // aiperf reports through its log: phase markers drive the progress, a timer keeps it flowing (heartbeats)
   let phase: Phase = 'warmup';
@@ -34,12 +36,15 @@ export async function runPointWithClient(
   };
   const timer = setInterval(beat, 5_000);
   beat();
+  let pointsMax = 0;
+  const point = enterPoint((n) => (pointsMax = Math.max(pointsMax, n)));
   try {
     const { aiperf: _stats, ...result } = await runAiperfPoint(
       { ...input, ...(traceFile === undefined ? {} : { traceFile }) },
       {
         ...(hooks.signal ? { signal: hooks.signal } : {}),
         ...(hooks.aiperfRunner ? { runner: hooks.aiperfRunner } : {}),
+        concurrentPointsMax: () => pointsMax,
         onLog: (text) => {
           const next = aiperfPhase(text);
           if (next === 'profiling' && profilingAt === null) profilingAt = Date.now();
@@ -50,6 +55,7 @@ export async function runPointWithClient(
     return result;
   } finally {
     clearInterval(timer);
+    point.leave();
   }
 }
 

@@ -80,3 +80,13 @@ export class RecordInvalidError extends InfersweepError {
     this.recordPath = recordPath;
   }
 }
+
+/**
+ * The point's client process (libs/agentx/src/client-process.ts) ended without a result: it crashed,
+ * was killed (out of memory) or could not start. Transient: the point runs again in a new process.
+ */
+export class ClientProcessError extends InfersweepError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { kind: 'transient', context });
+  }
+}

@@ -39,6 +39,8 @@ export interface RunPointInput {
 export interface RunPointHooks {
   onProgress?(p: Progress): void;
   signal?: AbortSignal;
+  /** The worker's count of points running now (client-process.ts): the record keeps the window's maximum. */
+  concurrentPoints?: { current(): number; onChange(listen: (n: number) => void): void };
 }
 
 /**
@@ -107,7 +109,7 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
   const identity = identitySchema.parse(input.identity);
   const family = input.family ?? 'vllm';
   const startedAt = new Date();
-  // off the event loop and once per process: the worker's other activities keep heartbeating
+  // off the event loop and once per process (a point run by runPointWithClient has a process of its own)
   const { traces, dataset } = await resolveTracesAsync(settings.traces);
   const scrapeTimeout = settings.drain.scrapeTimeoutSeconds;
   const window = new ProfileWindow(
@@ -119,6 +121,11 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
     },
     () => snapshot(input.metricsEndpoints, scrapeTimeout),
   );
+  if (hooks.concurrentPoints) {
+    const health = window.health;
+    health.setConcurrentPoints(hooks.concurrentPoints.current());
+    hooks.concurrentPoints.onChange((n) => health.setConcurrentPoints(n));
+  }
   await window.readiness();
   const replayed = await replay({
     traces,
@@ -173,6 +180,7 @@ function pointRecord(p: PointRecordParts) {
     successes,
     coverage,
     clientSaturatedReason: clientHealth.reason,
+    hostSaturatedReason: clientHealth.host_reason ?? null,
     concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
     runCancelledReason: r.runCancelledReason,
     serverMetricsMissing: serverMetricsMissing(input.metricsEndpoints.length, server),

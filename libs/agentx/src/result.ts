@@ -155,10 +155,31 @@ export const clientHealthResultSchema = z
   .object({
     event_loop_delay_p99_ms: z.number().nullable(),
     event_loop_delay_max_ms: z.number().nullable(),
+    /** The delay p99 less the run-queue wait of the client's thread (its own work's delay); absent in older records. */
+    own_event_loop_delay_p99_ms: z.number().nullable().optional(),
+    /** CPU of the client's own process over the window, in cores. */
     cpu_fraction: z.number().nullable(),
+    /** Time the client's thread waited for a CPU (runnable, not running) / window; null off Linux. */
+    run_queue_wait_fraction: z.number().nullable().optional(),
     peak_rss_bytes: z.number().nullable(),
+    /** The most points the worker process measured at once during this point's window (1 = alone). */
+    concurrent_points_max: z.number().int().positive().nullable().optional(),
+    /** The host the client ran on, at the window's end (steal over the window; null off Linux). */
+    host: z
+      .object({
+        name: z.string(),
+        cpus: z.number().int().positive(),
+        load_average_1m: z.number(),
+        steal_fraction: z.number().nullable(),
+      })
+      .strict()
+      .optional(),
+    /** The client's own figures over the limits (`client_saturated`). */
     saturated: z.boolean(),
     reason: z.string().nullable(),
+    /** A delay the client's own work does not explain: the host gave it no CPU (`host_saturated`). */
+    host_saturated: z.boolean().optional(),
+    host_reason: z.string().nullable().optional(),
   })
   .strict();
 

@@ -119,6 +119,7 @@ export function aiperfRecord(
   c: AiperfRunContext,
   out: AiperfRunOutcome,
   snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
+  concurrentPointsMax: number | null = null,
 ): PointResult {
   const m = measure(c, out, snaps);
   const { input, settings } = c;
@@ -145,7 +146,7 @@ export function aiperfRecord(
       subagent_requests_profiled: m.profiled.filter((r) => r.kind === 'subagent').length,
       plays_started: 0,
     },
-    client_health: clientHealth(out),
+    client_health: clientHealth(out, concurrentPointsMax),
     server_metrics: m.server,
     idle_rank_checks: [checkIdleRanks([], null, 'post-warmup', input.family ?? 'vllm')].map((ch) =>
       input.expectedEngines
@@ -170,9 +171,10 @@ export function aiperfRecord(
   return result;
 }
 
-function clientHealth(out: AiperfRunOutcome) {
+function clientHealth(out: AiperfRunOutcome, concurrentPointsMax: number | null) {
   const cpu = out.childCpuSeconds !== null && out.wallSeconds > 0 ? out.childCpuSeconds / out.wallSeconds : null;
   return {
+    ...(concurrentPointsMax === null ? {} : { concurrent_points_max: concurrentPointsMax }),
     event_loop_delay_p99_ms: null,
     event_loop_delay_max_ms: null,
     cpu_fraction: cpu,

@@ -33,6 +33,8 @@ export interface RunAiperfHooks {
   onLog?(line: string): void;
   /** Where aiperf runs (default: this host). */
   runner?: AiperfRunner;
+  /** The most points the worker ran at once during this run (client-process.ts enterPoint), for the record. */
+  concurrentPointsMax?(): number;
 }
 
 /** The context of one run and its argv (written verbatim to benchmark_command.txt before execution). */
@@ -94,5 +96,5 @@ export async function runAiperfPoint(
     wallSeconds: out.wallSeconds,
     childCpuSeconds: out.childCpuSeconds,
   };
-  return { ...aiperfRecord(c, out, { start, end }), aiperf: stats };
+  return { ...aiperfRecord(c, out, { start, end }, hooks.concurrentPointsMax?.() ?? null), aiperf: stats };
 }

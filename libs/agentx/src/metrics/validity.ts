@@ -16,6 +16,8 @@ export interface ValidityInput {
   successes: number;
   coverage: number;
   clientSaturatedReason: string | null;
+  /** The host gave the client no CPU for longer than the delay limit (client-health.ts healthVerdict). */
+  hostSaturatedReason?: string | null;
   /** Time-weighted live sessions / N during profiling (null: not measured, e.g. aiperf). */
   concurrencyHeld: number | null;
   runCancelledReason: string | null;
@@ -86,6 +88,7 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
       `concurrency_not_held: time-weighted live sessions ${(v.concurrencyHeld * 100).toFixed(1)} % of N < 99 %`,
     );
   if (v.clientSaturatedReason) reasons.push(`client_saturated: ${v.clientSaturatedReason}`);
+  if (v.hostSaturatedReason) reasons.push(`host_saturated: ${v.hostSaturatedReason}`);
   for (const m of v.serverMetricsMissing) reasons.push(`server_metrics_missing: ${m}`);
   for (const m of v.idleRankMessages) reasons.push(`idle_dp_rank: ${m}`);
   if (v.prefixCacheReason) reasons.push(`no_cached_tokens: ${v.prefixCacheReason}`);
