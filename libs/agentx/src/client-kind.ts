@@ -14,12 +14,17 @@ import { resolveTraces } from './traces';
  * PointResult; the sweep's point activity calls only this.
  */
 export async function runPointWithClient(
-  input: RunPointInput & { outDir: string; maxContextLength?: number; tokenizer?: string },
+  input: RunPointInput & {
+    outDir: string;
+    maxContextLength?: number;
+    tokenizer?: string;
+    trustRemoteCodeTokenizers?: readonly string[];
+  },
   hooks: RunPointHooks & { aiperfRunner?: AiperfRunner } = {},
 ): Promise<PointResult> {
   const settings = agentxSettingsSchema.parse(input.settings);
   if (settings.client === 'infersweep') {
-    const { maxContextLength: _ignored, tokenizer: _counts, ...own } = input;
+    const { maxContextLength: _ignored, tokenizer: _counts, trustRemoteCodeTokenizers: _aiperfOnly, ...own } = input;
     return runPoint(own, hooks);
   }
 
