@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { InfersweepError, remoteRankLogFile, remoteServerLogDir, serverStepName } from '@infersweep/core';
 import { bindPlan, type SweepPlan } from '@infersweep/topology';
-import { imageFileName, resolveSecrets } from '@infersweep/slurm';
+import { LOGIN_ENV, imageFileName, resolveSecrets } from '@infersweep/slurm';
 import { checkEveryEndpoint, readinessTargets } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import { ServerLostError } from './errors';
@@ -78,6 +78,9 @@ const launchServer =
             plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
           containerMounts: plan.slurm.mounts,
           stepName: serverStepName(serverIndex, n.rank),
+          // the step gets the listed env and only the login's paths and locale, never the whole environment
+          isolateEnv: true,
+          loginEnv: LOGIN_ENV,
           ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
         });
         steps.push({
