@@ -26,7 +26,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { z } from 'zod';
 import { dataDirOf, repoRoot } from '@infersweep/core';
-import { clusterSchema, type LoginHost } from '@infersweep/topology';
+import { clusterSchema } from '@infersweep/topology';
 import { loadSweepConfig } from './config-file';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -217,11 +217,6 @@ export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = pro
     if (v !== undefined) fromEnv[key] = v;
   }
   return validate(fromEnv, (key) => WORKER_SETTING_ENV[key as WorkerSettingKey] ?? key);
-}
-
-/** The login host a cluster's profile names, for messages: never a key or file content. */
-export function describeLogin(login: LoginHost): string {
-  return 'local' in login ? 'local' : `${login.user}@${login.host}:${login.port}`;
 }
 
 export const COMPLETING_PATIENCE_ENV = 'INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS';

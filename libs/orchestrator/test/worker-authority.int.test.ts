@@ -248,7 +248,7 @@ describe('one sweep cannot touch another', () => {
       const jobId = running.allocation!.jobId;
 
       // B names A's sweep id and deployment tag (so A's allocation name) and A's folder, under its own workflow id
-      const planB = testPlan('latency', [3]);
+      const planB = testPlan('latency', [4]);
       const b: SweepInput = { ...testInput(planB, 'intruder'), sweepId: a.sweepId, resultsDir: a.resultsDir };
       if (a.deploymentTag !== undefined) b.deploymentTag = a.deploymentTag;
       const hb = await startAs(`intruder-${randomUUID().slice(0, 8)}`, b, tq);
