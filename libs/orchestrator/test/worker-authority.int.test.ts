@@ -20,6 +20,7 @@ import { progressQuery, type SweepInput, type SweepResult } from '@infersweep/sw
 import type { SweepPlan } from '@infersweep/topology';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
 import {
+  historyText,
   localSlurm,
   notSaturationGated,
   profileSeconds,
@@ -86,7 +87,7 @@ async function refusedRun(plan: SweepPlan, tag: string, env: Record<string, stri
     const progress = JSON.stringify(await h.query(progressQuery));
     return {
       ...(await activitiesOf(h)),
-      history: JSON.stringify(historyToJSON(await h.fetchHistory())),
+      history: historyText(historyToJSON(await h.fetchHistory())),
       progress,
       log: () => readFileSync(log, 'utf8'),
     };
