@@ -82,7 +82,7 @@ describe('a results folder belongs to one sweep id', () => {
     expect(readFileSync(layout.ownerFile, 'utf8')).toBe('sweep-a\n');
   });
 
-  it("an owner file that holds no sweep id is not quoted (it may be a link to any file)", async () => {
+  it('an owner file that holds no sweep id is not quoted (it may be a link to any file)', async () => {
     const resultsDir = mkdtempSync(join(tmpdir(), 'infersweep-owner-'));
     writeFileSync(new ResultsLayout(resultsDir).ownerFile, 'HF_TOKEN=hf_secret_value\n');
     const err = await claimResultsDir(resultsDir, 'sweep-b').catch((e: unknown) => e as Error);

@@ -73,7 +73,7 @@ describe('worker settings (read once at worker start)', () => {
     expect(s.trustRemoteCodeTokenizers).toEqual([]);
   });
 
-  it('environment variables: comma lists; a cluster name served with another name\'s profile (name=profile)', () => {
+  it("environment variables: comma lists; a cluster name served with another name's profile (name=profile)", () => {
     const s = loadWorkerSettings('local', {
       ...ENV,
       INFERSWEEP_WORKER_CLUSTERS: 'h200, local, local-copy=local',
@@ -122,14 +122,20 @@ describe('worker settings (read once at worker start)', () => {
     expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_RESULTS_ROOTS: 'results' })).toThrow(
       /INFERSWEEP_WORKER_RESULTS_ROOTS \(item 0\): must be an absolute path/,
     );
-    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SECRETS: 'HF-TOKEN' })).toThrow(WorkerSettingsError);
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SECRETS: 'HF-TOKEN' })).toThrow(
+      WorkerSettingsError,
+    );
   });
 
   it('a settings file replaces the variables; an unknown key is refused by name', () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-settings-'));
     const file = join(dir, 'worker.json');
     writeFileSync(file, JSON.stringify({ secretNames: ['HF_TOKEN'], resultsRoots: ['/r'] }));
-    const s = loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SETTINGS: file, INFERSWEEP_WORKER_SECRETS: 'IGNORED' });
+    const s = loadWorkerSettings('local', {
+      ...ENV,
+      INFERSWEEP_WORKER_SETTINGS: file,
+      INFERSWEEP_WORKER_SECRETS: 'IGNORED',
+    });
     expect(s.secretNames).toEqual(['HF_TOKEN']);
     expect(s.resultsRoots).toEqual(['/r']);
     writeFileSync(file, JSON.stringify({ secretNames: [], binaries: ['x'] }));
@@ -144,7 +150,12 @@ describe('worker settings (read once at worker start)', () => {
       account: 'bench',
       containerRuntime: 'pyxis',
       mounts: ['/models:/models:ro'],
-      loginHost: { host: 'login.example', user: 'svc', keyPath: '/etc/infersweep/key', knownHostsPath: '/etc/infersweep/kh' },
+      loginHost: {
+        host: 'login.example',
+        user: 'svc',
+        keyPath: '/etc/infersweep/key',
+        knownHostsPath: '/etc/infersweep/kh',
+      },
       sharedDir: '/lustre/runs',
     };
     writeFileSync(file, JSON.stringify({ clusters: { prod: site } }));
@@ -215,12 +226,12 @@ describe('a sweep input asks only what the worker allows', () => {
   });
 });
 
-describe('the site profile is the worker\'s: a plan names it and overrides none of its fields', () => {
-  it('the plan of the worker\'s own profile passes', () => {
+describe("the site profile is the worker's: a plan names it and overrides none of its fields", () => {
+  it("the plan of the worker's own profile passes", () => {
     expect(siteDifferences(plan(), localProfile())).toEqual([]);
   });
 
-  it('each site field the plan changes is refused, naming the field, the plan\'s value and the profile\'s', () => {
+  it("each site field the plan changes is refused, naming the field, the plan's value and the profile's", () => {
     const p = plan();
     p.login = { host: 'attacker.example', port: 22, user: 'root', hostKey: '/home/w/.secrets' };
     p.slurm.partition = 'other';
@@ -256,7 +267,7 @@ describe('the site profile is the worker\'s: a plan names it and overrides none 
     );
   });
 
-  it('local execution is the profile\'s to choose, never the plan\'s', () => {
+  it("local execution is the profile's to choose, never the plan's", () => {
     const p = plan();
     p.login = { local: true };
     expect(siteDifferences(p, localProfile()).map((r) => [r.field, r.value])).toEqual([
@@ -302,7 +313,7 @@ describe('a tokenizer runs no code of its own unless the worker trusts its direc
     expect(refusals(aiperfPlan('moonshotai/Kimi-K3'), undefined, settings())).toEqual([]);
   });
 
-  it('the model\'s tokenizer is checked when aiperf uses it; nothing is checked when aiperf does not run', () => {
+  it("the model's tokenizer is checked when aiperf uses it; nothing is checked when aiperf does not run", () => {
     const code = tokenizerDir(true);
     const p = plan();
     p.model.tokenizer = code;
@@ -313,7 +324,7 @@ describe('a tokenizer runs no code of its own unless the worker trusts its direc
 });
 
 describe("prepareSweep checks the login files and the secrets on the worker's own host", () => {
-  it('a key of the worker\'s profile missing on this host, a secret missing here: an input error naming each, before any allocation', () => {
+  it("a key of the worker's profile missing on this host, a secret missing here: an input error naming each, before any allocation", () => {
     const p = plan();
     const home = mkdtempSync(join(tmpdir(), 'worker-home-'));
     const s = settings({

@@ -81,7 +81,7 @@ export function siteDifferences(plan: SweepPlan, profile: SiteProfile): Refusal[
   return out;
 }
 
-/** A tokenizer named as a directory of this host (absolute, `./`, `../`, `~`, or an existing relative directory). */
+/** A tokenizer named as a directory of this host (absolute, `./`, `../`, or an existing relative directory: what the loader reads as local). */
 function localTokenizerDir(t: string): string | undefined {
   if (isAbsolute(t) || /^\.{1,2}\//.test(t)) return resolve(t);
   try {
