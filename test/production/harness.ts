@@ -74,12 +74,16 @@ export function stackInBackground(...args: string[]): Promise<void> {
   );
 }
 
-/** A worker's environment: the deployment's TEMPORAL_* with the worker's own client certificate. */
+/**
+ * A worker's environment: the deployment's TEMPORAL_* with the worker's own client certificate, and
+ * the site config its cluster's profile is read from.
+ */
 export function workerEnv(cluster: string): Record<string, string> {
   const e = prodEnv();
   const tls = join(e.INFERSWEEP_PRODUCTION!, 'tls', 'clients');
   return {
     ...e,
+    INFERSWEEP_WORKER_CONFIG: CONFIG,
     TEMPORAL_TLS_CLIENT_CERT_PATH: join(tls, `worker-${cluster}.pem`),
     TEMPORAL_TLS_CLIENT_KEY_PATH: join(tls, `worker-${cluster}.key`),
   };

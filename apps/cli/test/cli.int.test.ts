@@ -59,12 +59,12 @@ const inputOn = (cluster: string, plan: SweepPlan, tag: string): SweepInput => t
 
 /**
  * The production worker of the `local` cluster profile, in this process, serving a test cluster
- * name too (its task queue isolates the test's sweeps): the worker's settings must allow that name
- * (INFERSWEEP_WORKER_CLUSTERS, read when the worker is created).
+ * name too (its task queue isolates the test's sweeps): the worker's settings serve that name with
+ * the `local` site profile (INFERSWEEP_WORKER_CLUSTERS `name=profile`, read when the worker is created).
  */
 async function servingWorker(cluster: string): Promise<{ stop(): Promise<void> }> {
   const before = process.env.INFERSWEEP_WORKER_CLUSTERS;
-  process.env.INFERSWEEP_WORKER_CLUSTERS = `local,${cluster}`;
+  process.env.INFERSWEEP_WORKER_CLUSTERS = `local,${cluster}=local`;
   try {
     return await runningWorker(taskQueueFor(cluster));
   } finally {

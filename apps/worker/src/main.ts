@@ -3,9 +3,10 @@
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY (default: the local dev server);
  * INFERSWEEP_WORKFLOW_BUNDLE: a prebuilt workflow bundle (bundleWorkflowCode output) loaded instead of
  * bundling the workflow code from source at start (the tests build one per run: test/global-setup.ts).
- * What a sweep may ask of this worker (clusters, secret names, secrets files, aiperf executables,
- * results roots) is the worker's own setting: INFERSWEEP_WORKER_SETTINGS (a JSON file) or
- * INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,RESULTS_ROOTS} (libs/orchestrator/src/worker-settings.ts).
+ * What a sweep may ask of this worker (site profiles, secret names, secrets files, aiperf executables,
+ * results roots, tokenizers trusted to run code) is the worker's own setting: INFERSWEEP_WORKER_SETTINGS
+ * (a JSON file) or INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,RESULTS_ROOTS,TRUST_REMOTE_CODE_TOKENIZERS},
+ * site profiles by name from the sweep config INFERSWEEP_WORKER_CONFIG (libs/orchestrator/src/worker-settings.ts).
  * INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS: how long release waits for a cancelled job stuck COMPLETING
  * (default 600, at most 840).
  */
@@ -40,7 +41,7 @@ const program = new Command('infersweep-worker')
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);
     console.error(`infersweep worker: ${target.address} namespace ${target.namespace}, task queue ${queue}`);
     console.error(
-      `infersweep worker: serves ${settings.clusters.join(', ')}; secrets ${settings.secretNames.join(', ') || 'none'}; results under ${settings.resultsRoots.join(', ')}`,
+      `infersweep worker: serves ${Object.keys(settings.clusters).join(', ')}; secrets ${settings.secretNames.join(', ') || 'none'}; results under ${settings.resultsRoots.join(', ')}`,
     );
     // a graceful stop: running activities end as retryable WorkerShutdown and resume on the next
     // worker (libs/orchestrator/src/activities/interceptor.ts). A signal may arrive more than once

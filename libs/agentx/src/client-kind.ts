@@ -15,12 +15,17 @@ import { resolveTraces } from './traces';
  * PointResult; the sweep's point activity calls only this.
  */
 export async function runPointWithClient(
-  input: RunPointInput & { outDir: string; maxContextLength?: number; tokenizer?: string },
+  input: RunPointInput & {
+    outDir: string;
+    maxContextLength?: number;
+    tokenizer?: string;
+    trustRemoteCodeTokenizers?: readonly string[];
+  },
   hooks: RunPointHooks & { aiperfRunner?: AiperfRunner } = {},
 ): Promise<PointResult> {
   const settings = agentxSettingsSchema.parse(input.settings);
   if (settings.client === 'infersweep') {
-    const { maxContextLength: _ignored, tokenizer: _counts, ...own } = input;
+    const { maxContextLength: _ignored, tokenizer: _counts, trustRemoteCodeTokenizers: _aiperfOnly, ...own } = input;
     // its own process: the client-health gate measures this point's client alone (client-process.ts)
     const { aiperfRunner: _aiperf, ...clientHooks } = hooks;
     return runPointInOwnProcess(own, clientHooks);

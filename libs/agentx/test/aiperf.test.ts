@@ -19,6 +19,8 @@ const reference = {
   urls: ['http://10.0.0.1:8000'],
   servedModel: 'kimi-k3',
   tokenizer: 'moonshotai/Kimi-K3',
+  // InferenceX passes --tokenizer-trust-remote-code always; infersweep only for a tokenizer the worker trusts
+  trustRemoteCode: true,
   concurrency: 16,
   metricsEndpoints: ['http://10.0.0.1:8000/metrics', 'http://10.0.0.2:8000/metrics'],
   artifactDir: '/logs/agentic/conc_16/aiperf_artifacts',
@@ -97,6 +99,15 @@ describe('buildAiperfArgv', () => {
     expect(buildAiperfArgv({ ...reference, unsafeOverride: true, settings: agentxSettingsSchema.parse({}) })).toContain(
       '--unsafe-override',
     );
+  });
+  it('never lets the tokenizer run its own code unless the worker trusts it (trustRemoteCode)', () => {
+    const settings = agentxSettingsSchema.parse({});
+    const { trustRemoteCode: _trusted, ...untrusted } = reference;
+    expect(buildAiperfArgv({ ...untrusted, settings })).not.toContain('--tokenizer-trust-remote-code');
+    expect(buildAiperfArgv({ ...reference, trustRemoteCode: false, settings })).not.toContain(
+      '--tokenizer-trust-remote-code',
+    );
+    expect(buildAiperfArgv({ ...reference, settings })).toContain('--tokenizer-trust-remote-code');
   });
   it('pypi flavour drops fork-only flags and uses a local Weka directory', () => {
     const argv = buildAiperfArgv({

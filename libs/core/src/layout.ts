@@ -23,6 +23,8 @@ export const POINT_REQUESTS_FILE = 'requests.jsonl';
 export const PLAN_FILE = 'plan.json';
 export const PROGRESS_SNAPSHOT_FILE = 'progress.json';
 export const REPORT_FILE = 'report.html';
+/** The sweep id that owns a results folder: written once by its first prepareSweep, checked by every later one. */
+export const OWNER_FILE = '.infersweep-sweep-id';
 
 export class ResultsLayout {
   constructor(readonly resultsDir: string) {}
@@ -34,6 +36,9 @@ export class ResultsLayout {
 
   get planFile(): string {
     return join(this.resultsDir, PLAN_FILE);
+  }
+  get ownerFile(): string {
+    return join(this.resultsDir, OWNER_FILE);
   }
   get pointsDir(): string {
     return join(this.resultsDir, 'points');

@@ -55,11 +55,23 @@ export function deploymentJobPrefix(tag?: string): string {
  */
 export function allocationJobName(sweepId: string, attempt: number, tag?: string): string {
   // short stable hash of the sweep id keeps names unique and below Slurm's limits
+  return `${deploymentJobPrefix(tag)}${jobNameStem(sweepId)}-a${attempt}`;
+}
+
+/** The part of an allocation's job name that names its sweep: the id's readable tail and its hash. */
+function jobNameStem(sweepId: string): string {
   const tail = sweepId
     .replace(/^sweep-/, '')
     .replace(/[^A-Za-z0-9-]+/g, '-')
     .slice(0, 40);
-  return `${deploymentJobPrefix(tag)}${tail}-${fnv1a32(sweepId)}-a${attempt}`;
+  return `${tail}-${fnv1a32(sweepId)}`;
+}
+
+/** True when `jobName` is an allocation name of sweep `sweepId` (any deployment tag, any attempt). */
+export function isAllocationOf(jobName: string, sweepId: string): boolean {
+  if (!jobName.startsWith(JOB_NAME_PREFIX)) return false;
+  const m = /-a\d+$/.exec(jobName);
+  return m !== null && jobName.slice(0, m.index).endsWith(`-${jobNameStem(sweepId)}`);
 }
 
 /** The Slurm step name of server `serverIndex`'s rank `rank`. */

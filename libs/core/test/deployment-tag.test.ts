@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allocationJobName, deploymentJobPrefix, deploymentTag, JOB_NAME_PREFIX } from '../src/index';
+import { allocationJobName, deploymentJobPrefix, deploymentTag, isAllocationOf, JOB_NAME_PREFIX } from '../src/index';
 
 describe('deployment-scoped job names', () => {
   it('the tag carries the configured id readably and namespace + id as a hash', () => {
@@ -24,5 +24,19 @@ describe('deployment-scoped job names', () => {
       `${JOB_NAME_PREFIX}cfg-balanced-h200-x-${name.split('-').slice(-2, -1)[0]}-a2`,
     );
     expect(name.length).toBeLessThanOrEqual(200);
+  });
+
+  it('a job name belongs to the sweep whose id it was made from, whatever its tag and attempt; never to another', () => {
+    const id = 'sweep-cfg-balanced-h200-x';
+    for (const name of [allocationJobName(id, 1), allocationJobName(id, 12, deploymentTag('default', 'a'))])
+      expect(isAllocationOf(name, id)).toBe(true);
+    // another sweep: another hash, even when its readable tail is the same (truncated to 40 characters)
+    const longA = `sweep-${'x'.repeat(50)}-a`;
+    const longB = `sweep-${'x'.repeat(50)}-b`;
+    expect(isAllocationOf(allocationJobName(longA, 1), longB)).toBe(false);
+    expect(isAllocationOf(allocationJobName('sweep-other', 1), id)).toBe(false);
+    // not an allocation name at all: another prefix, no attempt suffix
+    expect(isAllocationOf(allocationJobName(id, 1).replace(JOB_NAME_PREFIX, 'evil-'), id)).toBe(false);
+    expect(isAllocationOf(allocationJobName(id, 1).replace(/-a1$/, ''), id)).toBe(false);
   });
 });

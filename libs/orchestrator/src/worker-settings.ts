@@ -3,21 +3,31 @@
  * starts, never taken from a sweep input. Anyone who can start a workflow on the task queue controls
  * the sweep input (on a shared Temporal cluster: namespace write access), so the input may only ask
  * for what these settings allow:
- *  - `clusters`: the cluster profiles this worker serves (the plan's `cluster`);
+ *  - `clusters`: the site profiles this worker serves, by name (the plan's `cluster`): login host,
+ *    user, key and pinned host key, partition, account, shared dir, container runtime, mounts. The
+ *    plan names a profile; every site field of the plan must equal the profile's, and the executor
+ *    is built from the profile, never from the plan;
  *  - `secretNames`: the secret variables it resolves for a server (the plan's `secretEnv`);
  *  - `secretsFiles`: the secrets files it reads (the plan's `secretsFile`);
  *  - `aiperfBinaries`: the aiperf executables it runs on its host (the plan's `agentx.aiperf.binary`);
- *  - `resultsRoots`: the folders under which it writes results (the input's `resultsDir`).
+ *  - `resultsRoots`: the folders under which it writes results (the input's `resultsDir`);
+ *  - `trustRemoteCodeTokenizers`: the tokenizer directories aiperf may run Python from
+ *    (`--tokenizer-trust-remote-code`); none by default.
  * Anything else is refused at prepareSweep (./activities/input-checks.ts) with an error naming the
  * field, the value and the setting that would allow it.
  *
  * Source: the JSON file named by INFERSWEEP_WORKER_SETTINGS (keys as above), else one environment
- * variable per setting (comma-separated lists), else the defaults below.
+ * variable per setting (comma-separated lists), else the defaults below. A site profile given by name
+ * (the variable's `name` or `name=profile`, or a list of names in the file) is read from the sweep
+ * config INFERSWEEP_WORKER_CONFIG (default: the shipped config holding that cluster,
+ * ./config-file.ts configFileFor), placeholders expanded from the worker's environment.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { z } from 'zod';
 import { dataDirOf, repoRoot } from '@infersweep/core';
+import { clusterSchema } from '@infersweep/topology';
+import { loadSweepConfig } from './config-file';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const absolutePath = z
@@ -26,13 +36,36 @@ const absolutePath = z
   .refine((p) => isAbsolute(p), 'must be an absolute path')
   .transform((p) => normalize(p).replace(/(.)\/+$/, '$1'));
 
+/**
+ * A site profile: where and as whom the worker reaches a cluster, and what it may ask of it. The
+ * fields of a config's `clusters.<name>` that say where (`loginHost`, `sharedDir`, `squashDir`), as
+ * whom (`partition`, `account`) and how (`containerRuntime`, `mounts`).
+ */
+export const siteProfileSchema = clusterSchema
+  .pick({
+    loginHost: true,
+    partition: true,
+    account: true,
+    sharedDir: true,
+    containerRuntime: true,
+    mounts: true,
+    squashDir: true,
+  })
+  .strict();
+export type SiteProfile = z.infer<typeof siteProfileSchema>;
+
+const CLUSTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
 export const workerSettingsSchema = z
   .object({
-    clusters: z.array(z.string().min(1)).min(1),
+    clusters: z
+      .record(z.string().regex(CLUSTER_NAME, 'a cluster name'), siteProfileSchema)
+      .refine((c) => Object.keys(c).length > 0, 'serve at least one cluster'),
     secretNames: z.array(z.string().regex(ENV_NAME, 'must be an environment variable name')),
     secretsFiles: z.array(absolutePath),
     aiperfBinaries: z.array(z.string().min(1)),
     resultsRoots: z.array(absolutePath).min(1),
+    trustRemoteCodeTokenizers: z.array(absolutePath),
   })
   .strict();
 
@@ -46,8 +79,11 @@ export const WORKER_SETTING_ENV: Readonly<Record<WorkerSettingKey, string>> = {
   secretsFiles: 'INFERSWEEP_WORKER_SECRETS_FILES',
   aiperfBinaries: 'INFERSWEEP_WORKER_AIPERF',
   resultsRoots: 'INFERSWEEP_WORKER_RESULTS_ROOTS',
+  trustRemoteCodeTokenizers: 'INFERSWEEP_WORKER_TRUST_REMOTE_CODE_TOKENIZERS',
 };
 export const WORKER_SETTINGS_FILE_ENV = 'INFERSWEEP_WORKER_SETTINGS';
+/** The sweep config the site profiles named by cluster are read from. */
+export const WORKER_SITE_CONFIG_ENV = 'INFERSWEEP_WORKER_CONFIG';
 
 /** A worker setting is malformed: the worker does not start. */
 export class WorkerSettingsError extends Error {
@@ -69,28 +105,83 @@ const list = (v: string | undefined): string[] | undefined =>
         .filter((s) => s !== '');
 
 /**
- * The defaults: the cluster the worker was started for, no secrets, the aiperf on PATH and the one
- * `npm run setup` installs, results under the data dir (INFERSWEEP_DATA, default `.infersweep`).
+ * The site profile `profile` of the worker's site config (INFERSWEEP_WORKER_CONFIG, else the shipped
+ * config holding that cluster), with its placeholders expanded from the worker's environment.
+ */
+export function siteProfileFromConfig(profile: string, env: NodeJS.ProcessEnv = process.env): SiteProfile {
+  const config = env[WORKER_SITE_CONFIG_ENV];
+  const where = config ? `${WORKER_SITE_CONFIG_ENV}=${config}` : 'the shipped config';
+  let clusters: Record<string, unknown>;
+  try {
+    clusters = loadSweepConfig({ ...(config ? { config } : {}), clusters: [profile], env }).config.clusters;
+  } catch (e) {
+    throw new WorkerSettingsError(`site profile ${profile} (${where}): ${(e as Error).message}`);
+  }
+  const found = clusters[profile];
+  if (found === undefined)
+    throw new WorkerSettingsError(
+      `site profile ${profile}: ${where} has no cluster ${profile} (it has ${Object.keys(clusters).join(', ')}); set ${WORKER_SITE_CONFIG_ENV} to the config that holds it, or give the profile in the settings file (${WORKER_SETTINGS_FILE_ENV})`,
+    );
+  return siteProfileSchema.parse(pickSite(found));
+}
+
+/** The site fields of a config's cluster profile. */
+function pickSite(cluster: unknown): unknown {
+  if (cluster === null || typeof cluster !== 'object') return cluster;
+  const keys = Object.keys(siteProfileSchema.shape);
+  return Object.fromEntries(Object.entries(cluster).filter(([k]) => keys.includes(k)));
+}
+
+/** `name` or `name=profile` entries → the profiles they name, read from the site config. */
+function profilesByName(entries: readonly string[], env: NodeJS.ProcessEnv): Record<string, SiteProfile> {
+  const out: Record<string, SiteProfile> = {};
+  for (const e of entries) {
+    const [name = '', profile = name] = e.split('=').map((s) => s.trim());
+    out[name] = siteProfileFromConfig(profile, env);
+  }
+  return out;
+}
+
+/**
+ * The defaults: the cluster the worker was started for (its profile from the site config), no
+ * secrets, the aiperf on PATH and the one `npm run setup` installs, results under the data dir
+ * (INFERSWEEP_DATA, default `.infersweep`), no tokenizer trusted to run code.
  */
 export function defaultWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  return { clusters: profilesByName([cluster], env), ...defaultsWithoutClusters(env) };
+}
+
+/** The defaults of every setting but `clusters` (settings that name their own clusters read no default profile). */
+function defaultsWithoutClusters(env: NodeJS.ProcessEnv): Omit<WorkerSettings, 'clusters'> {
   const tools = env.INFERSWEEP_TOOLS ?? join(repoRoot, '.tools');
   return {
-    clusters: [cluster],
     secretNames: [],
     secretsFiles: [],
     aiperfBinaries: ['aiperf', join(tools, 'aiperf-venv', 'bin', 'aiperf')],
     resultsRoots: [normalize(dataDirOf(env)).replace(/(.)\/+$/, '$1')],
+    trustRemoteCodeTokenizers: [],
   };
 }
+
+const itemName = (p: PropertyKey): string => (typeof p === 'number' ? `item ${p}` : String(p));
 
 function validate(raw: unknown, where: (key: string) => string): WorkerSettings {
   const r = workerSettingsSchema.safeParse(raw);
   if (r.success) return r.data;
   const msgs = r.error.issues.map((i) => {
     const key = String(i.path[0] ?? '');
-    return `${key ? where(key) : 'worker settings'}${i.path.length > 1 ? ` (item ${String(i.path[1])})` : ''}: ${i.message}`;
+    return `${key ? where(key) : 'worker settings'}${i.path.length > 1 ? ` (${i.path.slice(1).map(itemName).join('.')})` : ''}: ${i.message}`;
   });
   throw new WorkerSettingsError(`invalid worker settings: ${msgs.join('; ')}`);
+}
+
+/** The settings' `clusters` as given: site profiles by name, or names (`name` / `name=profile`) of the site config's profiles. */
+function clustersOf(given: unknown, env: NodeJS.ProcessEnv): unknown {
+  if (!Array.isArray(given)) return given;
+  return profilesByName(
+    given.filter((g): g is string => typeof g === 'string'),
+    env,
+  );
 }
 
 /**
@@ -98,7 +189,6 @@ function validate(raw: unknown, where: (key: string) => string): WorkerSettings 
  * replaces the environment variables entirely; a key it leaves out takes the default.
  */
 export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = process.env): WorkerSettings {
-  const defaults = defaultWorkerSettings(cluster, env);
   const file = env[WORKER_SETTINGS_FILE_ENV];
   if (file) {
     let parsed: unknown;
@@ -111,10 +201,18 @@ export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = pro
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new WorkerSettingsError(`${WORKER_SETTINGS_FILE_ENV}=${file}: worker settings are a JSON object`);
-    return validate({ ...defaults, ...parsed }, (key) => `${key} in ${file} (${WORKER_SETTINGS_FILE_ENV})`);
+    const given = parsed as Record<string, unknown>;
+    const defaults = 'clusters' in given ? defaultsWithoutClusters(env) : defaultWorkerSettings(cluster, env);
+    const merged: Record<string, unknown> = { ...defaults, ...given };
+    if ('clusters' in given) merged.clusters = clustersOf(given.clusters, env);
+    return validate(merged, (key) => `${key} in ${file} (${WORKER_SETTINGS_FILE_ENV})`);
   }
-  const fromEnv: Record<string, unknown> = { ...defaults };
+  const clusters = list(env[WORKER_SETTING_ENV.clusters]);
+  const fromEnv: Record<string, unknown> = clusters
+    ? { ...defaultsWithoutClusters(env), clusters: profilesByName(clusters, env) }
+    : { ...defaultWorkerSettings(cluster, env) };
   for (const [key, name] of Object.entries(WORKER_SETTING_ENV)) {
+    if (key === 'clusters') continue;
     const v = list(env[name]);
     if (v !== undefined) fromEnv[key] = v;
   }

@@ -433,3 +433,11 @@ export function realStackSuite(slurm: SlurmCluster): { client: () => Client } {
   });
   return { client: () => c! };
 }
+
+/** The history as proto JSON plus every payload's data decoded (base64 → text): what to search for a leak. */
+export function historyText(json: string): string {
+  const decoded: string[] = [];
+  for (const m of json.matchAll(/"data":\s*"([A-Za-z0-9+/=]+)"/g))
+    decoded.push(Buffer.from(m[1]!, 'base64').toString('utf8'));
+  return `${json}\n${decoded.join('\n')}`;
+}

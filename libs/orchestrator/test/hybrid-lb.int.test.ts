@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { bindPlan, derivePorts, removeFlag, sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
 import { checkReadiness, pointResultSchema, probeCompletion } from '@infersweep/agentx';
 import { CLUSTER_CONFIGS, defaultWorkerSettings, loadSweepConfig } from '@infersweep/orchestrator';
+import { allocationJobName } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { createActivities } from '../src/activities';
 import type { Allocation, Deployment } from '../src/activities/types';
@@ -65,10 +66,11 @@ export function seedHybridPlan(): SweepPlan {
 
 describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
   const acts = createActivities({ pollMs: 1000, settings: defaultWorkerSettings('local-vllm') });
-  const env = new MockActivityEnvironment();
+  const sweepId = `hybrid-lb-${randomUUID().slice(0, 8)}`;
+  // the activities act only for the workflow asking: the mock's workflow is this sweep
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: sweepId, runId: randomUUID() } });
   /** Run an activity in a mock activity context (heartbeats, cancellation signal), as a worker would. */
   const run = <T>(f: () => Promise<T>): Promise<T> => env.run(f) as Promise<T>;
-  const sweepId = `hybrid-lb-${randomUUID().slice(0, 8)}`;
   const resultsDir = join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps', sweepId);
   let plan: SweepPlan;
   let allocation: Allocation | undefined;
@@ -104,7 +106,7 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
       [true, true, false],
     ]);
     expect(plan.endpoints).toEqual(['http://{{HEAD_ADDR}}:{{PORT}}']);
-    const alloc = await run(() => acts.allocate({ sweepId, plan, jobName: `infersweep-${sweepId}-a1`, attempt: 1 }));
+    const alloc = await run(() => acts.allocate({ sweepId, plan, jobName: allocationJobName(sweepId, 1), attempt: 1 }));
     allocation = alloc;
     const dep = await run(() => acts.launchServer({ sweepId, plan, allocation: alloc, serverIndex: 1, resultsDir }));
     deployment = dep;

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ResultsLayout } from '@infersweep/core';
-import { storedResult } from '../src/activities/results-store';
+import { claimResultsDir, storedResult } from '../src/activities/results-store';
+import { RefusedInputError } from '../src/activities/input-checks';
 
 /** A record the real point activity wrote (it validates against libs/agentx's pointResultSchema). */
 const real = JSON.parse(readFileSync(join(__dirname, '../../../apps/cli/test/fixtures/point-record.json'), 'utf8')) as {
@@ -63,5 +64,30 @@ describe('prepareSweep: completed points on disk', () => {
       await new MockActivityEnvironment().run(() => storedResult(resultsDir, sweepId, planHash, 2)),
     ).toBeUndefined();
     expect(readFileSync(layout.pointRecord(2), 'utf8')).toBe(text);
+  });
+});
+
+describe('a results folder belongs to one sweep id', () => {
+  it('the first sweep claims it; the same sweep again passes; another is refused, naming the owner, and nothing is written', async () => {
+    const resultsDir = join(mkdtempSync(join(tmpdir(), 'infersweep-owner-')), 'sweep-a');
+    const layout = new ResultsLayout(resultsDir);
+    await claimResultsDir(resultsDir, 'sweep-a');
+    expect(readFileSync(layout.ownerFile, 'utf8')).toBe('sweep-a\n');
+    await claimResultsDir(resultsDir, 'sweep-a'); // a resume, a continue-as-new
+    const refused = claimResultsDir(resultsDir, 'sweep-b');
+    await expect(refused).rejects.toBeInstanceOf(RefusedInputError);
+    await expect(claimResultsDir(resultsDir, 'sweep-b')).rejects.toThrow(
+      `resultsDir = "${resultsDir}" belongs to sweep "sweep-a"`,
+    );
+    expect(readFileSync(layout.ownerFile, 'utf8')).toBe('sweep-a\n');
+  });
+
+  it('an owner file that holds no sweep id is not quoted (it may be a link to any file)', async () => {
+    const resultsDir = mkdtempSync(join(tmpdir(), 'infersweep-owner-'));
+    writeFileSync(new ResultsLayout(resultsDir).ownerFile, 'HF_TOKEN=hf_secret_value\n');
+    const err = await claimResultsDir(resultsDir, 'sweep-b').catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(RefusedInputError);
+    expect((err as Error).message).toContain('belongs to another sweep');
+    expect((err as Error).message).not.toContain('hf_secret_value');
   });
 });

@@ -17,7 +17,16 @@ import { planSweep } from '@infersweep/topology';
 import { loadSweepConfig } from '@infersweep/orchestrator';
 import type { SweepResult } from '@infersweep/sweep';
 import { repoRoot } from '../../../test/stack-env';
-import { localSlurm, pointRunning, realStackSuite, signalGroup, start, testInput, waitProgress } from './harness';
+import {
+  historyText,
+  localSlurm,
+  pointRunning,
+  realStackSuite,
+  signalGroup,
+  start,
+  testInput,
+  waitProgress,
+} from './harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
@@ -60,14 +69,6 @@ function processesWithEnv(needle: string): [string, string][] {
     }
   }
   return out;
-}
-
-/** The history as proto JSON plus every payload's data decoded (base64 → text). */
-function historyText(json: string): string {
-  const decoded: string[] = [];
-  for (const m of json.matchAll(/"data":\s*"([A-Za-z0-9+/=]+)"/g))
-    decoded.push(Buffer.from(m[1]!, 'base64').toString('utf8'));
-  return `${json}\n${decoded.join('\n')}`;
 }
 
 describe('a secret the server needs', () => {

@@ -2,6 +2,7 @@
  * The durable sweep on the real stack: Temporal dev server + local Slurm over the loopback sshd +
  * the simulator launched per allocation through srun. Short durations (the `local` profile).
  */
+import { defaultWorkerSettings } from '@infersweep/orchestrator';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -239,7 +240,10 @@ describe('durable sweep on the real stack', () => {
     });
     const input = { ...testInput(plan, 'operator'), maxAllocationAttempts: 1 };
     const tq = `t-${randomUUID()}`;
-    const worker = await newWorker(tq);
+    // the partition is the site profile's (the worker's setting): this worker's profile names the bad one
+    const settings = defaultWorkerSettings('local');
+    settings.clusters.local = { ...settings.clusters.local!, partition: 'no-such-partition' };
+    const worker = await newWorker(tq, 'local', { settings });
     const h = await start(suite.client(), input, tq);
     const result = (await worker.runUntil(async () => {
       const waiting = await waitProgress(h, (p) => p.phase === 'awaiting-operator', 120_000, 'awaiting-operator');

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,48 +10,102 @@ import {
   WorkerSettingsError,
   completingPatienceMs,
   loadWorkerSettings,
+  siteProfileFromConfig,
+  type SiteProfile,
   type WorkerSettings,
 } from '../src/worker-settings';
-import { RefusedInputError, assertAllowed, assertHostReady, isUnder, refusals } from '../src/activities/input-checks';
+import {
+  RefusedInputError,
+  assertAllowed,
+  assertHostReady,
+  isUnder,
+  refusals,
+  siteDifferences,
+  tokenizerRunsCode,
+} from '../src/activities/input-checks';
+import { repoRoot } from '@infersweep/core';
+
+/** The environment a worker and a planner of these tests share (placeholders of the shipped config). */
+const ENV = { HOME: '/home/u', INFERSWEEP_STACK: '/stack', INFERSWEEP_DATA: '/nonexistent-data' };
 
 const plan = () => {
-  const loaded = loadSweepConfig({
-    clusters: ['local'],
-    env: { HOME: '/home/u', INFERSWEEP_STACK: '/stack', INFERSWEEP_DATA: '/nonexistent-data' },
-  });
+  const loaded = loadSweepConfig({ clusters: ['local'], env: ENV });
   return planSweep(loaded.config, { orientation: 'latency', cluster: 'local', points: [1], source: loaded.source });
 };
 
+/** The shipped config's `local` profile, as the worker reads it. */
+const localProfile = (): SiteProfile => siteProfileFromConfig('local', ENV);
+
 const settings = (over: Partial<WorkerSettings> = {}): WorkerSettings => ({
-  clusters: ['local'],
+  clusters: { local: localProfile() },
   secretNames: ['HF_TOKEN'],
   secretsFiles: ['/etc/infersweep/h200.secrets'],
   aiperfBinaries: ['aiperf'],
   resultsRoots: ['/shared/results'],
+  trustRemoteCodeTokenizers: [],
   ...over,
 });
 
 describe('worker settings (read once at worker start)', () => {
-  it('defaults: the cluster served, no secrets, the data dir as results root', () => {
-    const s = loadWorkerSettings('h200', { INFERSWEEP_DATA: '/data/infersweep/' });
-    expect(s.clusters).toEqual(['h200']);
+  it('defaults: the site profile of the cluster served (from the shipped config), no secrets, the data dir as results root, no tokenizer trusted', () => {
+    const s = loadWorkerSettings('h200', { HOME: '/home/w', INFERSWEEP_DATA: '/data/infersweep/' });
+    expect(s.clusters).toEqual({
+      h200: {
+        partition: 'h200',
+        account: 'inference-bench',
+        containerRuntime: 'pyxis',
+        mounts: ['/models:/models:ro', '/lustre/infersweep:/lustre/infersweep'],
+        squashDir: '/lustre/infersweep/squash',
+        loginHost: {
+          host: 'login.h200.example.net',
+          port: 22,
+          user: 'infersweep',
+          keyPath: '/home/w/.ssh/infersweep_ed25519',
+          knownHostsPath: '/home/w/.ssh/known_hosts',
+        },
+        sharedDir: '/lustre/infersweep/runs',
+      },
+    });
     expect(s.secretNames).toEqual([]);
     expect(s.secretsFiles).toEqual([]);
     expect(s.resultsRoots).toEqual(['/data/infersweep']);
     expect(s.aiperfBinaries[0]).toBe('aiperf');
+    expect(s.trustRemoteCodeTokenizers).toEqual([]);
   });
 
-  it('environment variables: comma lists', () => {
+  it("environment variables: comma lists; a cluster name served with another name's profile (name=profile)", () => {
     const s = loadWorkerSettings('local', {
-      INFERSWEEP_WORKER_CLUSTERS: 'h200, local',
+      ...ENV,
+      INFERSWEEP_WORKER_CLUSTERS: 'h200, local, local-copy=local',
       INFERSWEEP_WORKER_SECRETS: 'HF_TOKEN,WANDB_KEY',
       INFERSWEEP_WORKER_RESULTS_ROOTS: '/lustre/results/',
+      INFERSWEEP_WORKER_TRUST_REMOTE_CODE_TOKENIZERS: '/models/kimi-k3/',
+    });
+    expect(Object.keys(s.clusters)).toEqual(['h200', 'local', 'local-copy']);
+    expect(s.clusters['local-copy']).toEqual(s.clusters.local);
+    expect(s.clusters.local!.loginHost).toEqual({
+      host: '127.0.0.1',
+      port: 2222,
+      user: 'root',
+      keyPath: '/stack/ssh/client_ed25519',
+      hostKey: '/stack/ssh/host_key.pub',
     });
     expect(s).toMatchObject({
-      clusters: ['h200', 'local'],
       secretNames: ['HF_TOKEN', 'WANDB_KEY'],
       resultsRoots: ['/lustre/results'],
+      trustRemoteCodeTokenizers: ['/models/kimi-k3'],
     });
+  });
+
+  it('a cluster the site config does not hold stops the worker, naming the config and the variable that picks another', () => {
+    expect(() => loadWorkerSettings('mars', ENV)).toThrow(
+      /site profile mars: the shipped config has no cluster mars \(it has h200, local\); set INFERSWEEP_WORKER_CONFIG/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'site-config-'));
+    const config = join(dir, 'site.yaml');
+    writeFileSync(config, readFileSync(join(repoRoot, 'configs/two-clusters-local.yaml'), 'utf8'));
+    const s = loadWorkerSettings('east', { ...ENV, INFERSWEEP_WORKER_CONFIG: config });
+    expect(s.clusters.east).toMatchObject({ partition: 'east', sharedDir: '/stack/shared/east' });
   });
 
   it('the COMPLETING patience: seconds from its variable, unset keeps the default, a bad value names variable, value and range', () => {
@@ -65,21 +119,57 @@ describe('worker settings (read once at worker start)', () => {
   });
 
   it('a malformed setting stops the worker with an error naming the setting', () => {
-    expect(() => loadWorkerSettings('local', { INFERSWEEP_WORKER_RESULTS_ROOTS: 'results' })).toThrow(
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_RESULTS_ROOTS: 'results' })).toThrow(
       /INFERSWEEP_WORKER_RESULTS_ROOTS \(item 0\): must be an absolute path/,
     );
-    expect(() => loadWorkerSettings('local', { INFERSWEEP_WORKER_SECRETS: 'HF-TOKEN' })).toThrow(WorkerSettingsError);
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SECRETS: 'HF-TOKEN' })).toThrow(
+      WorkerSettingsError,
+    );
   });
 
   it('a settings file replaces the variables; an unknown key is refused by name', () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-settings-'));
     const file = join(dir, 'worker.json');
     writeFileSync(file, JSON.stringify({ secretNames: ['HF_TOKEN'], resultsRoots: ['/r'] }));
-    const s = loadWorkerSettings('local', { INFERSWEEP_WORKER_SETTINGS: file, INFERSWEEP_WORKER_SECRETS: 'IGNORED' });
+    const s = loadWorkerSettings('local', {
+      ...ENV,
+      INFERSWEEP_WORKER_SETTINGS: file,
+      INFERSWEEP_WORKER_SECRETS: 'IGNORED',
+    });
     expect(s.secretNames).toEqual(['HF_TOKEN']);
     expect(s.resultsRoots).toEqual(['/r']);
     writeFileSync(file, JSON.stringify({ secretNames: [], binaries: ['x'] }));
-    expect(() => loadWorkerSettings('local', { INFERSWEEP_WORKER_SETTINGS: file })).toThrow(/binaries/);
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SETTINGS: file })).toThrow(/binaries/);
+  });
+
+  it('a settings file gives site profiles inline (nothing read from a config), or names them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'worker-settings-'));
+    const file = join(dir, 'worker.json');
+    const site = {
+      partition: 'gpu',
+      account: 'bench',
+      containerRuntime: 'pyxis',
+      mounts: ['/models:/models:ro'],
+      loginHost: {
+        host: 'login.example',
+        user: 'svc',
+        keyPath: '/etc/infersweep/key',
+        knownHostsPath: '/etc/infersweep/kh',
+      },
+      sharedDir: '/lustre/runs',
+    };
+    writeFileSync(file, JSON.stringify({ clusters: { prod: site } }));
+    const s = loadWorkerSettings('prod', { INFERSWEEP_WORKER_SETTINGS: file });
+    expect(s.clusters).toEqual({ prod: { ...site, loginHost: { ...site.loginHost, port: 22 } } });
+    writeFileSync(file, JSON.stringify({ clusters: ['local'] }));
+    expect(Object.keys(loadWorkerSettings('prod', { ...ENV, INFERSWEEP_WORKER_SETTINGS: file }).clusters)).toEqual([
+      'local',
+    ]);
+    // a profile that does not pin its login host is refused as the config refuses it
+    writeFileSync(file, JSON.stringify({ clusters: { prod: { ...site, loginHost: { host: 'h', user: 'u' } } } }));
+    expect(() => loadWorkerSettings('prod', { INFERSWEEP_WORKER_SETTINGS: file })).toThrow(
+      /clusters in .*worker\.json .*\(prod\.loginHost.*pin the login host/,
+    );
   });
 });
 
@@ -96,9 +186,9 @@ describe('a sweep input asks only what the worker allows', () => {
     p.secretsFile = '/home/worker/.ssh/id_ed25519';
     p.agentx.client = 'aiperf';
     p.agentx.aiperf.binary = '/tmp/evil';
-    const found = refusals(p, '/shared/results/../../etc', settings({ clusters: ['h200'] }));
+    const found = refusals(p, '/shared/results/../../etc', settings({ clusters: { h200: localProfile() } }));
     expect(found).toEqual([
-      { field: 'plan.cluster', value: 'local', setting: 'clusters' },
+      { field: 'plan.cluster', value: 'local', setting: 'clusters', allowed: '"h200"' },
       { field: 'plan.secretEnv', value: 'TEMPORAL_API_KEY', setting: 'secretNames' },
       { field: 'plan.secretsFile', value: '/home/worker/.ssh/id_ed25519', setting: 'secretsFiles' },
       { field: 'plan.agentx.aiperf.binary', value: '/tmp/evil', setting: 'aiperfBinaries' },
@@ -136,26 +226,130 @@ describe('a sweep input asks only what the worker allows', () => {
   });
 });
 
+describe("the site profile is the worker's: a plan names it and overrides none of its fields", () => {
+  it("the plan of the worker's own profile passes", () => {
+    expect(siteDifferences(plan(), localProfile())).toEqual([]);
+  });
+
+  it("each site field the plan changes is refused, naming the field, the plan's value and the profile's", () => {
+    const p = plan();
+    p.login = { host: 'attacker.example', port: 22, user: 'root', hostKey: '/home/w/.secrets' };
+    p.slurm.partition = 'other';
+    p.slurm.account = 'someone-else';
+    p.sharedDir = '/tmp/elsewhere';
+    p.slurm.containerRuntime = 'pyxis';
+    p.slurm.mounts = ['/:/host'];
+    p.slurm.squashDir = '/tmp/squash';
+    const found = siteDifferences(p, localProfile());
+    expect(found.map((r) => [r.field, r.value])).toEqual([
+      ['plan.login.host', 'attacker.example'],
+      ['plan.login.port', '22'],
+      ['plan.login.keyPath', '(unset)'],
+      ['plan.login.hostKey', '/home/w/.secrets'],
+      ['plan.slurm.partition', 'other'],
+      ['plan.slurm.account', 'someone-else'],
+      ['plan.sharedDir', '/tmp/elsewhere'],
+      ['plan.slurm.containerRuntime', 'pyxis'],
+      ['plan.slurm.mounts', '["/:/host"]'],
+      ['plan.slurm.squashDir', '/tmp/squash'],
+    ]);
+    expect(found.every((r) => r.setting === 'clusters')).toBe(true);
+    expect(found[0]!.allowed).toBe('profile local: 127.0.0.1');
+    let err: unknown;
+    try {
+      assertAllowed(p, '/shared/results/x', settings(), {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RefusedInputError);
+    expect((err as Error).message).toContain(
+      'plan.login.hostKey = "/home/w/.secrets" is not allowed by this worker: INFERSWEEP_WORKER_CLUSTERS allows profile local: /stack/ssh/host_key.pub',
+    );
+  });
+
+  it("local execution is the profile's to choose, never the plan's", () => {
+    const p = plan();
+    p.login = { local: true };
+    expect(siteDifferences(p, localProfile()).map((r) => [r.field, r.value])).toEqual([
+      ['plan.login.local', 'true'],
+      ['plan.login.host', '(unset)'],
+      ['plan.login.port', '(unset)'],
+      ['plan.login.user', '(unset)'],
+      ['plan.login.keyPath', '(unset)'],
+      ['plan.login.hostKey', '(unset)'],
+    ]);
+  });
+});
+
+describe('a tokenizer runs no code of its own unless the worker trusts its directory', () => {
+  const tokenizerDir = (autoMap: boolean): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenizer-'));
+    writeFileSync(
+      join(dir, 'tokenizer_config.json'),
+      JSON.stringify({ tokenizer_class: 'X', ...(autoMap ? { auto_map: { AutoTokenizer: ['t.X', null] } } : {}) }),
+    );
+    return dir;
+  };
+  const aiperfPlan = (tokenizer: string) => {
+    const p = plan();
+    p.agentx.client = 'aiperf';
+    p.agentx.aiperf = { ...p.agentx.aiperf, tokenizer };
+    return p;
+  };
+
+  it('a directory whose config maps its own code is refused unless listed; a plain one or a hub id passes', () => {
+    const code = tokenizerDir(true);
+    expect(tokenizerRunsCode(code)).toBe(true);
+    expect(refusals(aiperfPlan(code), undefined, settings())).toEqual([
+      {
+        field: 'plan.agentx.aiperf.tokenizer',
+        value: code,
+        setting: 'trustRemoteCodeTokenizers',
+        why: 'the tokenizer maps classes to its own Python (auto_map)',
+      },
+    ]);
+    expect(refusals(aiperfPlan(code), undefined, settings({ trustRemoteCodeTokenizers: [code] }))).toEqual([]);
+    expect(refusals(aiperfPlan(tokenizerDir(false)), undefined, settings())).toEqual([]);
+    expect(refusals(aiperfPlan('moonshotai/Kimi-K3'), undefined, settings())).toEqual([]);
+  });
+
+  it("the model's tokenizer is checked when aiperf uses it; nothing is checked when aiperf does not run", () => {
+    const code = tokenizerDir(true);
+    const p = plan();
+    p.model.tokenizer = code;
+    expect(refusals(p, undefined, settings())).toEqual([]); // infersweep's own client loads no tokenizer
+    p.agentx.client = 'aiperf';
+    expect(refusals(p, undefined, settings()).map((r) => r.field)).toEqual(['plan.model.tokenizer']);
+  });
+});
+
 describe("prepareSweep checks the login files and the secrets on the worker's own host", () => {
-  it('a key missing on this host, a secret missing here: an input error naming each, before any allocation', () => {
+  it("a key of the worker's profile missing on this host, a secret missing here: an input error naming each, before any allocation", () => {
     const p = plan();
     const home = mkdtempSync(join(tmpdir(), 'worker-home-'));
-    p.login = {
-      host: 'login.example',
-      port: 22,
-      user: 'u',
-      keyPath: join(home, 'id_ed25519'),
-      knownHostsPath: join(home, 'known_hosts'),
-    };
+    const s = settings({
+      clusters: {
+        local: {
+          ...localProfile(),
+          loginHost: {
+            host: 'login.example',
+            port: 22,
+            user: 'u',
+            keyPath: join(home, 'id_ed25519'),
+            knownHostsPath: join(home, 'known_hosts'),
+          },
+        },
+      },
+    });
     writeFileSync(join(home, 'known_hosts'), 'login.example ssh-ed25519 AAAA\n');
-    expect(() => assertHostReady(p)).toThrow(
-      /on this worker's host: plan\.login\.loginHost\.keyPath = .*id_ed25519.*does not exist/,
+    expect(() => assertHostReady(p, s)).toThrow(
+      /on this worker's host: clusters\.local\.loginHost\.keyPath = .*id_ed25519.*does not exist/,
     );
     writeFileSync(join(home, 'id_ed25519'), 'k\n', { mode: 0o600 });
     p.secretEnv = ['INFERSWEEP_TEST_SECRET_NOT_HERE'];
-    expect(() => assertHostReady(p)).toThrow(InputError);
-    expect(() => assertHostReady(p)).toThrow(/INFERSWEEP_TEST_SECRET_NOT_HERE not found on the worker/);
+    expect(() => assertHostReady(p, s)).toThrow(InputError);
+    expect(() => assertHostReady(p, s)).toThrow(/INFERSWEEP_TEST_SECRET_NOT_HERE not found on the worker/);
     p.secretEnv = [];
-    expect(() => assertHostReady(p)).not.toThrow();
+    expect(() => assertHostReady(p, s)).not.toThrow();
   });
 });

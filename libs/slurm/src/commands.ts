@@ -155,7 +155,31 @@ export interface StepRuntime {
    * the login environment, the listed env is added on top).
    */
   isolateEnv?: boolean;
+  /**
+   * Under isolateEnv, names of the login environment the step keeps (their values are srun's own, the
+   * login shell's): what a host step needs to find its executables and libraries
+   * ({@link LOGIN_ENV}). Never the whole environment.
+   */
+  loginEnv?: readonly string[];
 }
+
+/**
+ * What an isolated host step keeps of the login environment, and what a local login executor
+ * (`loginHost: { local: true }`, ./executor.ts) hands its commands of the worker's: where executables
+ * and libraries are, who and where it is, its locale. Everything else (the credentials of a login
+ * session or of a worker included) stays out.
+ */
+export const LOGIN_ENV: readonly string[] = [
+  'PATH',
+  'LD_LIBRARY_PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'TMPDIR',
+  'TZ',
+];
 
 export const PYXIS_FLAGS = [
   '--no-container-entrypoint',
@@ -211,7 +235,13 @@ export function srunArgv(spec: StepSpec): string[] {
   }
   if (spec.runtime === 'pyxis' || spec.isolateEnv) {
     // values travel in srun's own environment (env K=V srun …), only their names on the command line
-    const exported = [...names, ...secrets];
+    // a container keeps its own PATH and libraries: the login's are for host steps only
+    const kept = (spec.runtime === 'pyxis' ? [] : (spec.loginEnv ?? [])).filter(
+      (k) => !names.includes(k) && !secrets.includes(k),
+    );
+    for (const k of kept)
+      if (!isEnvName(k)) throw new TypeError(`invalid environment variable name: ${JSON.stringify(k)}`);
+    const exported = [...kept, ...names, ...secrets];
     base.push(`--export=${exported.length ? exported.join(',') : 'NONE'}`);
     return withEnv([...base, '--', ...spec.argv], spec.env);
   }

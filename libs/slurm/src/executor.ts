@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { tail } from '@infersweep/core';
 import { assertSecretEnv, redactAssignments, shellJoin, withEnv } from './quote';
+export { LOGIN_ENV } from './commands';
 import { CommandAbortedError, CommandTimeoutError } from './errors';
 
 export interface RunOptions {
@@ -52,9 +53,23 @@ export function shownCommand(line: string): string {
 /** Grace between SIGTERM and SIGKILL when a command times out or is aborted. */
 export const KILL_GRACE_MS = 2_000;
 
-/** Child processes of this host, each in its own process group; a timeout/abort kills the whole group. */
+/** `env` reduced to `names` and Slurm's `SLURM_*` variables. */
+export function loginEnvOf(names: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => v !== undefined && (names.includes(k) || k.startsWith('SLURM_'))),
+  );
+}
+
+/**
+ * Child processes of this host, each in its own process group; a timeout/abort kills the whole group.
+ * With `envNames`, a command gets only those variables of this process (and `SLURM_*`), plus its
+ * secrets; without, this process's whole environment (the tests' own Slurm client).
+ */
 export class LocalExecutor implements Executor {
-  constructor(private readonly shell = '/bin/sh') {}
+  constructor(
+    private readonly shell = '/bin/sh',
+    private readonly envNames?: readonly string[],
+  ) {}
 
   describe(): string {
     return 'local';
@@ -69,7 +84,8 @@ export class LocalExecutor implements Executor {
     const started = Date.now();
     return new Promise<RunResult>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(new CommandAbortedError(`aborted before start: ${shown}`));
-      const env = opts.secretEnv ? { ...process.env, ...opts.secretEnv } : process.env;
+      const own = this.envNames ? loginEnvOf(this.envNames) : process.env;
+      const env = opts.secretEnv ? { ...own, ...opts.secretEnv } : own;
       const child = spawn(this.shell, ['-c', `exec ${line}`], { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       let stdout = '';
       let stderr = '';

@@ -1,11 +1,16 @@
 import { createHmac } from 'node:crypto';
 
-/** An OpenSSH public key line (`ssh-ed25519 AAAA… [comment]`) → its type and raw key blob. */
+/**
+ * An OpenSSH public key line (`ssh-ed25519 AAAA… [comment]`) → its type and raw key blob. The error
+ * never quotes the text: it may be the head of any file a pinned-key path named.
+ */
 export function parsePublicKeyLine(line: string): { type: string; blob: Buffer } {
   const parts = line.trim().split(/\s+/);
   const [type, b64] = parts;
   if (!type || !b64 || !/^[A-Za-z0-9+/]+=*$/.test(b64))
-    throw new TypeError(`not an OpenSSH public key line: ${JSON.stringify(line.slice(0, 80))}`);
+    throw new TypeError(
+      `not an OpenSSH public key line (${line.length} characters; expected "<type> <base64 key> [comment]", e.g. ssh-ed25519 AAAA…)`,
+    );
   return { type, blob: Buffer.from(b64, 'base64') };
 }
 

@@ -10,6 +10,7 @@ import {
   type RunOptions,
   type RunResult,
 } from './executor';
+import { LOGIN_ENV } from './commands';
 import { CommandAbortedError, CommandTimeoutError, SshConnectionError, SshHostKeyError } from './errors';
 import {
   knownHostsName,
@@ -433,7 +434,7 @@ export function executorForProfile(
   extra: Partial<SshExecutorOptions> = {},
 ): Executor {
   const h = profile.loginHost;
-  if ('local' in h) return new LocalExecutor();
+  if ('local' in h) return new LocalExecutor('/bin/sh', LOGIN_ENV);
   const hostKey =
     h.hostKey && !/^(ssh-|ecdsa-|sk-)\S+\s+\S+/.test(h.hostKey.trim()) ? readFileSync(h.hostKey, 'utf8') : h.hostKey;
   return new SshExecutor({

@@ -60,6 +60,7 @@ export async function launchStep(
     containerImage: opts.containerImage,
     containerMounts: opts.containerMounts,
     isolateEnv: opts.isolateEnv,
+    ...(opts.loginEnv ? { loginEnv: opts.loginEnv } : {}),
     secretNames,
   });
   await q.assertAlive(jobId, ctx.step);

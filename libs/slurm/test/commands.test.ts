@@ -15,6 +15,8 @@ import {
   squeueJobArgv,
   srunArgv,
   tailArgv,
+  LOGIN_ENV,
+  loginEnvOf,
   showNodesArgv,
 } from '../src/index';
 
@@ -127,6 +129,50 @@ describe('command builders', () => {
       'vllm',
       'serve',
     ]);
+  });
+
+  it('srun isolated host step: only the listed env and the login paths and locale (LOGIN_ENV), never ALL', () => {
+    const argv = srunArgv({
+      jobId: '5',
+      node: 'node1',
+      stepName: 's',
+      argv: ['vllm'],
+      env: { A: '1', PATH: '/opt/bin' },
+      runtime: 'host',
+      isolateEnv: true,
+      loginEnv: LOGIN_ENV,
+      secretNames: ['HF_TOKEN'],
+    });
+    const exported = argv.find((a) => a.startsWith('--export='));
+    expect(exported).toBe(
+      '--export=LD_LIBRARY_PATH,HOME,USER,LOGNAME,LANG,LC_ALL,TMPDIR,TZ,A,PATH,HF_TOKEN', // PATH listed once, with its set value
+    );
+    expect(argv.slice(0, 3)).toEqual(['env', 'A=1', 'PATH=/opt/bin']);
+    // a container keeps its own paths: the login's are never exported into it
+    expect(
+      srunArgv({
+        jobId: '5',
+        node: 'node1',
+        stepName: 's',
+        argv: ['x'],
+        env: {},
+        runtime: 'pyxis',
+        containerImage: 'i',
+        loginEnv: LOGIN_ENV,
+      }),
+    ).toContain('--export=NONE');
+  });
+
+  it('a local login executor hands its commands only the login env and SLURM_* of the worker', () => {
+    const env = loginEnvOf(LOGIN_ENV, {
+      PATH: '/bin',
+      HOME: '/home/w',
+      SLURM_CONF: '/etc/slurm.conf',
+      TEMPORAL_API_KEY: 'secret',
+      HF_TOKEN: 'hf_secret',
+      AWS_SECRET_ACCESS_KEY: 'k',
+    });
+    expect(env).toEqual({ PATH: '/bin', HOME: '/home/w', SLURM_CONF: '/etc/slurm.conf' });
   });
 
   it('srun pyxis step: container flags and --export limited to the listed names (values in srun env)', () => {

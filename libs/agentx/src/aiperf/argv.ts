@@ -27,6 +27,12 @@ export interface AiperfArgvInput {
    * cli_config.py `max_context_length`, Weka datasets only), so both flavours pass it.
    */
   maxContextLength?: number;
+  /**
+   * Pass `--tokenizer-trust-remote-code`: the tokenizer may run Python of its own (`auto_map`) on the host
+   * aiperf runs on. Only for a tokenizer the worker's settings trust (trustRemoteCodeTokenizers); never by
+   * default.
+   */
+  trustRemoteCode?: boolean;
 }
 
 export const AIPERF_ENV: Readonly<Record<string, string>> = {
@@ -63,7 +69,7 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   for (const e of s.aiperf.extraInputs) a.push('--extra-inputs', e);
   if (i.dynamoConvAwareRouting) a.push('--use-dynamo-conv-aware-routing', '--dynamo-session-timeout-seconds', '3600');
   a.push('--no-gpu-telemetry');
-  if (i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');
+  if (i.trustRemoteCode === true && i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');
   if (i.maxContextLength !== undefined && i.maxContextLength > 0)
     a.push('--max-context-length', String(i.maxContextLength));
   a.push('--num-dataset-entries', String(i.dataset.entries));

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { agentxSettingsSchema, defaultPublicDataset } from '@infersweep/topology';
 import { shellJoin, tail } from '@infersweep/core';
 import { loadTraces } from '../trace/loader';
@@ -26,6 +26,17 @@ export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
    * `agentx.aiperf.tokenizer` overrides it; without either, the served name (InferenceX: `--tokenizer $MODEL`).
    */
   tokenizer?: string;
+  /** The tokenizer directories trusted to run their own code (the worker's trustRemoteCodeTokenizers); default none. */
+  trustRemoteCodeTokenizers?: readonly string[];
+}
+
+/** The tokenizer aiperf loads: `agentx.aiperf.tokenizer`, else the model's tokenizer, else the served model name. */
+export function aiperfTokenizer(
+  settings: { aiperf: { tokenizer?: string | undefined } },
+  tokenizer: string | undefined,
+  model: string,
+): string {
+  return settings.aiperf.tokenizer ?? tokenizer ?? model;
 }
 
 export interface RunAiperfHooks {
@@ -47,10 +58,12 @@ async function prepare(input: RunAiperfInput, runner: AiperfRunner): Promise<{ c
   // the planner fills publicDataset by InferenceX's model-prefix rule; a bare call falls back to the _256k corpus
   const loader = settings.aiperf.publicDataset ?? defaultPublicDataset(undefined);
   const traces = input.traceFile && runner.stage ? await runner.stage(input.traceFile) : input.traceFile;
+  const tokenizer = aiperfTokenizer(settings, input.tokenizer, identitySchema.parse(input.identity).model);
   const argv = buildAiperfArgv({
     urls: input.endpoints,
     servedModel: input.servedModel,
-    tokenizer: settings.aiperf.tokenizer ?? input.tokenizer ?? identitySchema.parse(input.identity).model,
+    tokenizer,
+    trustRemoteCode: (input.trustRemoteCodeTokenizers ?? []).some((t) => resolve(t) === resolve(tokenizer)),
     concurrency: input.concurrency,
     settings,
     metricsEndpoints: input.metricsEndpoints.map((e) =>

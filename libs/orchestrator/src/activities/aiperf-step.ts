@@ -11,6 +11,7 @@ import { remoteAiperfPointDir } from '@infersweep/core';
 import { AIPERF_WRAPPER, parseTimes, wrapperExitCode, type AiperfCommand, type AiperfRunner } from '@infersweep/agentx';
 import {
   CommandFailedError,
+  LOGIN_ENV,
   cappedCatArgv,
   imageFileName,
   sleep,
@@ -88,6 +89,9 @@ async function runStep(i: HeadNodeRunnerInput, dir: string, cmd: AiperfCommand) 
         : undefined,
       containerMounts: plan.slurm.mounts,
       stepName: `infersweep-aiperf-c${i.concurrency}`,
+      // the step gets the listed env and only the login's paths and locale, never the whole environment
+      isolateEnv: true,
+      loginEnv: LOGIN_ENV,
     },
   );
   const aborted = await untilStepExits(slurm, handle, cmd, i.pollMs);

@@ -10,8 +10,11 @@ import type { Allocation, AllocationActivities, ReleaseResult } from './types';
 export function allocationActivities(ctx: ActivityContext): AllocationActivities {
   return {
     async allocate(input) {
-      const { plan, slurm } = await ctx.open(input);
       const { jobName } = input;
+      // adopted by name: only a name of this sweep's own (the id of the workflow asking)
+      ctx.assertOwnSweep(input.sweepId);
+      ctx.assertOwnJobName(jobName);
+      const { plan, slurm } = await ctx.open(input);
       const actx = Context.current();
       // a retried attempt (worker redeployed or lost mid-wait) keeps the queue age its last heartbeat reported
       const waitedSecondsBefore = waitedBefore(actx.info.heartbeatDetails, jobName);
@@ -54,8 +57,10 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
     },
 
     async release(input) {
-      const { slurm } = await ctx.open(input);
       const { jobId, jobName } = input;
+      ctx.assertOwnJobName(jobName);
+      const { slurm } = await ctx.open(input);
+      if (jobId) await ctx.assertOwnJob(slurm, jobId);
       progress({ phase: 'releasing', jobId, jobName });
       const ids = jobId ? [jobId] : (await slurm.jobsNamed(jobName)).map((j) => j.jobId);
       if (ids.length === 0) return { ended: 'released', state: 'GONE', reason: `no job named ${jobName}` };

@@ -1,7 +1,9 @@
 /**
  * What every activity of a worker shares, built once per worker (./index.ts) and injected into
- * each concern's activities: the cluster's executors, the plan store, the poll and heartbeat periods.
+ * each concern's activities: the cluster's executors, the plan store, the poll and heartbeat periods,
+ * and the checks that an activity acts only for its own sweep (its workflow's id, its jobs, its folders).
  */
+import { Context } from '@temporalio/activity';
 import {
   AllocationLostError,
   SlurmCluster,
@@ -9,10 +11,11 @@ import {
   type Executor,
   type LivenessWatch,
 } from '@infersweep/slurm';
-import type { InfersweepError } from '@infersweep/core';
+import { posix } from 'node:path';
+import { isAllocationOf, remoteSweepLogDir, type InfersweepError } from '@infersweep/core';
 import type { LoginHost, SweepPlan } from '@infersweep/topology';
 import { defaultWorkerSettings, type WorkerSettings } from '../worker-settings';
-import { assertAllowed } from './input-checks';
+import { RefusedInputError, assertAllowed, isUnder } from './input-checks';
 import { PlanStore } from './plans';
 import { ServerLostError } from './errors';
 import type { Deployment, PlanInput } from './types';
@@ -42,11 +45,79 @@ export class ActivityContext {
 
   constructor(readonly deps: ActivityDeps) {}
 
-  /** The plan of this input and a Slurm client on its cluster. */
+  /**
+   * The plan of this input and a Slurm client on its cluster, reached through the worker's own site
+   * profile (never the plan's login). A stored plan is read only from under the results roots.
+   */
   async open(input: PlanInput): Promise<{ plan: SweepPlan; slurm: SlurmCluster }> {
+    if (input.planRef) this.assertResultsDir(input.planRef.resultsDir, 'planRef.resultsDir');
     const plan = await this.plans.resolve(input);
     assertAllowed(plan, input.planRef?.resultsDir, this.deps.settings);
-    return { plan, slurm: new SlurmCluster(this.deps.executorFor(plan.login)) };
+    const profile = this.deps.settings.clusters[plan.cluster]!; // assertAllowed: the worker serves it
+    return { plan, slurm: new SlurmCluster(this.deps.executorFor(profile.loginHost)) };
+  }
+
+  /** A folder an activity writes or reads results in: under one of the worker's results roots. */
+  assertResultsDir(dir: string, field: string): void {
+    if (!this.deps.settings.resultsRoots.some((r) => isUnder(dir, r)))
+      throw refused(`${field} = ${JSON.stringify(dir)} is outside this worker's results roots`);
+  }
+
+  /**
+   * The sweep id an input names is the id of the workflow that scheduled the activity (a sweep's
+   * workflow id is its sweep id: ../client.ts, ../workflows/sweep-all.ts), so one sweep cannot act
+   * under another's name: its job names, its results folder, its log folders. Outside an activity
+   * (tests calling activities directly) there is no workflow to compare with.
+   */
+  assertOwnSweep(sweepId: string): void {
+    const own = callerWorkflowId();
+    if (own !== undefined && own !== sweepId)
+      throw refused(
+        `sweepId = ${JSON.stringify(sweepId)} is not the id of the workflow asking (${JSON.stringify(own)}): a sweep acts only for itself`,
+      );
+  }
+
+  /** An allocation name this sweep may adopt or release: one of its own (its id's hash is in the name). */
+  assertOwnJobName(jobName: string): void {
+    const own = callerWorkflowId();
+    if (own !== undefined && !isAllocationOf(jobName, own))
+      throw refused(
+        `jobName = ${JSON.stringify(jobName)} is not an allocation of sweep ${JSON.stringify(own)}: a sweep adopts and releases only its own jobs`,
+      );
+  }
+
+  /**
+   * A job this sweep may act on (launch into, stop steps of, cancel): Slurm names it as one of this
+   * sweep's allocations. A job Slurm no longer knows (ended and purged) is nobody's to protect.
+   */
+  async assertOwnJob(slurm: SlurmCluster, jobId: string): Promise<void> {
+    const own = callerWorkflowId();
+    if (own === undefined) return;
+    const { name } = await slurm.describe(jobId);
+    if (name !== '' && !isAllocationOf(name, own))
+      throw refused(
+        `job ${jobId} (${JSON.stringify(name)}) is not an allocation of sweep ${JSON.stringify(own)}: a sweep acts only on its own jobs`,
+      );
+  }
+
+  /**
+   * A deployment this sweep may poll, stop or copy logs of: its job is this sweep's, its steps run in
+   * that job, and their log files lie in this sweep's log folder on the shared dir.
+   */
+  async assertOwnDeployment(slurm: SlurmCluster, plan: SweepPlan, dep: Deployment): Promise<void> {
+    const own = callerWorkflowId();
+    if (own === undefined) return;
+    const logs = remoteSweepLogDir(plan.sharedDir, own);
+    for (const s of dep.steps) {
+      if (s.jobId !== dep.jobId)
+        throw refused(`deployment step ${s.stepName} is in job ${s.jobId}, the deployment's job is ${dep.jobId}`);
+      const rel = posix.relative(logs, posix.normalize(s.logFile));
+      if (rel === '' || rel.startsWith('..') || posix.isAbsolute(rel))
+        throw refused(
+          `deployment step ${s.stepName} logs to ${JSON.stringify(s.logFile)}, outside this sweep's log folder ${logs}`,
+        );
+    }
+    await this.assertOwnJob(slurm, dep.jobId);
   }
 
   /**
@@ -90,6 +161,17 @@ export class ActivityContext {
     return w;
   }
 }
+
+/** The workflow that scheduled the running activity; undefined outside an activity. */
+function callerWorkflowId(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined;
+  }
+}
+
+const refused = (message: string): RefusedInputError => new RefusedInputError(message, { context: { step: 'check' } });
 
 /** The default deps: executors cached per login host. */
 export function defaultDeps(overrides: Partial<ActivityDeps> = {}): ActivityDeps {

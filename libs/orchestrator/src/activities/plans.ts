@@ -47,8 +47,9 @@ export class PlanStore {
     let json: unknown;
     try {
       json = JSON.parse(text);
-    } catch (e) {
-      throw new InvalidPlanError(`the stored plan ${file} is not JSON (${(e as Error).message})`);
+    } catch {
+      // the parser's message quotes the text: never echo a file's content
+      throw new InvalidPlanError(`the stored plan ${file} is not JSON`);
     }
     const plan = parsePlan(json, file);
     if (plan.planHash !== planHash)

@@ -27,9 +27,12 @@ const TIME_GUARD_MARGIN_SECONDS = 30;
 export function pointActivities(ctx: ActivityContext): PointActivities {
   return {
     async runPoint(req) {
+      ctx.assertOwnSweep(req.sweepId);
+      ctx.assertResultsDir(req.resultsDir, 'resultsDir');
       const reuse = await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
       if (reuse) return reuse;
       const { plan, slurm } = await ctx.open(req);
+      await ctx.assertOwnDeployment(slurm, plan, req.deployment);
       const dep = req.deployment;
       const step = `point:c=${req.concurrency}`;
       progress({ phase: 'checking', concurrency: req.concurrency });
@@ -120,6 +123,7 @@ async function measure(
       expectedEngines: dep.expectedEngines,
       identity: pointIdentity(plan, req),
       outDir: layout.pointDir(req.concurrency),
+      trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
     },
     {

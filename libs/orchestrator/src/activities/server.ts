@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { InfersweepError, remoteRankLogFile, remoteServerLogDir, serverStepName } from '@infersweep/core';
 import { bindPlan, type SweepPlan } from '@infersweep/topology';
-import { imageFileName, resolveSecrets } from '@infersweep/slurm';
+import { LOGIN_ENV, imageFileName, resolveSecrets } from '@infersweep/slurm';
 import { checkEveryEndpoint, readinessTargets } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import { ServerLostError } from './errors';
@@ -16,7 +16,9 @@ const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.share
 const importImage =
   (ctx: ActivityContext): ServerActivities['importImage'] =>
   async (input) => {
+    ctx.assertOwnSweep(input.sweepId);
     const { plan, slurm } = await ctx.open(input);
+    if (input.allocation) await ctx.assertOwnJob(slurm, input.allocation.jobId);
     if (plan.slurm.containerRuntime !== 'pyxis')
       return { note: `container runtime ${plan.slurm.containerRuntime}: no image to import` };
     // an import reports nothing until it ends: its own budget is its watchdog bound (./liveness.ts)
@@ -49,8 +51,11 @@ const importImage =
 const launchServer =
   (ctx: ActivityContext): ServerActivities['launchServer'] =>
   async (input) => {
+    ctx.assertOwnSweep(input.sweepId);
+    ctx.assertResultsDir(input.resultsDir, 'resultsDir');
     const { plan, slurm } = await ctx.open(input);
     const { sweepId, allocation, serverIndex } = input;
+    await ctx.assertOwnJob(slurm, allocation.jobId);
     progress({ phase: 'launching', jobId: allocation.jobId, serverIndex });
     const addresses = await slurm.nodeAddresses(allocation.nodes);
     const bound = bindPlan(plan, {
@@ -73,6 +78,9 @@ const launchServer =
             plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
           containerMounts: plan.slurm.mounts,
           stepName: serverStepName(serverIndex, n.rank),
+          // the step gets the listed env and only the login's paths and locale, never the whole environment
+          isolateEnv: true,
+          loginEnv: LOGIN_ENV,
           ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
         });
         steps.push({
@@ -109,6 +117,7 @@ const waitReady =
   async (input) => {
     const { plan, slurm } = await ctx.open(input);
     const { deployment, startupBudgetSeconds } = input;
+    await ctx.assertOwnDeployment(slurm, plan, deployment);
     const started = Date.now();
     const deadline = started + startupBudgetSeconds * 1000;
     const activity = Context.current();
@@ -151,8 +160,10 @@ const waitReady =
 const captureLogs =
   (ctx: ActivityContext): ServerActivities['captureLogs'] =>
   async (input) => {
-    const { slurm } = await ctx.open(input);
     const { deployment, destDir } = input;
+    ctx.assertResultsDir(destDir, 'destDir');
+    const { plan, slurm } = await ctx.open(input);
+    await ctx.assertOwnDeployment(slurm, plan, deployment);
     progress(
       { phase: 'capturing-logs', jobId: deployment.jobId, files: deployment.steps.length },
       { stallSeconds: 300 * (deployment.steps.length + 1) }, // each copy is bounded at 300 s (libs/slurm copyLogs)
@@ -166,7 +177,8 @@ const captureLogs =
 const stopServer =
   (ctx: ActivityContext): ServerActivities['stopServer'] =>
   async (input) => {
-    const { slurm } = await ctx.open(input);
+    const { plan, slurm } = await ctx.open(input);
+    await ctx.assertOwnDeployment(slurm, plan, input.deployment);
     for (const s of input.deployment.steps) await slurm.stopStep(s);
   };
 
