@@ -99,8 +99,9 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
       }
       return EXIT.detached;
     }
-    if (worker) await worker.stop();
+    // described while the in-process worker still answers the progress query of the closed sweep
     const final = await describeSweep(s, id).catch(() => end.view);
+    if (worker) await worker.stop();
     write('');
     write(statusText(final));
     if (opts.report !== false) {
