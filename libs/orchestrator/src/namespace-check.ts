@@ -96,7 +96,12 @@ export class NamespaceSetupError extends InfersweepError {
  * workflows write is missing or has another type.
  */
 export async function checkNamespace(connection: NativeConnection, namespace: string): Promise<void> {
-  const res = await connection.operatorService.listSearchAttributes({ namespace });
+  const res = await connection.operatorService.listSearchAttributes({ namespace }).catch((e: unknown) => {
+    throw new InfersweepError(
+      `reading the search attributes of namespace ${namespace} failed (the worker's start-up check needs read access to them, docs/deploy.md "The namespace"): ${e instanceof Error ? e.message : String(e)}`,
+      { kind: 'fatal', context: { step: 'worker start', namespace }, cause: e },
+    );
+  });
   const registered: Record<string, number> = {};
   for (const [name, type] of Object.entries(res.customAttributes ?? {})) registered[name] = type as number;
   const problems = searchAttributeProblems(registered);
