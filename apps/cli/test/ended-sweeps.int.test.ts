@@ -2,7 +2,8 @@
  * Every end says why, on the real stack with the CLI as a subprocess:
  *  - a sweep the worker refuses at prepareSweep (a secret its settings do not allow): `sweep`,
  *    `status` and `resume` print the refusal itself (field, value, setting) and where it happened,
- *    not "Activity task failed", and exit as the README says (3: the sweep ended failed);
+ *    not "Activity task failed", and exit as the README says (3: the sweep ended failed); with no
+ *    worker, `status` shows the state it ended in (the snapshot `sweep` saved when it ended);
  *  - an ended search sweep with no worker running: `status --json`, `status`, `results --json` and
  *    `report` show its SLO limit and bracket and its verdict, read from the workflow's result.
  */
@@ -79,17 +80,29 @@ describe('a sweep the worker refuses says why', () => {
     expect(r.code, r.stdout + r.stderr).toBe(3);
   }, 200_000);
 
-  it('status and status --json with no worker running say the same', async () => {
+  it('status and status --json with no worker running say the same, with the state it ended in', async () => {
     expect(sweepId).not.toBe('');
     const text = await cli(['status', sweepId]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(refusal);
+    expect(text.stdout).not.toContain('progress     unavailable');
     const j = await cli(['status', sweepId, '--json']);
-    const s = JSON.parse(j.stdout) as { workflowStatus: string; failure: string; failureDetail: { type: string } };
+    const s = JSON.parse(j.stdout) as SweepProgress & {
+      workflowStatus: string;
+      failure: string;
+      failureDetail: { type: string };
+      progressFrom: string;
+    };
     expect(s.workflowStatus).toBe('FAILED');
     expect(s.failure).toContain(`"${secret}"`);
     expect(s.failure).toContain('INFERSWEEP_WORKER_SECRETS');
     expect(s.failureDetail.type).toBe('RefusedInputError');
+    // the final state `sweep` saved in the results folder while its worker answered: refused before any point or allocation
+    expect(s.progressFrom).toBe(join(s.resultsDir, 'progress.json'));
+    expect(s.phase).toBe('failed');
+    expect(s.points.map((p) => [p.concurrency, p.status])).toEqual([[1, 'pending']]);
+    expect(s.allocations).toEqual([]);
+    expect(s.message).toContain(`"${secret}"`);
   });
 
   it('resume says why the sweep had ended, and why the new run ends too (exit 3)', async () => {

@@ -99,9 +99,10 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
       }
       return EXIT.detached;
     }
-    // described while the in-process worker still answers the progress query of the closed sweep
+    // described and reported while the in-process worker still answers the closed sweep's progress
+    // query: the report saves that final state in the results folder (progress.json), which
+    // `status` and `report` read later with no worker
     const final = await describeSweep(s, id).catch(() => end.view);
-    if (worker) await worker.stop();
     write('');
     write(statusText(final));
     if (opts.report !== false) {
@@ -114,6 +115,7 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
         write(`(no report written: ${(e as Error).message})`);
       }
     }
+    if (worker) await worker.stop();
     return sweepSucceeded(final) ? EXIT.ok : EXIT.sweepFailed;
   } finally {
     process.removeListener('SIGINT', onSigint);

@@ -121,6 +121,8 @@ export function statusText(v: SweepView): string {
   lines.push(`${v.workflowId}  ${v.status}${v.kind === 'all' ? '  (all orientations)' : ''}`);
   lines.push(`  Web UI       ${v.uiLink}`);
   if (v.failure) lines.push(...failureLines(v.failure));
+  if (v.progressFrom)
+    lines.push(`  progress     as saved when it ended: ${v.progressFrom} (no worker answered a query)`);
   if (v.progress) lines.push(...progressLines(v.progress, v));
   else if (v.kind === 'sweep') lines.push(`  progress     unavailable: ${v.progressNote ?? 'unknown'}`);
   for (const c of v.children) {
@@ -148,6 +150,7 @@ export function statusJson(v: SweepView): Record<string, unknown> {
     ...base,
     kind: v.kind,
     ...(v.progress ?? { progressUnavailable: v.progressNote }),
+    ...(v.progressFrom ? { progressFrom: v.progressFrom } : {}),
     live: v.live,
   };
 }

@@ -3,6 +3,7 @@
  * with the live heartbeat details of the running point), list sweeps by search attribute, and
  * check whether any worker polls a cluster's task queue.
  */
+import { readFileSync } from 'node:fs';
 import {
   Client,
   WorkflowNotFoundError,
@@ -10,7 +11,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import { SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
+import { ResultsLayout, SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
 import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/orchestrator';
 import { failureView, type FailureView } from './failure';
 
@@ -79,6 +80,8 @@ export interface SweepView {
   progress?: SweepProgress;
   /** why there is no progress (no worker polls, query failed, …) */
   progressNote?: string;
+  /** a closed sweep's progress read from the final snapshot in its results folder (no worker answered) */
+  progressFrom?: string;
   live: LiveDetail[];
   /** for `--orientation all`: the child sweeps */
   children: SweepView[];
@@ -245,14 +248,40 @@ export async function describeSweep(s: Session, id: string, opts: DescribeOption
       } else {
         view.progressNote = `no worker polls task queue ${taskQueueFor(cluster)}; start one with \`npx nx run worker:serve -- --cluster ${cluster}\` (or \`infersweep watch ${id}\`, which starts one in-process)`;
       }
-      if (!view.progress && status !== 'RUNNING')
-        view.progressNote = `${view.progressNote}; the points it measured are in its results folder: \`infersweep results ${id}\``;
+      if (!view.progress && status !== 'RUNNING') {
+        const saved = finalSnapshot(view.memo.resultsDir, desc.startTime);
+        if (saved) {
+          view.progress = saved.progress;
+          view.progressFrom = saved.file;
+          view.progressNote = undefined;
+        } else
+          view.progressNote = `${view.progressNote}; the points it measured are in its results folder: \`infersweep results ${id}\``;
+      }
     }
   }
   if (view.kind === 'all' && opts.children !== false) {
     view.children = await childSweeps(s, id, opts);
   }
   return view;
+}
+
+/**
+ * The final state of this run of a closed sweep as the CLI saved it when the sweep ended (the
+ * `progress.json` snapshot `sweep`, `watch` and `report` write while a worker answers): a snapshot
+ * of an earlier run, or of a phase that is not an end, is not this run's final state.
+ */
+function finalSnapshot(resultsDir: unknown, runStart: Date): { progress: SweepProgress; file: string } | undefined {
+  if (typeof resultsDir !== 'string') return undefined;
+  const file = new ResultsLayout(resultsDir).progressSnapshot;
+  try {
+    const p = JSON.parse(readFileSync(file, 'utf8')) as SweepProgress;
+    const ended = ['completed', 'failed', 'cancelled', 'aborted'].includes(p.phase);
+    return ended && Array.isArray(p.points) && Date.parse(p.updatedAt) >= runStart.getTime()
+      ? { progress: p, file }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
