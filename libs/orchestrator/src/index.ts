@@ -11,3 +11,4 @@ export { bundlerOptions, workflowsPath } from './bundle';
 export * from './client';
 export type * from './activities/types';
 export * from './temporal-tls';
+export * from './namespace-check';

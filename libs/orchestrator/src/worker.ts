@@ -5,6 +5,7 @@ import { createActivities, sweepActivityInterceptors, type ActivityDeps } from '
 import { defaultDeps } from './activities/context';
 import { connectionTls, temporalTarget, type TemporalTarget } from './connection';
 import { loadWorkerSettings } from './worker-settings';
+import { checkNamespace } from './namespace-check';
 
 export interface SweepWorkerOptions {
   cluster: string;
@@ -37,6 +38,11 @@ export async function createSweepWorker(
   // the worker's authority, read once now (a malformed setting stops the worker here, named)
   const settings = opts.deps?.settings ?? loadWorkerSettings(opts.cluster);
   const deps = defaultDeps({ ...opts.deps, settings });
+  // every search attribute the workflows write must exist, or a sweep loops at its first upsert
+  await checkNamespace(connection, target.namespace).catch(async (e: unknown) => {
+    if (!opts.connection) await connection.close().catch(() => undefined);
+    throw e;
+  });
   const worker = await Worker.create({
     connection,
     namespace: target.namespace,

@@ -215,6 +215,10 @@ export interface SweepResult {
   resultsDir: string;
   /** points with a new regression against the history of their series (InfersweepRegression); absent: not judged */
   regressions?: number;
+  /** the search's brackets and why it ended (SweepProgress.search); absent: no search, or a sweep closed before it was returned */
+  search?: SearchResult;
+  /** the sweep's last message (SweepProgress.message), e.g. its verdict against the history */
+  message?: string;
 }
 
 /** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */

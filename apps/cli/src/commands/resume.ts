@@ -74,7 +74,7 @@ export function register(program: Command): void {
             } else {
               const runId = await restart(s, view);
               out(
-                `${id} had ended ${view.status}${view.progress?.phase === 'aborted' ? ' (aborted)' : ''}; started again with the same plan (run ${runId}); points with valid results are kept`,
+                `${id} had ended ${view.status}${view.progress?.phase === 'aborted' ? ' (aborted)' : ''}${view.failure ? `: ${view.failure.rootCause}` : ''}; started again with the same plan (run ${runId}); points with valid results are kept`,
               );
             }
             if (opts.detach) return EXIT.ok;

@@ -99,7 +99,9 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
       }
       return EXIT.detached;
     }
-    if (worker) await worker.stop();
+    // described and reported while the in-process worker still answers the closed sweep's progress
+    // query: the report saves that final state in the results folder (progress.json), which
+    // `status` and `report` read later with no worker
     const final = await describeSweep(s, id).catch(() => end.view);
     write('');
     write(statusText(final));
@@ -113,6 +115,7 @@ export async function follow(s: Session, id: string, opts: FollowOptions = {}): 
         write(`(no report written: ${(e as Error).message})`);
       }
     }
+    if (worker) await worker.stop();
     return sweepSucceeded(final) ? EXIT.ok : EXIT.sweepFailed;
   } finally {
     process.removeListener('SIGINT', onSigint);

@@ -6,6 +6,7 @@
 import { searchLines, type AllocationRecord, type PointState, type SweepProgress } from '@infersweep/sweep';
 import { fmtDuration } from './cli';
 import type { LiveDetail, SweepView } from './temporal';
+import type { FailureView } from './failure';
 
 /** A reason worth showing: Slurm says `None` when it has none (squeue %r), which is not one. */
 export function slurmReason(reason: string | undefined): reason is string {
@@ -105,12 +106,23 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
   return lines;
 }
 
+/** Why a sweep ended: the root cause first, then where it happened and what the layers above said. */
+export function failureLines(f: FailureView): string[] {
+  const lines = [`  failure      ${f.rootCause}`];
+  if (f.where.length || f.type)
+    lines.push(`  failed in    ${[...f.where, ...(f.type ? [`(${f.type})`] : [])].join(' ')}`);
+  for (const v of f.via) lines.push(`  while        ${v}`);
+  return lines;
+}
+
 /** The whole `status` text of a sweep (and its children for `--orientation all`). */
 export function statusText(v: SweepView): string {
   const lines: string[] = [];
   lines.push(`${v.workflowId}  ${v.status}${v.kind === 'all' ? '  (all orientations)' : ''}`);
   lines.push(`  Web UI       ${v.uiLink}`);
-  if (v.failure) lines.push(`  failure      ${v.failure}`);
+  if (v.failure) lines.push(...failureLines(v.failure));
+  if (v.progressFrom)
+    lines.push(`  progress     as saved when it ended: ${v.progressFrom} (no worker answered a query)`);
   if (v.progress) lines.push(...progressLines(v.progress, v));
   else if (v.kind === 'sweep') lines.push(`  progress     unavailable: ${v.progressNote ?? 'unknown'}`);
   for (const c of v.children) {
@@ -131,13 +143,14 @@ export function statusJson(v: SweepView): Record<string, unknown> {
     runId: v.runId,
     workflowStatus: v.status,
     uiLink: v.uiLink,
-    ...(v.failure ? { failure: v.failure } : {}),
+    ...(v.failure ? { failure: v.failure.rootCause, failureDetail: v.failure } : {}),
   };
   if (v.kind === 'all') return { ...base, kind: 'all', sweeps: v.children.map(statusJson) };
   return {
     ...base,
     kind: v.kind,
     ...(v.progress ?? { progressUnavailable: v.progressNote }),
+    ...(v.progressFrom ? { progressFrom: v.progressFrom } : {}),
     live: v.live,
   };
 }

@@ -3,6 +3,7 @@
  * with the live heartbeat details of the running point), list sweeps by search attribute, and
  * check whether any worker polls a cluster's task queue.
  */
+import { readFileSync } from 'node:fs';
 import {
   Client,
   WorkflowNotFoundError,
@@ -10,8 +11,9 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import { SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
+import { ResultsLayout, SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
 import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/orchestrator';
+import { failureView, type FailureView } from './failure';
 
 export interface Session {
   client: Client;
@@ -78,11 +80,13 @@ export interface SweepView {
   progress?: SweepProgress;
   /** why there is no progress (no worker polls, query failed, …) */
   progressNote?: string;
+  /** a closed sweep's progress read from the final snapshot in its results folder (no worker answered) */
+  progressFrom?: string;
   live: LiveDetail[];
   /** for `--orientation all`: the child sweeps */
   children: SweepView[];
-  /** the workflow's failure message, if it failed */
-  failure?: string;
+  /** why it failed, was cancelled, terminated or timed out: the root cause (./failure.ts) */
+  failure?: FailureView;
 }
 
 type Payloads = Parameters<Client['options']['loadedDataConverter']['payloadConverter']['fromPayload']>[0][];
@@ -189,8 +193,10 @@ export interface DescribeOptions {
 }
 
 /**
- * Everything known about one sweep. Progress comes from the `progress` query while a worker
- * polls; a closed sweep with no worker falls back to its result (points and allocations).
+ * Everything known about one sweep. A running sweep's progress comes from the `progress` query
+ * (a worker must poll); a completed one's from its result, with no worker (points, allocations,
+ * search, last message); a failed, cancelled or terminated one has its root cause (./failure.ts)
+ * and, while a worker answers, its progress.
  */
 export async function describeSweep(s: Session, id: string, opts: DescribeOptions = {}): Promise<SweepView> {
   const handle = s.client.workflow.getHandle(id);
@@ -218,30 +224,39 @@ export async function describeSweep(s: Session, id: string, opts: DescribeOption
     live: liveDetails(s.client, desc),
     children: [],
   };
-  if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') {
-    try {
-      await handle.result();
-    } catch (e) {
-      const cause = (e as { cause?: Error }).cause;
-      view.failure = cause?.message ?? (e as Error).message;
-    }
+  if (status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT' || status === 'CANCELLED') {
+    view.failure = await handle.result().then(
+      () => undefined,
+      (e: unknown) => failureView(e),
+    );
   }
   if (view.kind === 'sweep' && opts.query !== false) {
-    const cluster = sa[SEARCH_ATTRIBUTES.cluster] ?? desc.taskQueue.replace(/^infersweep-/, '');
-    const pollers = await activePollers(s.client, s.target.namespace, cluster).catch(() => 1);
-    if (pollers > 0) {
-      try {
-        view.progress = await queryProgress(s.client, handle, opts.queryTimeoutMs);
-      } catch (e) {
-        view.progressNote = `progress query failed: ${(e as Error).message}`;
-      }
+    if (status === 'COMPLETED') {
+      // a completed sweep's result holds what it knew (points, allocations, search, verdict): no worker needed
+      view.progress = resultAsProgress((await handle.result()) as SweepResult, sa, desc);
     } else {
-      view.progressNote = `no worker polls task queue ${taskQueueFor(cluster)}; start one with \`npx nx run worker:serve -- --cluster ${cluster}\` (or \`infersweep watch ${id}\`, which starts one in-process)`;
-    }
-    if (!view.progress && status === 'COMPLETED') {
-      const r = (await handle.result()) as SweepResult;
-      view.progress = resultAsProgress(r, sa, desc);
-      view.progressNote = undefined;
+      const cluster = sa[SEARCH_ATTRIBUTES.cluster] ?? desc.taskQueue.replace(/^infersweep-/, '');
+      const pollers = await activePollers(s.client, s.target.namespace, cluster).catch(() => 1);
+      if (pollers > 0) {
+        try {
+          // a closed sweep's query waits for a worker to replay it: a poller seen lately may be gone
+          const timeoutMs = status === 'RUNNING' ? opts.queryTimeoutMs : Math.min(opts.queryTimeoutMs ?? 3000, 3000);
+          view.progress = await queryProgress(s.client, handle, timeoutMs);
+        } catch (e) {
+          view.progressNote = `progress query failed: ${(e as Error).message}`;
+        }
+      } else {
+        view.progressNote = `no worker polls task queue ${taskQueueFor(cluster)}; start one with \`npx nx run worker:serve -- --cluster ${cluster}\` (or \`infersweep watch ${id}\`, which starts one in-process)`;
+      }
+      if (!view.progress && status !== 'RUNNING') {
+        const saved = finalSnapshot(view.memo.resultsDir, desc.startTime);
+        if (saved) {
+          view.progress = saved.progress;
+          view.progressFrom = saved.file;
+          view.progressNote = undefined;
+        } else
+          view.progressNote = `${view.progressNote}; the points it measured are in its results folder: \`infersweep results ${id}\``;
+      }
     }
   }
   if (view.kind === 'all' && opts.children !== false) {
@@ -250,7 +265,30 @@ export async function describeSweep(s: Session, id: string, opts: DescribeOption
   return view;
 }
 
-/** A completed sweep's result shaped as progress (what `status` shows with no worker). */
+/**
+ * The final state of this run of a closed sweep as the CLI saved it when the sweep ended (the
+ * `progress.json` snapshot `sweep`, `watch` and `report` write while a worker answers): a snapshot
+ * of an earlier run, or of a phase that is not an end, is not this run's final state.
+ */
+function finalSnapshot(resultsDir: unknown, runStart: Date): { progress: SweepProgress; file: string } | undefined {
+  if (typeof resultsDir !== 'string') return undefined;
+  const file = new ResultsLayout(resultsDir).progressSnapshot;
+  try {
+    const p = JSON.parse(readFileSync(file, 'utf8')) as SweepProgress;
+    const ended = ['completed', 'failed', 'cancelled', 'aborted'].includes(p.phase);
+    return ended && Array.isArray(p.points) && Date.parse(p.updatedAt) >= runStart.getTime()
+      ? { progress: p, file }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A completed sweep's result shaped as progress: the one source of a completed sweep's state for
+ * `status`, `report` and `results` (the workflow returns its points, allocations, search and last
+ * message; libs/orchestrator/src/workflows/run.ts `result`).
+ */
 function resultAsProgress(
   r: SweepResult,
   sa: Record<string, string>,
@@ -268,6 +306,8 @@ function resultAsProgress(
     phase: r.status === 'aborted' ? 'aborted' : 'completed',
     points: r.points,
     allocations: r.allocations,
+    ...(r.search ? { search: r.search } : {}),
+    ...(r.message ? { message: r.message } : {}),
     maxAllocationAttempts: 0,
     startedAt: desc.startTime.toISOString(),
     updatedAt: (desc.closeTime ?? desc.startTime).toISOString(),

@@ -119,8 +119,10 @@ export async function resolveSweeps(
     }
     const uiLinks: Record<string, string> = {};
     const sweeps = located.map((l) => {
-      if (l.progress && existsSync(l.resultsDir)) {
+      if (l.progress) {
         try {
+          // the report goes to this folder too: a sweep refused before it wrote anything gets one here
+          mkdirSync(l.resultsDir, { recursive: true });
           writeFileSync(join(l.resultsDir, PROGRESS_SNAPSHOT), JSON.stringify(l.progress, null, 2));
         } catch {
           // read-only results: the report still renders from the live progress

@@ -522,6 +522,9 @@ export class SweepRun {
       allocations: s.allocations,
       resultsDir: this.input.resultsDir,
       ...(this.regressions === undefined ? {} : { regressions: this.regressions }),
+      // what `status` and `report` show of a closed sweep with no worker to answer a query
+      ...(s.search ? { search: s.search } : {}),
+      ...(s.message ? { message: s.message } : {}),
     };
   }
 }
