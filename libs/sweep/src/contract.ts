@@ -162,7 +162,7 @@ export interface SweepInput {
   cluster: string;
   model: string;
   image: string;
-  /** the validated plan, passed to activities (by reference: PATCHES.planByReference) */
+  /** the validated plan: prepareSweep stores it, later activities read it by reference (planHash + resultsDir) */
   plan: SweepPlan;
   points: number[];
   policy: DeploymentPolicy;

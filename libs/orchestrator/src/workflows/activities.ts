@@ -5,17 +5,10 @@
  * one attempt of its retry budget and no point attempt; when shutdowns alone have spent the budget,
  * the workflow schedules the activity again ({@link outlastingShutdowns}): a deploy never fails a point.
  */
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  patched,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
 import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
 import type { HistoryActivities } from '../activities/history';
-import { PATCHES } from './patches';
 
 export function activitiesFor(
   input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number },
@@ -106,7 +99,7 @@ export function outlastingShutdowns<A extends unknown[], R>(
       try {
         return await call(...args);
       } catch (err) {
-        if (!endedByWorkerShutdown(err) || !patched(PATCHES.outlastWorkerShutdowns)) throw err;
+        if (!endedByWorkerShutdown(err)) throw err;
       }
     }
   };
