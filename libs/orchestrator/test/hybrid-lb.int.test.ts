@@ -17,7 +17,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bindPlan, derivePorts, removeFlag, sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
 import { checkReadiness, pointResultSchema, probeCompletion } from '@infersweep/agentx';
-import { CLUSTER_CONFIGS, defaultWorkerSettings, loadSweepConfig } from '@infersweep/orchestrator';
+import {
+  CLUSTER_CONFIGS,
+  currentDeploymentTag,
+  defaultWorkerSettings,
+  loadSweepConfig,
+} from '@infersweep/orchestrator';
 import { allocationJobName } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { createActivities } from '../src/activities';
@@ -75,6 +80,7 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
   let plan: SweepPlan;
   /** activities read the plan prepareSweep stored, as in a sweep */
   const planRef = () => ({ planHash: plan.planHash, resultsDir });
+  const jobName = allocationJobName(sweepId, 1, currentDeploymentTag());
   let allocation: Allocation | undefined;
   let deployment: Deployment | undefined;
 
@@ -99,7 +105,7 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
     if (dep) await run(() => acts.stopServer({ planRef: planRef(), deployment: dep }));
     if (alloc) await run(() => acts.release({ planRef: planRef(), jobId: alloc.jobId, jobName: alloc.jobName }));
     // nothing of this test is left in squeue: its allocation (and with it the vLLM steps) is gone
-    expect(await slurm.findOrphans(`infersweep-${sweepId}`)).toEqual([]);
+    expect(await slurm.findOrphans(jobName)).toEqual([]);
   });
 
   it('every node serves, clients go to node 0: the point is invalid and names idle DP rank 1', async () => {
@@ -115,7 +121,12 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
     ]);
     expect(plan.endpoints).toEqual(['http://{{HEAD_ADDR}}:{{PORT}}']);
     const alloc = await run(() =>
-      acts.allocate({ sweepId, planRef: planRef(), jobName: allocationJobName(sweepId, 1), attempt: 1 }),
+      acts.allocate({
+        sweepId,
+        planRef: planRef(),
+        jobName,
+        attempt: 1,
+      }),
     );
     allocation = alloc;
     const dep = await run(() =>

@@ -164,6 +164,7 @@ function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInpu
     label: 't',
     configName: 'unit',
     configHash: 'c',
+    deploymentTag: 'unit.0a1b2c',
     planHash: 'p0',
     orientation: 'balanced',
     cluster: 'local',
