@@ -106,11 +106,11 @@ export function allOrientationPlans(
 }
 
 /**
- * The heartbeat timeout of the long activities that wait on the cluster: the point and the
- * allocation (libs/orchestrator/src/workflows/activities.ts). A timing profile that guards liveness
- * by timer runs longer than this.
+ * Production's heartbeat timeouts of the activities that wait on the cluster (the point, the
+ * allocation: ../src/workflows/activities.ts). A timing profile that guards liveness by timer runs
+ * longer than the one it guards.
  */
-export const HEARTBEAT_TIMEOUT_SECONDS = 20;
+export { HEARTBEAT_TIMEOUT_SECONDS } from '../src/workflows/activities';
 
 /** How long an allocation used to wait in the queue before infersweep gave up (`salloc --immediate=300`). */
 export const OLD_GRANT_WINDOW_SECONDS = 300;
