@@ -115,4 +115,9 @@ if [ ${#failed[@]} -gt 0 ]; then
   fail "${failed[*]} (see above)"
 fi
 
+# ---- the repository's git hooks (.githooks: the commit-message check), in a git checkout only; idempotent
+if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$ROOT" config core.hooksPath .githooks
+fi
+
 step "done in $(( $(date +%s) - t0 )) s: temporal $("$INFERSWEEP_TOOLS/bin/temporal" --version | head -n1 | sed 's/.*(//;s/)//'), simulator $SIM_VERSION, aiperf $("$INFERSWEEP_TOOLS/aiperf-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("aiperf"))' 2>/dev/null)"

@@ -142,13 +142,8 @@ EOF
 }
 
 slurm_up() {
-  # rewritten whenever slurmctld is down, so a stack made by an older version gets today's settings
+  # written whenever slurmctld is down, so a restarted stack gets today's settings
   ours "$STATE/pids/slurmctld.pid" slurmctld || write_slurm_conf
-  # a running slurmctld from before the east/west partitions existed: rewrite and re-read
-  # (or from before the COMPLETING-hold epilog)
-  if ours "$STATE/pids/slurmctld.pid" slurmctld && { { [ "$NODES" -ge 2 ] && ! grep -q '^PartitionName=east' "$SLURM_CONF"; } || ! grep -q '^Epilog=' "$SLURM_CONF"; }; then
-    write_slurm_conf; scontrol reconfigure || true
-  fi
   if ! ours "$STATE/pids/slurmctld.pid" slurmctld; then
     slurmctld -i
     wait_for 60 bash -c 'scontrol ping 2>/dev/null | grep -q "is UP"' || die "slurmctld not up (see $STATE/log/slurmctld.log)"

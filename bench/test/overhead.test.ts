@@ -11,7 +11,18 @@ import {
 } from '../lib/overhead';
 
 // a real sweep history (3 points on the local stack), recorded for the workflow replay test
-const fixture = join(__dirname, '..', '..', 'libs', 'orchestrator', 'test', 'fixtures', 'histories', 'happy-path.json');
+const fixture = join(
+  __dirname,
+  '..',
+  '..',
+  'libs',
+  'orchestrator',
+  'test',
+  'fixtures',
+  'histories',
+  'v0.1.0',
+  'happy-path.json',
+);
 const events = (JSON.parse(readFileSync(fixture, 'utf8')) as { events: JsonHistoryEvent[] }).events;
 
 describe('activitySpans (Temporal proto-JSON history)', () => {
@@ -28,11 +39,12 @@ describe('activitySpans (Temporal proto-JSON history)', () => {
       'captureLogs',
       'stopServer',
       'release',
+      'recordHistory',
     ]);
     expect(s.activities.filter((a) => a.type === 'runPoint').map((a) => a.concurrency)).toEqual([1, 2, 4]);
-    expect(s.workflowStartMs).toBe(Date.parse('2026-12-02T17:26:05.580Z'));
-    expect(s.workflowEndMs).toBe(Date.parse('2026-12-02T17:26:50.091Z'));
-    expect(s.firstWorkflowTaskMs).toBe(Date.parse('2026-12-02T17:26:05.610Z'));
+    expect(s.workflowStartMs).toBe(Date.parse('2026-12-05T04:01:03.122Z'));
+    expect(s.workflowEndMs).toBe(Date.parse('2026-12-05T04:02:44.398Z'));
+    expect(s.firstWorkflowTaskMs).toBe(Date.parse('2026-12-05T04:01:03.305Z'));
     for (const a of s.activities) {
       expect(a.startedMs).not.toBeNull();
       expect(a.scheduledMs).toBeLessThanOrEqual(a.startedMs!);
@@ -96,7 +108,7 @@ describe('overheadBreakdown', () => {
     expect(r.byCategory['readiness (engine start-up)']).toBeGreaterThan(0);
     expect(r.byCategory.teardown).toBeGreaterThan(0);
     expect(r.byCategory['allocation wait']).toBeGreaterThan(0);
-    expect(r.byCategory['waiting for a worker (start → first workflow task)']).toBe(30);
+    expect(r.byCategory['waiting for a worker (start → first workflow task)']).toBe(183);
   });
 
   it('counts a point without a matching record (a failed attempt) as overhead, never as profiled time', () => {

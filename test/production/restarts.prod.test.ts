@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { HEARTBEAT_TIMEOUT_SECONDS } from '../../libs/orchestrator/src/workflows/activities';
 import {
   CONFIG,
   cli,
@@ -22,7 +23,8 @@ import {
 } from './harness';
 
 // how long PostgreSQL stays down mid-point: long enough for many refused calls, shorter than the
-// runPoint heartbeat timeout (20 s, libs/orchestrator/src/workflows/sweep.ts) so the point keeps its attempt
+// runPoint heartbeat timeout (HEARTBEAT_TIMEOUT_SECONDS.runPoint, libs/orchestrator/src/workflows/activities.ts)
+// so the point keeps its attempt
 const OUTAGE_MS = 12_000;
 // the two-clusters config with a 20 s profile for the sweep the restarts hit (10 s there): each outage
 // must begin while the point profiles, seen through its heartbeats (sent at most every 2 s) by a
@@ -47,6 +49,7 @@ const profiling = (h: WorkflowHandle, c: number) => pointInPhase(h, c, 'profilin
 
 describe('restarts of the Temporal server and of PostgreSQL', () => {
   it('mid-point restarts are survived, and a finished sweep history is readable after both', async () => {
+    expect(OUTAGE_MS).toBeLessThan(HEARTBEAT_TIMEOUT_SECONDS.runPoint * 1000);
     const label = `restart-${randomUUID().slice(0, 6)}`;
     // a sweep that finishes before the restarts
     const finished = await startSweep('east', 'single-node', `${label}-done`, [2]);

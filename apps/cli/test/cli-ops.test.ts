@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PointState, SweepProgress } from '@infersweep/sweep';
-import { allocationJobName } from '@infersweep/core';
+import { allocationJobName, deploymentTag } from '@infersweep/core';
 import { exitCodeFor, ExitWith, fmtDuration, parsePointList, UsageError, EXIT } from '../src/ops/cli';
 import { listQuery, type SweepView } from '../src/ops/temporal';
 import { allocatingLine, pointLine, statusJson, statusText, sweepSucceeded } from '../src/ops/render';
@@ -231,36 +231,39 @@ describe('list query', () => {
 describe('janitor verdicts', () => {
   const running = 'sweep-cfg-balanced-local-a';
   const closed = 'sweep-cfg-latency-local-b';
+  const tag = deploymentTag('default', 'unit');
   const job = (name: string, jobId = '1') => ({ jobId, name, state: 'RUNNING', nodes: ['node1'] });
   it('keeps jobs of running sweeps, flags closed and unknown ones', () => {
     const v = judge(
       [
-        job(allocationJobName(running, 3), '1'),
-        job(allocationJobName(closed, 1), '2'),
-        job('infersweep-someone-else-0000-a1', '3'),
+        job(allocationJobName(running, 3, tag), '1'),
+        job(allocationJobName(closed, 1, tag), '2'),
+        job(`infersweep-${tag}-someone-else-0000-a1`, '3'),
         job('infersweep-no-attempt', '4'),
       ],
       [
         { workflowId: running, status: 'RUNNING' },
         { workflowId: closed, status: 'COMPLETED' },
       ],
+      tag,
     );
     expect(v.map((x) => x.verdict)).toEqual(['running-sweep', 'closed-sweep', 'unknown-sweep', 'unknown-sweep']);
     expect(v[0]!.sweepId).toBe(running);
   });
   it('a running execution wins over a closed one of the same id', () => {
     const v = judge(
-      [job(allocationJobName(running, 1))],
+      [job(allocationJobName(running, 1, tag))],
       [
         { workflowId: running, status: 'RUNNING' },
         { workflowId: running, status: 'FAILED' },
       ],
+      tag,
     );
     expect(v[0]!.verdict).toBe('running-sweep');
   });
   it('the stem is the allocation name without its attempt number', () => {
-    expect(allocationJobName(running, 12).startsWith(jobNameStem(running))).toBe(true);
-    expect(jobNameStem(running)).toMatch(/-a$/);
+    expect(allocationJobName(running, 12, tag).startsWith(jobNameStem(running, tag))).toBe(true);
+    expect(jobNameStem(running, tag)).toMatch(/-a$/);
   });
 });
 

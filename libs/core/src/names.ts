@@ -43,17 +43,16 @@ export function deploymentTag(namespace: string, deploymentId: string): string {
   return `${readable}.${fnv1a32(`${namespace}\n${deploymentId}`).slice(0, 6)}`;
 }
 
-/** Job-name prefix of every allocation of one deployment (`infersweep-<tag>-`); untagged: the legacy prefix. */
-export function deploymentJobPrefix(tag?: string): string {
-  return tag === undefined ? JOB_NAME_PREFIX : `${JOB_NAME_PREFIX}${tag}-`;
+/** Job-name prefix of every allocation of one deployment: `infersweep-<tag>-`. */
+export function deploymentJobPrefix(tag: string): string {
+  return `${JOB_NAME_PREFIX}${tag}-`;
 }
 
 /**
  * A unique, Slurm-safe job name for allocation attempt `attempt` of a sweep:
- * `infersweep-<deployment tag>-<sweep id tail>-<hash>-a<attempt>`. Without a tag (sweeps started
- * before deployment tags, replayed as they ran) the tag part is absent.
+ * `infersweep-<deployment tag>-<sweep id tail>-<hash>-a<attempt>`.
  */
-export function allocationJobName(sweepId: string, attempt: number, tag?: string): string {
+export function allocationJobName(sweepId: string, attempt: number, tag: string): string {
   // short stable hash of the sweep id keeps names unique and below Slurm's limits
   return `${deploymentJobPrefix(tag)}${jobNameStem(sweepId)}-a${attempt}`;
 }

@@ -6,6 +6,7 @@ import {
   allocationEndOf,
   allocationJobName,
   childSweepId,
+  deploymentTag,
   endOnRelease,
   parseStackEnv,
   remoteRankLogFile,
@@ -23,15 +24,16 @@ describe('names', () => {
   });
 
   it('job names are unique per sweep and attempt, Slurm-safe, and carry the janitor prefix', () => {
+    const tag = deploymentTag('default', 'unit');
     fc.assert(
       fc.property(fc.string(), fc.string(), fc.integer({ min: 1, max: 99 }), (a, b, n) => {
-        const x = allocationJobName(a, n);
-        expect(x).toMatch(/^infersweep-[A-Za-z0-9-]*-[0-9a-f]{8}-a\d+$/);
+        const x = allocationJobName(a, n, tag);
+        expect(x).toMatch(/^infersweep-unit\.[0-9a-f]{6}-[A-Za-z0-9-]*-[0-9a-f]{8}-a\d+$/);
         // two sweep ids that differ after sanitising never share a name
         expect(
-          x === allocationJobName(b, n) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-'),
+          x === allocationJobName(b, n, tag) && a.replace(/[^A-Za-z0-9-]+/g, '-') !== b.replace(/[^A-Za-z0-9-]+/g, '-'),
         ).toBe(false);
-        expect(allocationJobName(a, n)).not.toBe(allocationJobName(a, n + 1));
+        expect(allocationJobName(a, n, tag)).not.toBe(allocationJobName(a, n + 1, tag));
       }),
     );
   });

@@ -12,31 +12,28 @@ describe('deployment-scoped job names', () => {
     expect(() => deploymentTag('default', ' ')).toThrow();
   });
 
-  it('job names of a deployment start with its prefix; names of another deployment or untagged ones do not', () => {
+  it('job names of a deployment start with its prefix; names of another deployment do not', () => {
     const mine = deploymentTag('default', 'a');
     const theirs = deploymentTag('default', 'b');
     const name = allocationJobName('sweep-cfg-balanced-h200-x', 2, mine);
     expect(name.startsWith(deploymentJobPrefix(mine))).toBe(true);
     expect(name).toMatch(/-a2$/);
     expect(allocationJobName('sweep-cfg-balanced-h200-x', 2, theirs).startsWith(deploymentJobPrefix(mine))).toBe(false);
-    // untagged (sweeps started before tags) keep their old names, so their replays are unchanged
-    expect(allocationJobName('sweep-cfg-balanced-h200-x', 2)).toBe(
-      `${JOB_NAME_PREFIX}cfg-balanced-h200-x-${name.split('-').slice(-2, -1)[0]}-a2`,
-    );
     expect(name.length).toBeLessThanOrEqual(200);
   });
 
   it('a job name belongs to the sweep whose id it was made from, whatever its tag and attempt; never to another', () => {
     const id = 'sweep-cfg-balanced-h200-x';
-    for (const name of [allocationJobName(id, 1), allocationJobName(id, 12, deploymentTag('default', 'a'))])
+    const tag = deploymentTag('default', 'b');
+    for (const name of [allocationJobName(id, 1, tag), allocationJobName(id, 12, deploymentTag('default', 'a'))])
       expect(isAllocationOf(name, id)).toBe(true);
     // another sweep: another hash, even when its readable tail is the same (truncated to 40 characters)
     const longA = `sweep-${'x'.repeat(50)}-a`;
     const longB = `sweep-${'x'.repeat(50)}-b`;
-    expect(isAllocationOf(allocationJobName(longA, 1), longB)).toBe(false);
-    expect(isAllocationOf(allocationJobName('sweep-other', 1), id)).toBe(false);
+    expect(isAllocationOf(allocationJobName(longA, 1, tag), longB)).toBe(false);
+    expect(isAllocationOf(allocationJobName('sweep-other', 1, tag), id)).toBe(false);
     // not an allocation name at all: another prefix, no attempt suffix
-    expect(isAllocationOf(allocationJobName(id, 1).replace(JOB_NAME_PREFIX, 'evil-'), id)).toBe(false);
-    expect(isAllocationOf(allocationJobName(id, 1).replace(/-a1$/, ''), id)).toBe(false);
+    expect(isAllocationOf(allocationJobName(id, 1, tag).replace(JOB_NAME_PREFIX, 'evil-'), id)).toBe(false);
+    expect(isAllocationOf(allocationJobName(id, 1, tag).replace(/-a1$/, ''), id)).toBe(false);
   });
 });

@@ -60,7 +60,7 @@ const DRAINED_NODES_REASON =
   /^(Nodes required for job are DOWN, DRAINED or reserved|ReqNodeNotAvail, UnavailableNodes:)/;
 
 /** How long the nodes stay drained: longer than the allocate activity's heartbeat timeout (a maintenance drain lasts hours). */
-const DRAIN_SECONDS = HEARTBEAT_TIMEOUT_SECONDS + 10;
+const DRAIN_SECONDS = HEARTBEAT_TIMEOUT_SECONDS.allocate + 10;
 
 /** The COMPLETING patience the worker is given here, and how long the job is held COMPLETING: until the sweep has closed. */
 const PATIENCE_MS = 20_000;

@@ -3,10 +3,9 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planSweep, type SweepConfig, type SweepPlan } from '@infersweep/topology';
 import { LocalExecutor, SlurmCluster } from '@infersweep/slurm';
@@ -22,6 +21,7 @@ import {
   temporalTarget,
 } from '@infersweep/orchestrator';
 import { repoRoot, stackEnv } from '../../../test/stack-env';
+import { recordHistory } from './history-fixtures';
 import type { ActivityDeps } from '../src/activities';
 
 export const target = temporalTarget();
@@ -106,11 +106,11 @@ export function allOrientationPlans(
 }
 
 /**
- * The heartbeat timeout of the long activities that wait on the cluster: the point and the
- * allocation (libs/orchestrator/src/workflows/activities.ts). A timing profile that guards liveness
- * by timer runs longer than this.
+ * Production's heartbeat timeouts of the activities that wait on the cluster (the point, the
+ * allocation: ../src/workflows/activities.ts). A timing profile that guards liveness by timer runs
+ * longer than the one it guards.
  */
-export const HEARTBEAT_TIMEOUT_SECONDS = 20;
+export { HEARTBEAT_TIMEOUT_SECONDS } from '../src/workflows/activities';
 
 /** How long an allocation used to wait in the queue before infersweep gave up (`salloc --immediate=300`). */
 export const OLD_GRANT_WINDOW_SECONDS = 300;
@@ -373,13 +373,9 @@ export async function liveJobsOf(slurm: SlurmCluster, sweepJobNames: string[]): 
     .map((r) => `${r.jobId}:${r.state}`);
 }
 
-/** Keep the history of a finished sweep as a replay fixture (checked by replay.test.ts). */
+/** Replay a finished sweep's history now; with INFERSWEEP_RECORD_HISTORIES=1 keep it as a fixture (./history-fixtures.ts). */
 export async function keepHistory(h: WorkflowHandle, name: string): Promise<void> {
-  const history = await h.fetchHistory();
-  const dir = join(__dirname, 'fixtures', 'histories');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${name}.json`);
-  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1') writeFileSync(file, historyToJSON(history));
+  const history = await recordHistory(h, name);
   // replay the fresh history right away with the current workflow code (the run's bundle when there is one)
   const bundle = workflowBundle();
   const { bundlerOptions, workflowsPath } = await import('../src/bundle');

@@ -17,7 +17,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bindPlan, derivePorts, removeFlag, sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
 import { checkReadiness, pointResultSchema, probeCompletion } from '@infersweep/agentx';
-import { CLUSTER_CONFIGS, defaultWorkerSettings, loadSweepConfig } from '@infersweep/orchestrator';
+import {
+  CLUSTER_CONFIGS,
+  currentDeploymentTag,
+  defaultWorkerSettings,
+  loadSweepConfig,
+} from '@infersweep/orchestrator';
 import { allocationJobName } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { createActivities } from '../src/activities';
@@ -73,25 +78,34 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
   const run = <T>(f: () => Promise<T>): Promise<T> => env.run(f) as Promise<T>;
   const resultsDir = join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps', sweepId);
   let plan: SweepPlan;
+  /** activities read the plan prepareSweep stored, as in a sweep */
+  const planRef = () => ({ planHash: plan.planHash, resultsDir });
+  const jobName = allocationJobName(sweepId, 1, currentDeploymentTag());
   let allocation: Allocation | undefined;
   let deployment: Deployment | undefined;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     if (!existsSync(join(toolsDir, 'vllm-venv', 'bin', 'vllm')))
       throw new Error(`no vLLM at ${toolsDir}/vllm-venv: run npm run setup (scripts/setup-vllm.sh)`);
     plan = seedHybridPlan();
+    await run(() => acts.prepareSweep({ sweepId, planHash: plan.planHash, plan, resultsDir, points: [2] }));
   });
   afterAll(async () => {
     const dep = deployment;
     const alloc = allocation;
     if (dep)
       await run(() =>
-        acts.captureLogs({ plan, deployment: dep, destDir: join(resultsDir, 'logs', 'server-1'), reason: 'test end' }),
+        acts.captureLogs({
+          planRef: planRef(),
+          deployment: dep,
+          destDir: join(resultsDir, 'logs', 'server-1'),
+          reason: 'test end',
+        }),
       ).catch(() => undefined);
-    if (dep) await run(() => acts.stopServer({ plan, deployment: dep }));
-    if (alloc) await run(() => acts.release({ plan, jobId: alloc.jobId, jobName: alloc.jobName }));
+    if (dep) await run(() => acts.stopServer({ planRef: planRef(), deployment: dep }));
+    if (alloc) await run(() => acts.release({ planRef: planRef(), jobId: alloc.jobId, jobName: alloc.jobName }));
     // nothing of this test is left in squeue: its allocation (and with it the vLLM steps) is gone
-    expect(await slurm.findOrphans(`infersweep-${sweepId}`)).toEqual([]);
+    expect(await slurm.findOrphans(jobName)).toEqual([]);
   });
 
   it('every node serves, clients go to node 0: the point is invalid and names idle DP rank 1', async () => {
@@ -106,9 +120,18 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
       [true, true, false],
     ]);
     expect(plan.endpoints).toEqual(['http://{{HEAD_ADDR}}:{{PORT}}']);
-    const alloc = await run(() => acts.allocate({ sweepId, plan, jobName: allocationJobName(sweepId, 1), attempt: 1 }));
+    const alloc = await run(() =>
+      acts.allocate({
+        sweepId,
+        planRef: planRef(),
+        jobName,
+        attempt: 1,
+      }),
+    );
     allocation = alloc;
-    const dep = await run(() => acts.launchServer({ sweepId, plan, allocation: alloc, serverIndex: 1, resultsDir }));
+    const dep = await run(() =>
+      acts.launchServer({ sweepId, planRef: planRef(), allocation: alloc, serverIndex: 1, resultsDir }),
+    );
     deployment = dep;
     expect(dep.expectedEngines).toEqual([0, 1]);
     const ports = derivePorts(alloc.jobId);
@@ -139,7 +162,7 @@ describe("the bash runner's hybrid-LB shape on a real vLLM", () => {
       acts.runPoint({
         sweepId,
         planHash: plan.planHash,
-        plan,
+        planRef: planRef(),
         deployment: dep,
         concurrency: 2,
         attempt: 1,

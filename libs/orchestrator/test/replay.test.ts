@@ -1,27 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { bundlerOptions, workflowsPath } from '../src/bundle';
+import { historyFixtures } from './history-fixtures';
 
-const dir = join(__dirname, 'fixtures', 'histories');
-const fixtures = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+const fixtures = historyFixtures();
 
 /**
- * Histories recorded from real sweeps (sweep.int.test.ts with INFERSWEEP_RECORD_HISTORIES=1) must
- * replay with the current workflow code: a change that breaks determinism fails here.
+ * Histories recorded from finished sweeps, one folder per release (./history-fixtures.ts;
+ * INFERSWEEP_RECORD_HISTORIES=1 records them), must replay with the current workflow code: a change
+ * that breaks determinism fails here.
  */
 describe('workflow replay', () => {
   it('has recorded histories to check', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(fixtures)(
+  it.each(fixtures.map((f) => [f.name, f.file]))(
     '%s replays without nondeterminism',
-    async (file) => {
-      const history = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    async (name, file) => {
+      const history = JSON.parse(readFileSync(file, 'utf8'));
       await expect(
-        Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, file.replace(/\.json$/, '')),
+        Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, name.replace('/', '-')),
       ).resolves.toBeUndefined();
     },
     60_000,

@@ -10,13 +10,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import {
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -46,8 +44,8 @@ import {
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
-import { PATCHES, RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
-import { markersIn } from './patch-markers';
+import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
+import { recordHistory } from './history-fixtures';
 import { childSweepId } from '@infersweep/core';
 import { temporalBinary } from '../../../test/stack-env';
 
@@ -166,6 +164,7 @@ function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInpu
     label: 't',
     configName: 'unit',
     configHash: 'c',
+    deploymentTag: 'unit.0a1b2c',
     planHash: 'p0',
     orientation: 'balanced',
     cluster: 'local',
@@ -427,9 +426,7 @@ describe('sweepWorkflow with mocked activities', () => {
     expect(callsOf(onPoint, 'launchServer')).toHaveLength(1);
     expect(callsOf(onLaunch, 'launchServer').map((i) => i.serverIndex)).toEqual([1, 1, 1, 1, 1, 1, 1]);
     expect(callsOf(onLaunch, 'allocate')).toHaveLength(1);
-    expect(await patchMarkers(onPoint.sweepId, 'worker-shutdowns-past-max-attempts')).toContain(
-      PATCHES.outlastWorkerShutdowns,
-    );
+    await keepFixture(onPoint.sweepId, 'worker-shutdowns-past-max-attempts');
   }, 150_000);
 
   it('continues as new past the history bound, carrying points, allocation and server; nothing rerun', async () => {
@@ -478,23 +475,16 @@ describe('sweepWorkflow with mocked activities', () => {
   });
 });
 
+/** With INFERSWEEP_RECORD_HISTORIES=1, keep a finished sweep's history as a replay fixture (./history-fixtures.ts). */
+async function keepFixture(workflowId: string, scenario: string): Promise<void> {
+  await recordHistory(env.client.workflow.getHandle(workflowId), scenario);
+}
+
 /**
  * Run an activity under the real activity interceptor in a mock activity context, cancel it the way
  * a worker shutting down does (reason WORKER_SHUTDOWN), and return what the interceptor threw. The
  * activity itself only sees its sleep cancelled; it never throws WorkerShutdown.
  */
-/**
- * The patch ids a finished sweep's history recorded. With INFERSWEEP_RECORD_HISTORIES=1 the history
- * is also kept as a replay fixture (replay.test.ts replays every fixture).
- */
-async function patchMarkers(workflowId: string, fixture: string): Promise<string[]> {
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  const json = historyToJSON(history);
-  if (process.env.INFERSWEEP_RECORD_HISTORIES === '1')
-    writeFileSync(join(__dirname, 'fixtures', 'histories', `${fixture}.json`), json);
-  return markersIn(JSON.parse(json) as { events: Record<string, unknown>[] });
-}
-
 async function shutdownFailure(): Promise<unknown> {
   const mock = new MockActivityEnvironment(
     { activityType: 'runPoint' },
@@ -791,7 +781,7 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
     ]);
     expect(callsOf(input, 'launchServer')).toHaveLength(0);
     expect(r.points.every((p) => p.status === 'pending' && p.attempts === 0)).toBe(true);
-    expect(await patchMarkers(input.sweepId, 'abort-while-queued')).toContain(PATCHES.abortInAnyPhase);
+    await keepFixture(input.sweepId, 'abort-while-queued');
   });
 
   it('a cancel of the workflow while allocating is a cancel: one allocation record, released, no failed attempt and no second attempt', async () => {
@@ -831,9 +821,7 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
     expect(r.status).toBe('completed');
     expect(r.allocations.map((a) => a.ended)).toEqual(['allocation-failed', 'released']);
     expect(callsOf(input, 'release').map((i) => i.jobName)).toEqual([jobName, jobName, r.allocations[1]!.jobName]);
-    expect(await patchMarkers(input.sweepId, 'release-by-name-waits-for-operator')).toContain(
-      PATCHES.releaseByNameHeld,
-    );
+    await keepFixture(input.sweepId, 'release-by-name-waits-for-operator');
   });
 
   it('a job stuck COMPLETING past its patience is released as far as the sweep goes, its nodes named on the record', async () => {
@@ -887,6 +875,6 @@ describe('a point that crashes its server', () => {
       '100',
       '100',
     ]);
-    expect(await patchMarkers(input.sweepId, 'server-lost-under-point')).toContain(PATCHES.serverLossFailsPoint);
+    await keepFixture(input.sweepId, 'server-lost-under-point');
   });
 });

@@ -162,7 +162,7 @@ export interface SweepInput {
   cluster: string;
   model: string;
   image: string;
-  /** the validated plan, passed to activities (by reference: PATCHES.planByReference) */
+  /** the validated plan: prepareSweep stores it, later activities read it by reference (planHash + resultsDir) */
   plan: SweepPlan;
   points: number[];
   policy: DeploymentPolicy;
@@ -186,9 +186,9 @@ export interface SweepInput {
   /**
    * The starting deployment's tag (libs/core deploymentTag: Temporal namespace + configured id), in
    * every allocation's job name so the janitor of another deployment sharing the login account
-   * never takes these jobs for its own orphans. Absent in sweeps started before it existed.
+   * never takes these jobs for its own orphans.
    */
-  deploymentTag?: string;
+  deploymentTag: string;
   /** adaptive points after the configured ones (the plan's search block); absent: the configured points only */
   search?: SweepSearch;
 }

@@ -20,6 +20,7 @@ const input = (points: number[]): SweepInput => ({
   label: 't1',
   configName: 'kimik3',
   configHash: 'c0ffee',
+  deploymentTag: 'unit.0a1b2c',
   planHash: 'abc123',
   orientation: 'balanced',
   cluster: 'local',

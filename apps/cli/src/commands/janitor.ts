@@ -27,8 +27,8 @@ export interface JanitorVerdict extends LiveJob {
   sweepStatus?: string;
 }
 
-/** The job-name stem of every allocation of a sweep: `infersweep-[<tag>-]<tail>-<hash>-a` (attempt follows). */
-export function jobNameStem(sweepId: string, tag?: string): string {
+/** The job-name stem of every allocation of a sweep: `infersweep-<tag>-<tail>-<hash>-a` (attempt follows). */
+export function jobNameStem(sweepId: string, tag: string): string {
   return allocationJobName(sweepId, 0, tag).replace(/0$/, '');
 }
 
@@ -36,7 +36,7 @@ export function jobNameStem(sweepId: string, tag?: string): string {
 export function judge(
   jobs: LiveJob[],
   sweeps: { workflowId: string; status: string }[],
-  tag?: string,
+  tag: string,
 ): JanitorVerdict[] {
   const byStem = new Map<string, { workflowId: string; status: string }>();
   // a running execution wins over an older closed one with the same id
@@ -118,7 +118,7 @@ export function register(program: Command): void {
             );
             if (others.length > 0 && !opts.json) {
               out(
-                `${others.length} infersweep job(s) without this deployment's tag ${tag} (another deployment, or started before tags): left alone`,
+                `${others.length} infersweep job(s) without this deployment's tag ${tag} (another deployment's): left alone`,
               );
             }
             const verdicts = await withSession(async (s) => judge(jobs, await knownSweeps(s), tag));

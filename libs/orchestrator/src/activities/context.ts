@@ -50,9 +50,9 @@ export class ActivityContext {
    * profile (never the plan's login). A stored plan is read only from under the results roots.
    */
   async open(input: PlanInput): Promise<{ plan: SweepPlan; slurm: SlurmCluster }> {
-    if (input.planRef) this.assertResultsDir(input.planRef.resultsDir, 'planRef.resultsDir');
+    this.assertResultsDir(input.planRef.resultsDir, 'planRef.resultsDir');
     const plan = await this.plans.resolve(input);
-    assertAllowed(plan, input.planRef?.resultsDir, this.deps.settings);
+    assertAllowed(plan, input.planRef.resultsDir, this.deps.settings);
     const profile = this.deps.settings.clusters[plan.cluster]!; // assertAllowed: the worker serves it
     return { plan, slurm: new SlurmCluster(this.deps.executorFor(profile.loginHost)) };
   }

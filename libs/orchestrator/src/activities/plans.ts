@@ -2,9 +2,7 @@
  * The plan an activity works from. The workflow passes the whole plan once, to prepareSweep, which
  * stores it as `<resultsDir>/plan.json`; every later activity gets a {@link PlanRef} (planHash +
  * resultsDir, a few dozen bytes instead of ~11 KB per history event) and reads the stored plan,
- * checked against its hash and cached per worker. Activities still accept an inline `plan`: the
- * histories of sweeps started before the change pass one (see ../workflows/sweep.ts, patch
- * `plan-by-reference`).
+ * checked against its hash and cached per worker.
  */
 import { readFile } from 'node:fs/promises';
 import { ResultsLayout } from '@infersweep/core';
@@ -33,12 +31,9 @@ export class PlanStore {
     private readonly gapMs = PLAN_READ_GAP_MS,
   ) {}
 
-  /** The validated plan of an activity input (inline, or by reference to the stored plan.json). */
-  async resolve(input: PlanInput): Promise<SweepPlan> {
-    if ('plan' in input && input.plan !== undefined) return parsePlan(input.plan);
-    if (!('planRef' in input) || !input.planRef)
-      throw new InvalidPlanError('activity input has neither a plan nor a planRef');
-    const { planHash, resultsDir } = input.planRef;
+  /** The validated plan of an activity input: the stored plan.json it refers to. */
+  async resolve({ planRef }: PlanInput): Promise<SweepPlan> {
+    const { planHash, resultsDir } = planRef;
     const key = `${planHash}:${resultsDir}`;
     const hit = this.cache.get(key);
     if (hit) return hit;

@@ -47,8 +47,10 @@ export interface PlanRef {
   resultsDir: string;
 }
 
-/** The plan an activity works from: by reference, or inline (histories from before plan-by-reference). */
-export type PlanInput = { planRef: PlanRef; plan?: undefined } | { plan: unknown; planRef?: undefined };
+/** The plan an activity works from: the sweep's stored plan, by reference (./plans.ts). */
+export interface PlanInput {
+  planRef: PlanRef;
+}
 
 export type PointRequest = PlanInput & {
   sweepId: string;

@@ -5,17 +5,17 @@
  * one attempt of its retry budget and no point attempt; when shutdowns alone have spent the budget,
  * the workflow schedules the activity again ({@link outlastingShutdowns}): a deploy never fails a point.
  */
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  patched,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
 import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
 import type { HistoryActivities } from '../activities/history';
-import { PATCHES } from './patches';
+
+/**
+ * Heartbeat timeouts, in seconds, of the activities that wait on the cluster: an attempt whose
+ * heartbeats stop for this long has failed. The timing tests read them from here
+ * (libs/orchestrator/test/harness.ts) and run longer than each.
+ */
+export const HEARTBEAT_TIMEOUT_SECONDS = { allocate: 20, waitReady: 30, runPoint: 20 } as const;
 
 export function activitiesFor(
   input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number },
@@ -41,19 +41,19 @@ export function activitiesFor(
   // to withdraw the queued request (WAIT_CANCELLATION_COMPLETED) before it releases by name.
   const { allocate } = proxyActivities<AllocationActivities>({
     startToCloseTimeout: `${(input.grantWaitMinutes ?? 720) + 30} minutes`,
-    heartbeatTimeout: '20 seconds',
+    heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS.allocate} seconds`,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 5, initialInterval: '5 seconds', maximumInterval: '2 minutes' },
   });
   const { launchServer } = proxyActivities<ServerActivities>({ ...quick, heartbeatTimeout: '1 minute' });
   const { waitReady } = proxyActivities<ServerActivities>({
     startToCloseTimeout: `${Math.ceil(input.startupBudgetSeconds + 120)} seconds`,
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS.waitReady} seconds`,
     retry: { maximumAttempts: 4, initialInterval: '5 seconds' },
   });
   const { runPoint } = proxyActivities<PointActivities>({
     startToCloseTimeout: `${Math.ceil(input.pointBudgetSeconds * 2 + 180)} seconds`,
-    heartbeatTimeout: '20 seconds',
+    heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS.runPoint} seconds`,
     retry: { maximumAttempts: 5, initialInterval: '2 seconds', maximumInterval: '1 minute' },
   });
   const { captureLogs, stopServer } = proxyActivities<ServerActivities>(cleanup);
@@ -106,7 +106,7 @@ export function outlastingShutdowns<A extends unknown[], R>(
       try {
         return await call(...args);
       } catch (err) {
-        if (!endedByWorkerShutdown(err) || !patched(PATCHES.outlastWorkerShutdowns)) throw err;
+        if (!endedByWorkerShutdown(err)) throw err;
       }
     }
   };

@@ -6,7 +6,7 @@ import type { LeaseSnapshot } from './lease';
 export interface SweepCarryOver {
   progress: SweepProgress;
   /** what the sweep holds: allocation, server, image import (./lease.ts) */
-  lease?: LeaseSnapshot;
+  lease: LeaseSnapshot;
   allocationBudgetBase: number;
   /** runs before this one (continue-as-new count) */
   runs: number;

@@ -25,13 +25,6 @@ export interface ClassifiedFailure {
   details?: Partial<FailureDetails>;
 }
 
-/**
- * Histories recorded before failures carried their kind (the replay fixtures in
- * libs/orchestrator/test/fixtures/histories) are classified by type name (docs/compatibility.md).
- */
-const LEGACY_LOSS_TYPES = ['AllocationLostError', 'ServerLostError', 'InsufficientTimeError'];
-const LEGACY_INPUT_TYPES = ['ConfigError', 'InvalidPlanError', 'ImageMissingError', 'SshHostKeyError'];
-
 export function classify(err: unknown): ClassifiedFailure {
   if (isCancellation(err)) return { class: 'cancelled', message: messageOf(err) };
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -40,11 +33,8 @@ export function classify(err: unknown): ClassifiedFailure {
   const details = app?.details?.[0] as Partial<FailureDetails> | undefined;
   const message = messageOf(err);
   const base = { type, message, details, ...(err instanceof ActivityFailure ? { activity: err.activityType } : {}) };
-  if (details?.kind !== undefined)
-    return { ...base, class: details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed' };
-  if (type && LEGACY_LOSS_TYPES.includes(type)) return { ...base, class: 'loss' };
-  if (type && LEGACY_INPUT_TYPES.includes(type)) return { ...base, class: 'input' };
-  return { ...base, class: 'failed' };
+  if (details?.kind === undefined) return { ...base, class: 'failed' };
+  return { ...base, class: details.kind === 'loss' ? 'loss' : details.input ? 'input' : 'failed' };
 }
 
 export function messageOf(err: unknown): string {
@@ -52,14 +42,7 @@ export function messageOf(err: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
-/** How legacy failures (no `end` in their details) ended, by type (docs/compatibility.md). */
-const LEGACY_LOSS_ENDS: Readonly<Record<string, AllocationEnd>> = {
-  InsufficientTimeError: 'insufficient-time',
-  ServerLostError: 'server-lost',
-};
-
 /** How a lost allocation ended: the end the failure carries (time guard, lost server), else the Slurm state it carried. */
 export function lossEnd(f: ClassifiedFailure): AllocationEnd {
-  const end = f.details?.end ?? LEGACY_LOSS_ENDS[f.type ?? ''];
-  return end ?? allocationEndOf(typeof f.details?.state === 'string' ? f.details.state : undefined);
+  return f.details?.end ?? allocationEndOf(typeof f.details?.state === 'string' ? f.details.state : undefined);
 }

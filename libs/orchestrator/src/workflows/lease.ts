@@ -79,17 +79,3 @@ export class Lease {
     return dep;
   }
 }
-
-/**
- * A carry-over written before the lease was one object listed its fields at the top level (without
- * importedOnJob). Removed once no sweep started by a worker before `Lease` can still be running.
- */
-export function leaseOfFlatCarryOver(flat: Partial<LeaseSnapshot>): LeaseSnapshot {
-  return {
-    allocation: flat.allocation,
-    deployment: flat.deployment,
-    serverIndex: flat.serverIndex ?? 0,
-    serverUsed: flat.serverUsed ?? false,
-    pointsOnAllocation: flat.pointsOnAllocation ?? 0,
-  };
-}

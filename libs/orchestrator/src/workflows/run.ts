@@ -10,7 +10,6 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertMemo,
@@ -44,14 +43,12 @@ import {
 } from '@infersweep/sweep';
 import { allocationJobName, ResultsLayout } from '@infersweep/core';
 import type { Deployment, PlanInput, ReleaseResult } from '../activities/types';
-import { Lease, leaseOfFlatCarryOver, type LeaseSnapshot } from './lease';
-import { PATCHES } from './patches';
+import { Lease } from './lease';
 import type { SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 
 export type { SweepRunInput } from './carry-over';
-export { PATCHES } from './patches';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
 export const RELEASE_FAILED = 'ReleaseFailed';
@@ -70,7 +67,7 @@ export class SweepRun {
   /** the verdict of a completed sweep against the history (judge) */
   private regressions?: number;
   private pointScope?: CancellationScope;
-  /** allocation, image import, launch and readiness: cancelled by abort too (PATCHES.abortInAnyPhase) */
+  /** allocation, image import, launch and readiness: cancelled by abort too */
   private setupScope?: CancellationScope;
   /** the workflow's own scope: a cancelled sweep does not wait for an operator (releaseHeld) */
   private readonly root = CancellationScope.current();
@@ -81,12 +78,10 @@ export class SweepRun {
   ) {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
-    this.lease = new Lease(c && (c.lease ?? leaseOfFlatCarryOver(c as Partial<LeaseSnapshot>)));
+    this.lease = new Lease(c?.lease);
     this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.layout = new ResultsLayout(input.resultsDir);
-    this.plan = patched(PATCHES.planByReference)
-      ? { planRef: { planHash: input.planHash, resultsDir: input.resultsDir } }
-      : { plan: input.plan };
+    this.plan = { planRef: { planHash: input.planHash, resultsDir: input.resultsDir } };
   }
 
   get aborted(): boolean {
@@ -126,7 +121,7 @@ export class SweepRun {
     setHandler(abortUpdate, (arg) => {
       this.state.abortRequested = arg?.reason ?? 'aborted by operator';
       this.pointScope?.cancel();
-      if (this.setupScope && patched(PATCHES.abortInAnyPhase)) this.setupScope.cancel();
+      this.setupScope?.cancel();
       this.touch(undefined, `abort requested: ${this.state.abortRequested}`);
       return this.state;
     });
@@ -207,18 +202,13 @@ export class SweepRun {
     try {
       this.lease.granted(await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt }));
     } catch (err) {
-      const releaseOnCancel = patched(PATCHES.releaseOnCancelledAllocate);
-      if (isCancellation(err) && !releaseOnCancel) throw err;
       // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
       const why = isCancellation(err) && this.aborted ? `aborted: ${this.state.abortRequested}` : messageOf(err);
       recordAllocationEnd(this.state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', why, now());
       // never leak, cancelled or not: whatever was queued or granted under this name is released (the
       // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED);
       // a release that keeps failing waits for the operator like any other (releaseHeld)
-      await CancellationScope.nonCancellable(async () => {
-        if (patched(PATCHES.releaseByNameHeld)) await this.releaseHeld({ jobName });
-        else await this.act.release({ ...this.plan, jobName });
-      });
+      await CancellationScope.nonCancellable(() => this.releaseHeld({ jobName }));
       throw err;
     }
     const a = this.lease.allocation!;
@@ -320,14 +310,9 @@ export class SweepRun {
     return 'next';
   }
 
-  /** A server lost during a point on a live allocation (PATCHES.serverLossFailsPoint); a lost allocation is not. */
+  /** A server lost during a point on a live allocation; a lost allocation is not. */
   private serverLostUnderPoint(pt: PointState, f: ClassifiedFailure): boolean {
-    return (
-      f.class === 'loss' &&
-      f.details?.end === 'server-lost' &&
-      pt.status === 'running' &&
-      patched(PATCHES.serverLossFailsPoint)
-    );
+    return f.class === 'loss' && f.details?.end === 'server-lost' && pt.status === 'running';
   }
 
   private async stopServer(reason: string): Promise<void> {
@@ -405,7 +390,6 @@ export class SweepRun {
       try {
         return await release();
       } catch (err) {
-        if (!patched(PATCHES.releaseWaitsForOperator)) throw err;
         failed = `release of ${job} failed: ${messageOf(err)}`;
       }
       const retry = await this.waitForOperator(
@@ -484,7 +468,7 @@ export class SweepRun {
     await this.teardown('released', undefined);
     const final = this.state.phase === 'cleaning-up' ? 'failed' : this.state.phase;
     this.touch(final);
-    if (final === 'completed' && patched(PATCHES.historyVerdict)) await this.judge();
+    if (final === 'completed') await this.judge();
     await CancellationScope.nonCancellable(async () => {
       this.setStatus(final);
       upsertMemo({

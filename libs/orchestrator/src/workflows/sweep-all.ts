@@ -4,7 +4,6 @@ import {
   ParentClosePolicy,
   executeChild,
   isCancellation,
-  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,7 +17,6 @@ import {
 import { childSweepId, ResultsLayout } from '@infersweep/core';
 import { messageOf } from './failures';
 import { sweepWorkflow } from './sweep';
-import { PATCHES } from './patches';
 
 /**
  * `--orientation all`: one child sweep per orientation, one after another by default or up to
@@ -68,7 +66,7 @@ export async function sweepAllWorkflow(input: SweepAllInput): Promise<ChildSweep
   if (cancelled) throw cancelled;
   // a scheduled run's verdict (the Web UI lists the runs): the regressed points of all its sweeps
   const judged = results.flatMap((r) => (r.result?.regressions === undefined ? [] : [r.result.regressions]));
-  if (judged.length > 0 && patched(PATCHES.historyVerdict)) {
+  if (judged.length > 0) {
     const n = judged.reduce((a, b) => a + b, 0);
     upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: n === 0 ? 'none' : String(n) }]);
   }
