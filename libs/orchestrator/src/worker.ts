@@ -6,6 +6,7 @@ import { defaultDeps } from './activities/context';
 import { connectionTls, temporalTarget, type TemporalTarget } from './connection';
 import { loadWorkerSettings } from './worker-settings';
 import { checkNamespace } from './namespace-check';
+import { readCredentials, watchCredentials } from './credential-watch';
 
 export interface SweepWorkerOptions {
   cluster: string;
@@ -30,10 +31,16 @@ export async function connectWorker(target: TemporalTarget): Promise<NativeConne
  * One worker per cluster profile: it polls that cluster's task queue and its activities hold the
  * cluster's executor (SSH to the login node, or local).
  */
-export async function createSweepWorker(
-  opts: SweepWorkerOptions,
-): Promise<{ worker: Worker; connection: NativeConnection; owned: boolean }> {
+export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{
+  worker: Worker;
+  connection: NativeConnection;
+  owned: boolean;
+  /** true when the worker stopped itself because its TLS files were rotated (its supervisor restarts it) */
+  credentialsRotated: () => boolean;
+}> {
   const target = opts.target ?? temporalTarget();
+  // what the connection is made with: later rotations are compared against it (./credential-watch.ts)
+  const credentials = opts.connection || target.embedded ? undefined : readCredentials(target);
   const connection = opts.connection ?? (await connectWorker(target));
   // the worker's authority, read once now (a malformed setting stops the worker here, named)
   const settings = opts.deps?.settings ?? loadWorkerSettings(opts.cluster);
@@ -61,5 +68,24 @@ export async function createSweepWorker(
     shutdownForceTime: '2 minutes',
     ...(opts.identity ? { identity: opts.identity } : {}),
   });
-  return { worker, connection, owned: !opts.connection };
+  let rotated = false;
+  if (credentials) {
+    const stop = watchCredentials(credentials, {
+      onApiKey: async (key) => {
+        await connection.setApiKey(key);
+        console.error('infersweep worker: the Temporal API key changed: the connection uses the new one');
+      },
+      onTlsChanged: () => {
+        rotated = true;
+        stop();
+        console.error('infersweep worker: the Temporal TLS files changed: stopping, to reconnect with them');
+        worker.shutdown();
+      },
+      onError: (err) =>
+        console.error(
+          `infersweep worker: re-reading the Temporal credentials failed (kept the current ones): ${err instanceof Error ? err.message : String(err)}`,
+        ),
+    });
+  }
+  return { worker, connection, owned: !opts.connection, credentialsRotated: () => rotated };
 }
