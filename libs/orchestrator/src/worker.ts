@@ -7,6 +7,8 @@ import { connectionTls, temporalTarget, type TemporalTarget } from './connection
 import { loadWorkerSettings } from './worker-settings';
 import { checkNamespace } from './namespace-check';
 import { readCredentials, watchCredentials } from './credential-watch';
+import { checkTaskQueue, workerIdentity } from './queue-check';
+import { currentDeploymentTag } from './client';
 
 export interface SweepWorkerOptions {
   cluster: string;
@@ -17,6 +19,8 @@ export interface SweepWorkerOptions {
   deps?: Partial<ActivityDeps>;
   taskQueue?: string;
   identity?: string;
+  /** this deployment's tag (default currentDeploymentTag()): in the worker's identity, checked against the queue's other pollers */
+  deploymentTag?: string;
 }
 
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
@@ -46,14 +50,19 @@ export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{
   const settings = opts.deps?.settings ?? loadWorkerSettings(opts.cluster);
   const deps = defaultDeps({ ...opts.deps, settings });
   // every search attribute the workflows write must exist, or a sweep loops at its first upsert
-  await checkNamespace(connection, target.namespace).catch(async (e: unknown) => {
-    if (!opts.connection) await connection.close().catch(() => undefined);
-    throw e;
-  });
+  // and no other deployment's worker may poll this worker's queue (./queue-check.ts)
+  const taskQueue = opts.taskQueue ?? taskQueueFor(opts.cluster);
+  const tag = opts.deploymentTag ?? currentDeploymentTag();
+  await checkNamespace(connection, target.namespace)
+    .then(() => checkTaskQueue(connection, target.namespace, taskQueue, tag))
+    .catch(async (e: unknown) => {
+      if (!opts.connection) await connection.close().catch(() => undefined);
+      throw e;
+    });
   const worker = await Worker.create({
     connection,
     namespace: target.namespace,
-    taskQueue: opts.taskQueue ?? taskQueueFor(opts.cluster),
+    taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath, bundlerOptions }),
     activities: createActivities(deps),
     interceptors: { activity: [sweepActivityInterceptors({ heartbeatMs: deps.heartbeatMs })] },
@@ -66,7 +75,7 @@ export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{
     // let running activities heartbeat out and clean up on SIGTERM
     shutdownGraceTime: '30 seconds',
     shutdownForceTime: '2 minutes',
-    ...(opts.identity ? { identity: opts.identity } : {}),
+    identity: opts.identity ? workerIdentity(tag, opts.identity) : workerIdentity(tag),
   });
   let rotated = false;
   if (credentials) {
