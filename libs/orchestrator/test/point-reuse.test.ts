@@ -31,7 +31,7 @@ const sweepId = 'sweep-reuse-test';
 
 function request(resultsDir: string): PointRequest {
   return {
-    plan,
+    planRef: { planHash: plan.planHash, resultsDir },
     sweepId,
     planHash: plan.planHash,
     deployment: {
@@ -61,6 +61,8 @@ describe('runPoint reuses a published valid record', () => {
     const resultsDir = join(root, sweepId);
     const layout = new ResultsLayout(resultsDir);
     mkdirSync(layout.pointDir(2), { recursive: true });
+    // the stored plan, as prepareSweep leaves it: without the reuse, runPoint would read it and go on to the cluster
+    writeFileSync(layout.planFile, JSON.stringify(plan));
     expect(real.submission_valid).toBe(true);
     writeFileSync(
       layout.pointRecord(2),
