@@ -31,7 +31,7 @@ const program = new Command('infersweep-worker')
     const settings = loadWorkerSettings(opts.cluster); // once, before connecting: a bad setting stops here, named
     const patience = completingPatienceMs();
     const target = temporalTarget();
-    const { worker, connection } = await createSweepWorker({
+    const { worker, connection, credentialsRotated } = await createSweepWorker({
       cluster: opts.cluster,
       target,
       taskQueue: opts.taskQueue,
@@ -57,7 +57,9 @@ const program = new Command('infersweep-worker')
     }
     await worker.run();
     await connection.close();
-    process.exit(0); // cached SSH connections to the login host would keep the process alive
+    // cached SSH connections to the login host would keep the process alive; 75 (EX_TEMPFAIL): the
+    // TLS files were rotated, the supervisor starts the worker again with them (docs/deploy.md)
+    process.exit(credentialsRotated() ? 75 : 0);
   });
 
 program.parseAsync(process.argv).catch((err) => {

@@ -34,13 +34,25 @@ export type SearchDecision =
 const settled = (p: PointState) =>
   p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
 
+/**
+ * Longest excerpt of a failure a search evidence line carries, characters. Evidence is copied into
+ * every later search point and carried through continue-as-new, so a server's log tail (tens of KB
+ * of a crashing engine) must not enter it: the first line of the error, capped, does.
+ */
+export const EVIDENCE_EXCERPT_CHARS = 200;
+
+const excerpt = (text: string): string => {
+  const first = text.split('\n', 1)[0]!.trim();
+  return first.length > EVIDENCE_EXCERPT_CHARS ? `${first.slice(0, EVIDENCE_EXCERPT_CHARS - 1)}…` : first;
+};
+
 /** Why a settled point fails the SLO (empty: it meets it). Invalid, failed and skipped points fail. */
 export function sloViolations(slo: Slo | undefined, p: PointState): string[] {
-  if (p.status === 'skipped') return [`skipped${p.lastError ? ` (${p.lastError})` : ''}`];
-  if (p.status === 'failed') return [`failed${p.lastError ? `: ${p.lastError}` : ''}`];
+  if (p.status === 'skipped') return [`skipped${p.lastError ? ` (${excerpt(p.lastError)})` : ''}`];
+  if (p.status === 'failed') return [`failed${p.lastError ? `: ${excerpt(p.lastError)}` : ''}`];
   const s = p.summary;
   if (p.status === 'invalid' || !s || !s.valid)
-    return [`invalid (past saturation)${s?.reasons.length ? `: ${s.reasons.join('; ')}` : ''}`];
+    return [`invalid (past saturation)${s?.reasons.length ? `: ${excerpt(s.reasons.join('; '))}` : ''}`];
   const out: string[] = [];
   const check = (name: string, limits: { p50?: number; p99?: number } | undefined, p50?: number, p99?: number) => {
     for (const [pct, limit, got] of [

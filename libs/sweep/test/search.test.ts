@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolutionStep, searchPointBound } from '@infersweep/core';
 import {
+  EVIDENCE_EXCERPT_CHARS,
   finishPoint,
   nextPointOrSearch,
   nextSearchPoint,
@@ -206,6 +207,15 @@ describe('slo-limit on synthetic curves', () => {
     expect(sloViolations(slo, { concurrency: 8, status: 'failed', attempts: 2, lastError: 'server died' })).toEqual([
       'failed: server died',
     ]);
+  });
+
+  it('carries a one-line excerpt of a failure, never a server log tail, so evidence stays bounded', () => {
+    const logTail = Array.from({ length: 400 }, (_, i) => `\r${'#'.repeat(120)} ${i}% loading`).join('\n');
+    const lastError = `server step 0 on node1 (rank 0) gone: not listed by Slurm on 3 consecutive polls ${'x'.repeat(300)}\n${logTail}`;
+    const [line] = sloViolations(undefined, { concurrency: 8, status: 'failed', attempts: 2, lastError });
+    expect(line!.startsWith('failed: server step 0 on node1 (rank 0) gone')).toBe(true);
+    expect(line!.length).toBeLessThanOrEqual('failed: '.length + EVIDENCE_EXCERPT_CHARS);
+    expect(line).not.toContain('loading');
   });
 
   it('is deterministic and adds nothing while a point is unsettled', () => {

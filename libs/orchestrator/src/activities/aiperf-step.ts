@@ -4,9 +4,10 @@
  * otherwise), output and artifacts on the cluster's shared storage under remoteAiperfPointDir, copied back
  * into the point folder when the step ends; stopped by scancel on abort or at the hard timeout.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { log } from '@temporalio/activity';
 import { remoteAiperfPointDir } from '@infersweep/core';
 import { AIPERF_WRAPPER, parseTimes, wrapperExitCode, type AiperfCommand, type AiperfRunner } from '@infersweep/agentx';
 import {
@@ -24,7 +25,8 @@ import type { Deployment } from './types';
 /** Artifacts aiperf writes as text (the exports the record and InferenceX read, its CSVs and logs). */
 const TEXT_ARTIFACT = /\.(json|jsonl|csv|log|txt)$/;
 const PUT_SCRIPT = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"';
-const FIND_SCRIPT = '[ -d "$1" ] && find "$1" -type f -printf "%P\\n"';
+// NUL-separated: a file name may hold a newline; -type f lists no symlinks and find descends into none
+const FIND_SCRIPT = '[ -d "$1" ] && find "$1" -type f -printf "%P\\0"';
 
 export interface HeadNodeRunnerInput {
   slurm: SlurmCluster;
@@ -131,7 +133,10 @@ async function untilStepExits(
 /** Stream one remote text file into `local` (capped at 1 GiB). */
 async function copyRemoteFile(slurm: SlurmCluster, remote: string, local: string): Promise<void> {
   await mkdir(dirname(local), { recursive: true });
-  const file = createWriteStream(local);
+  // never through a symlink at the target: the file is written where its path says, or not at all
+  const file = (
+    await open(local, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW)
+  ).createWriteStream();
   const r = await slurm.exec.run(cappedCatArgv(remote, 1024 ** 3), {
     timeoutMs: 300_000,
     idempotent: true,
@@ -146,12 +151,58 @@ async function copyRemoteFile(slurm: SlurmCluster, remote: string, local: string
     });
 }
 
-/** Copy the text artifacts aiperf wrote on the cluster into the local point folder. */
+/**
+ * The artifact names a head-node listing may copy back: text artifacts whose relative path stays in
+ * the artifact folder (not empty, not absolute, no `.` or `..` segment, no control character). The
+ * listing comes from the cluster, which code of the sweep input can write to: a name is data, never
+ * a path to follow. `refused`: the names left out (the caller warns).
+ */
+export function artifactNames(listing: string): { names: string[]; refused: string[] } {
+  const names: string[] = [];
+  const refused: string[] = [];
+  for (const f of listing.split('\0')) {
+    if (f === '' || !TEXT_ARTIFACT.test(f)) continue;
+    const segments = f.split('/');
+    const hostile =
+      /[\x00-\x1f\x7f\\]/.test(f) || f.startsWith('/') || segments.some((x) => x === '' || x === '.' || x === '..');
+    (hostile ? refused : names).push(f);
+  }
+  return { names, refused };
+}
+
+/**
+ * Where artifact `name` is written under `localDir`: inside it by path and, once its parent folder
+ * exists, by real path (a symlinked folder inside `localDir` cannot lead out); else a refusal.
+ */
+export async function localArtifactPath(localDir: string, name: string): Promise<string> {
+  const target = resolve(localDir, name);
+  const rel = relative(resolve(localDir), target);
+  const outside = (r: string) => r === '' || r.startsWith(`..${sep}`) || r === '..' || isAbsolute(r);
+  if (outside(rel)) throw new Error(`artifact ${JSON.stringify(name)} would be written outside ${localDir}`);
+  await mkdir(dirname(target), { recursive: true });
+  const realRel = relative(await realpath(localDir), join(await realpath(dirname(target)), basename(target)));
+  if (outside(realRel))
+    throw new Error(`artifact ${JSON.stringify(name)} would be written outside ${localDir} (through a symlink)`);
+  return target;
+}
+
+/** Copy the text artifacts aiperf wrote on the cluster into the local point folder; hostile names are left out, with a warning. */
 async function copyArtifacts(slurm: SlurmCluster, remoteDir: string, localDir: string): Promise<void> {
   const r = await slurm.exec.run(['bash', '-c', FIND_SCRIPT, 'infersweep-find', remoteDir], {
     timeoutMs: 60_000,
     idempotent: true,
   });
-  const files = r.code === 0 ? r.stdout.split('\n').filter((f) => f !== '' && TEXT_ARTIFACT.test(f)) : [];
-  for (const f of files) await copyRemoteFile(slurm, `${remoteDir}/${f}`, join(localDir, f));
+  const { names, refused } = artifactNames(r.code === 0 ? r.stdout : '');
+  const skipped = [...refused];
+  await mkdir(localDir, { recursive: true });
+  for (const f of names) {
+    const local = await localArtifactPath(localDir, f).catch(() => undefined);
+    if (local) await copyRemoteFile(slurm, `${remoteDir}/${f}`, local);
+    else skipped.push(f);
+  }
+  if (skipped.length > 0)
+    log.warn(`aiperf artifacts not copied (their names lead out of ${localDir})`, {
+      names: skipped.slice(0, 10).map((n) => JSON.stringify(n.slice(0, 200))),
+      count: skipped.length,
+    });
 }

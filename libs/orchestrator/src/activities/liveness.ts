@@ -9,7 +9,10 @@
  * watchdog: when the reported progress has not changed within its phase's bound
  * ({@link STALL_BOUND_SECONDS}, or the bound the activity gave with its progress), the attempt fails
  * with a retryable {@link ProgressStalledError} naming the phase, instead of waiting for the
- * start-to-close timeout (up to 12 h).
+ * start-to-close timeout (up to 12 h). Before it reports the failure it stops the attempt's work:
+ * it aborts {@link attemptSignal} (a point's client process and its aiperf step listen to it) and
+ * waits up to {@link STALL_ABORT_GRACE_MS} for the work to end, so the retry does not load a server
+ * the stalled attempt still loads.
  */
 import { Context } from '@temporalio/activity';
 import { InfersweepError } from '@infersweep/core';
@@ -28,6 +31,12 @@ export const STALL_BOUND_SECONDS: Readonly<Record<string, number>> = {
 };
 /** Phases without their own bound (a drain gate, a point's requests, a log copy). */
 export const DEFAULT_STALL_SECONDS = 30 * 60;
+/**
+ * How long a stalled attempt's aborted work may take to end before the stall is reported anyway (a
+ * wedged await never ends), ms: longer than the client process's own kill grace
+ * (libs/agentx/src/client-process.ts) and an aiperf step's scancel.
+ */
+export const STALL_ABORT_GRACE_MS = 60_000;
 
 /** The activity's reported progress has not changed within its phase's bound: retried (another attempt, maybe another worker). */
 export class ProgressStalledError extends InfersweepError {
@@ -43,6 +52,18 @@ interface Latest {
   stallSeconds?: number;
 }
 const latest = new WeakMap<Context, Latest>();
+/** Per attempt: aborted by the watchdog when it fails the attempt. */
+const stops = new WeakMap<Context, AbortController>();
+
+/**
+ * The signal the current attempt's work stops on: the activity's cancellation (a cancelled sweep, a
+ * timeout, a worker shutdown) or the progress watchdog failing the attempt ({@link keepAlive}).
+ */
+export function attemptSignal(): AbortSignal {
+  const ctx = Context.current();
+  const stop = stops.get(ctx);
+  return stop ? AbortSignal.any([ctx.cancellationSignal, stop.signal]) : ctx.cancellationSignal;
+}
 
 /**
  * Record the current activity's progress and heartbeat it now (the SDK throttles the sends).
@@ -59,6 +80,8 @@ export interface KeepAliveOptions {
   /** The bound of a phase, ms (tests shorten it). */
   stallBoundMs?: (phase: string) => number;
   now?: () => number;
+  /** How long aborted work may take to end before the stall is reported anyway, ms (default {@link STALL_ABORT_GRACE_MS}). */
+  abortGraceMs?: number;
 }
 
 const phaseOf = (l: Latest | undefined, ctx: Context): string =>
@@ -67,8 +90,9 @@ const phaseOf = (l: Latest | undefined, ctx: Context): string =>
 /**
  * Run `fn`, heartbeating the latest progress of `ctx` every `everyMs` until it settles; fail with
  * {@link ProgressStalledError} when that progress stays unchanged longer than its phase's bound.
- * The stalled `fn` is abandoned, not stopped (nothing can interrupt a wedged await); its retry starts
- * from the activity's idempotent beginning.
+ * The stall first aborts {@link attemptSignal} and waits for `fn` to end (at most the abort grace;
+ * a wedged await is then abandoned); whatever `fn` returns or throws after the abort, the attempt
+ * fails with the stall, and its retry starts from the activity's idempotent beginning.
  */
 export async function keepAlive<T>(
   ctx: Context,
@@ -82,13 +106,18 @@ export async function keepAlive<T>(
       ? l.stallSeconds * 1000
       : (opts.stallBoundMs?.(phaseOf(l, ctx)) ??
         (STALL_BOUND_SECONDS[phaseOf(l, ctx)] ?? DEFAULT_STALL_SECONDS) * 1000);
+  const stop = new AbortController();
+  stops.set(ctx, stop);
   let seen = JSON.stringify(latest.get(ctx)?.details ?? null);
   let changedAt = now();
-  let stalled: (err: ProgressStalledError) => void = () => undefined;
-  const watchdog = new Promise<never>((_, reject) => (stalled = reject));
+  let stall: ProgressStalledError | undefined;
+  let grace: NodeJS.Timeout | undefined;
+  let giveUp: (err: ProgressStalledError) => void = () => undefined;
+  const watchdog = new Promise<never>((_, reject) => (giveUp = reject));
   const beat = () => {
     const l = latest.get(ctx);
     ctx.heartbeat(l?.details ?? { phase: ctx.info.activityType });
+    if (stall) return; // stopping: the heartbeats go on while the work ends
     const text = JSON.stringify(l?.details ?? null);
     if (text !== seen) {
       seen = text;
@@ -99,19 +128,30 @@ export async function keepAlive<T>(
     const still = now() - changedAt;
     if (still > bound) {
       const phase = phaseOf(l, ctx);
-      stalled(
-        new ProgressStalledError(
-          `${ctx.info.activityType}: no progress in phase ${phase} for ${Math.round(still / 1000)} s (bound ${Math.round(bound / 1000)} s); last progress ${text}`,
-          phase,
-        ),
+      const err = new ProgressStalledError(
+        `${ctx.info.activityType}: no progress in phase ${phase} for ${Math.round(still / 1000)} s (bound ${Math.round(bound / 1000)} s); last progress ${text}`,
+        phase,
       );
+      stall = err;
+      stop.abort(err);
+      grace = setTimeout(() => giveUp(err), opts.abortGraceMs ?? STALL_ABORT_GRACE_MS);
     }
   };
   beat();
   const timer = setInterval(beat, everyMs);
+  const work = fn().then(
+    (v) => {
+      if (stall) throw stall;
+      return v;
+    },
+    (err: unknown) => {
+      throw stall ?? err;
+    },
+  );
   try {
-    return await Promise.race([fn(), watchdog]);
+    return await Promise.race([work, watchdog]);
   } finally {
     clearInterval(timer);
+    clearTimeout(grace);
   }
 }

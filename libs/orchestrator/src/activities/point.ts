@@ -1,5 +1,5 @@
 /** One ConcurrencyPoint: liveness first, the time guard, the drain gate, the AgentX client, the record. */
-import { Context, activityInfo, log } from '@temporalio/activity';
+import { activityInfo, log } from '@temporalio/activity';
 import { contentHash, ResultsLayout } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
 import {
@@ -12,7 +12,7 @@ import {
 import type { ActivityContext } from './context';
 import type { SlurmCluster } from '@infersweep/slurm';
 import { InsufficientTimeError, ServerLostError } from './errors';
-import { progress } from './liveness';
+import { attemptSignal, progress } from './liveness';
 import { headNodeAiperfRunner } from './aiperf-step';
 import { storedResult } from './results-store';
 import type { PointSummary } from '@infersweep/sweep';
@@ -40,7 +40,8 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       await slurm.assertAlive(dep.jobId, step);
       await timeGuard(slurm, plan, req, step);
 
-      const signal = Context.current().cancellationSignal;
+      // a cancelled activity or a stalled attempt (./liveness.ts) stops the client and its aiperf step
+      const signal = attemptSignal();
       const abort = new AbortController();
       signal.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
       let lost: unknown;
