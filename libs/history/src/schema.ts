@@ -100,6 +100,10 @@ export const historyPointSchema = z
     valid: z.boolean(),
     invalidReasons: z.array(z.string()),
     metrics: headlineMetricsSchema,
+    /** requests the profile issued (the error rate's denominator); absent in points stored before it was kept */
+    requests: z.number().int().nonnegative().optional(),
+    /** the point failed (no record: no metrics); absent: it has a record */
+    failed: z.boolean().optional(),
   })
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;
@@ -183,6 +187,7 @@ export const metricStatusSchema = z.enum([
   'insufficient-history',
   'invalid',
   'not-measured',
+  'unmeasured',
 ]);
 
 /** The test of one metric at one run. */
@@ -211,7 +216,19 @@ export const trendPointSchema = z
   .strict();
 export type TrendPoint = z.infer<typeof trendPointSchema>;
 
-export const pointStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid']);
+/**
+ * `unmeasured`: the point is invalid or failed while its series has valid runs before it, or no point
+ * of its run is valid: a finding of its own kind, never a pass (docs/history.md). `invalid`: invalid
+ * with nothing to compare it with.
+ */
+export const pointStatusSchema = z.enum([
+  'regression',
+  'unmeasured',
+  'improvement',
+  'unchanged',
+  'insufficient-history',
+  'invalid',
+]);
 export type PointVerdictStatus = z.infer<typeof pointStatusSchema>;
 
 export const pointVerdictSchema = z

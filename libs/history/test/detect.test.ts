@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyzeSeries, shiftTest, type DetectionSettingsInput } from '@infersweep/history';
+import { verdictLabel } from '@infersweep/sweep';
 import { noisySeries, series } from './series-fixture';
 
 const SERIES = 200;
@@ -196,5 +197,15 @@ describe('honest inputs and attribution', () => {
     specs.forEach((s, i) => (s.ttftP50Ms += i % 3));
     const a = analyzeSeries(series(specs), 'ttftP50Ms', settings);
     expect(a.changes.map((c) => [c.direction, c.firstRunId])).toEqual([['regression', 'r08']]);
+  });
+});
+
+describe('the verdict label (InfersweepRegression)', () => {
+  it('is none only when nothing was found, and names each kind of finding', () => {
+    expect(verdictLabel({})).toBe('none');
+    expect(verdictLabel({ regressions: 0, unmeasured: 0, failed: 0 })).toBe('none');
+    expect(verdictLabel({ regressions: 2 })).toBe('2');
+    expect(verdictLabel({ unmeasured: 3 })).toBe('unmeasured:3');
+    expect(verdictLabel({ regressions: 2, unmeasured: 3, failed: 1 })).toBe('2,unmeasured:3,failed:1');
   });
 });
