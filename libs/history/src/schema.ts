@@ -108,9 +108,16 @@ export const historyPointSchema = z
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;
 
-/** The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`. */
+/** A part of a series id: `%` and `:` escaped (`%25`, `%3A`), so that no two keys share an id. */
+const idPart = (s: string) => s.replace(/%/g, '%25').replace(/:/g, '%3A');
+
+/**
+ * The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`, each part with `%` and
+ * `:` escaped (a model `a:b` of config `c` and a model `b` of config `c:a` no longer collide; a key
+ * without either character keeps the id it always had).
+ */
 export function seriesId(k: SeriesKey): string {
-  return `${k.config}:${k.orientation}:${k.model}:${k.gpu}:c${k.concurrency}`;
+  return [k.config, k.orientation, k.model, k.gpu].map(idPart).join(':') + `:c${k.concurrency}`;
 }
 
 /** True when `query` names this series: its whole id, or a prefix of it ending at a `:`. */
