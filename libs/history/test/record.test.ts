@@ -208,6 +208,7 @@ describe('history on results folders', () => {
       expect(r.notified).toBe('command tee');
       const sent = JSON.parse(readFileSync(out, 'utf8')) as { unmeasured: number; text: string };
       expect(sent.unmeasured).toBe(2);
+      expect(sent.text).toContain('unmeasured: 2 (c=1, c=2): invalid or failed where a measurement was due');
     });
 
     it('a first run with one invalid point beside a valid one has nothing to compare it with: invalid, no finding', async () => {
@@ -220,7 +221,7 @@ describe('history on results folders', () => {
       expect(r.label).toBe('none');
     });
 
-    it('a configured point that failed (no record) is stored as failed with the sweep\'s reason and is unmeasured', async () => {
+    it("a configured point that failed (no record) is stored as failed with the sweep's reason and is unmeasured", async () => {
       const root = mkdtempSync(join(tmpdir(), 'hist-'));
       for (let i = 0; i < 6; i++)
         await recordRun(writeRun(root, `n${i}`, i + 1, { 1: 500 * wobble(i), 2: 900 * wobble(i) }), settings);
