@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
-import { historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
+import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
 
 export interface ExtractedRun {
   runId: string;
@@ -59,18 +59,6 @@ const issues = (e: { issues: { path: PropertyKey[]; message: string }[] }) =>
     .slice(0, 3)
     .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
     .join('; ');
-
-/** The metrics of a point without a record: none measured. */
-const NO_METRICS: HeadlineMetrics = {
-  throughputPerGpu: null,
-  outputThroughputPerGpu: null,
-  interactivityP50: null,
-  ttftP50Ms: null,
-  ttftP99Ms: null,
-  itlP50Ms: null,
-  itlP99Ms: null,
-  errorRate: null,
-};
 
 /** Why a configured point has no record, when the sweep said (concurrency → its last error). */
 export type PointFailures = Readonly<Record<number, string>>;

@@ -60,6 +60,18 @@ export const headlineMetricsSchema = z
   })
   .strict();
 export type HeadlineMetrics = z.infer<typeof headlineMetricsSchema>;
+
+/** The metrics of a point that measured nothing (a failed point). */
+export const NO_METRICS: HeadlineMetrics = {
+  throughputPerGpu: null,
+  outputThroughputPerGpu: null,
+  interactivityP50: null,
+  ttftP50Ms: null,
+  ttftP99Ms: null,
+  itlP50Ms: null,
+  itlP99Ms: null,
+  errorRate: null,
+};
 export type MetricName = keyof HeadlineMetrics;
 export const metricNameSchema = z.enum(Object.keys(headlineMetricsSchema.shape) as [MetricName, ...MetricName[]]);
 
