@@ -66,7 +66,7 @@ export async function sweepAllWorkflow(input: SweepAllInput): Promise<ChildSweep
   const lanes = Math.max(1, Math.min(input.maxConcurrentSweeps, input.sweeps.length));
   await Promise.all(Array.from({ length: lanes }, lane));
   if (cancelled) throw cancelled;
-  // a scheduled run's verdict (the Web UI lists the runs): the regressed points of all its sweeps
+  // a scheduled run's verdict (the Web UI lists the runs): the findings of all its sweeps, failed ones included
   const judged = results.flatMap((r) => (r.result?.regressions === undefined ? [] : [r.result]));
   const failed = results.filter((r) => r.status === 'failed').length;
   if (judged.length > 0 || failed > 0) {
