@@ -11,7 +11,7 @@
  * false-positive rate is at most `alpha` by construction. A change must also be at least
  * `minRelativeChange` of the baseline median in every one of the k runs to count. Pure and deterministic.
  */
-import { mulberry32 } from '@infersweep/stats';
+import { errorRateChange, mulberry32 } from '@infersweep/stats';
 import { z } from 'zod';
 import {
   CONTEXT_FIELDS,
@@ -42,7 +42,9 @@ export const detectionSettingsSchema = z
     permutations: z.number().int().positive().default(5000),
     seed: z.number().int().default(1),
     /** the metrics whose regression counts in a run's verdict */
-    metrics: z.array(metricNameSchema).min(1).default(['throughputPerGpu', 'interactivityP50']),
+    metrics: z.array(metricNameSchema).min(1).default(['throughputPerGpu', 'interactivityP50', 'errorRate']),
+    /** the error rate regresses when it rises by at least this much (absolute, 0.02 = 2 points) at p ≤ alpha */
+    minErrorRateRise: z.number().min(0).max(1).default(0.02),
     /** a run whose context differs in one of these fields from the run before starts a new segment */
     segmentOn: z.array(z.enum(CONTEXT_FIELDS as [ContextField, ...ContextField[]])).default([]),
   })
@@ -216,14 +218,21 @@ export function analyzeSeries(
     const t = usable.length - 1;
     const winStart = t - s.confirmRuns + 1;
     const baseStart = Math.max(segStart, winStart - s.baselineRuns);
-    if (winStart < segStart || winStart - baseStart < s.minBaselineRuns) {
+    const short =
+      metric === 'errorRate'
+        ? t - Math.max(segStart, t - s.baselineRuns) < s.minBaselineRuns
+        : winStart < segStart || winStart - baseStart < s.minBaselineRuns;
+    if (short) {
       evaluations.push(base);
       continue;
     }
-    const ev = compareWindow(base, usable.slice(baseStart, winStart), usable.slice(winStart, t + 1), sign, s);
+    const ev =
+      metric === 'errorRate'
+        ? compareErrors(base, usable.slice(Math.max(segStart, t - s.baselineRuns), t), usable[t]!, s)
+        : compareWindow(base, usable.slice(baseStart, winStart), usable.slice(winStart, t + 1), sign, s);
     if (ev.change) {
       changes.push(ev.change);
-      segStart = winStart;
+      segStart = metric === 'errorRate' ? t : winStart;
     }
     evaluations.push(ev);
   }
@@ -287,6 +296,59 @@ function compareWindow(
     baselineRunIds: ev.baselineRunIds,
     windowRunIds: ev.windowRunIds,
     attribution: contextChanges(before.context, first.context),
+  };
+  return ev;
+}
+
+/** Errors and requests of a valid run (its error rate × the requests it issued); undefined when it did not keep the count. */
+function errorCounts(u: UsablePoint): { errors: number; requests: number } | undefined {
+  const n = u.p.requests;
+  return n === undefined || n === 0 ? undefined : { errors: Math.round(u.v * n), requests: n };
+}
+
+/**
+ * The error rate on absolute change (libs/stats errorRateChange): the newest run's errors against the
+ * pooled baseline's rate, a binomial test whose null is never 0, so a rise from a zero baseline is a
+ * finding. One run suffices: errors are counted requests, not a noisy level. Runs that did not keep
+ * their request count (stored before it was) are left out of the baseline; without counts no test runs.
+ */
+function compareErrors(
+  base: MetricEvaluation,
+  b: UsablePoint[],
+  w: UsablePoint,
+  s: DetectionSettings,
+): MetricEvaluation {
+  const now = errorCounts(w);
+  const counted = b.flatMap((x) => errorCounts(x) ?? []);
+  if (now === undefined || counted.length === 0) return base;
+  const pooled = counted.reduce((a, c) => ({ errors: a.errors + c.errors, requests: a.requests + c.requests }));
+  const r = errorRateChange(pooled, now, { alpha: s.alpha, minAbsolute: s.minErrorRateRise });
+  const ev: MetricEvaluation = {
+    ...base,
+    status: r.flagged ? 'regression' : 'unchanged',
+    baseline: r.baselineRate,
+    // the absolute rise (percentage points as a fraction): a relative change of a zero rate has no meaning
+    relativeChange: r.rise,
+    pValue: r.pValue,
+    baselineRunIds: b.map((x) => x.p.runId),
+    windowRunIds: [w.p.runId],
+    relativeNoise: null,
+  };
+  if (!r.flagged) return ev;
+  const before = b[b.length - 1]!.p;
+  ev.change = {
+    metric: base.metric,
+    direction: 'regression',
+    firstRunId: w.p.runId,
+    previousRunId: before.runId,
+    detectedAtRunId: w.p.runId,
+    baseline: r.baselineRate,
+    value: r.windowRate,
+    relativeChange: r.rise,
+    pValue: r.pValue,
+    baselineRunIds: ev.baselineRunIds,
+    windowRunIds: ev.windowRunIds,
+    attribution: contextChanges(before.context, w.p.context),
   };
   return ev;
 }

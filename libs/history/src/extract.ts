@@ -4,12 +4,12 @@
  * point record gives its launch fingerprint, validity and headline metrics. Nothing here moves or
  * rewrites a file: a record that does not validate is reported and left out.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
-import { historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
+import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
 
 export interface ExtractedRun {
   runId: string;
@@ -21,11 +21,15 @@ export interface ExtractedRun {
 const ms = (s: number | null | undefined) => (s === null || s === undefined ? null : s * 1000);
 const orNull = (x: number | null | undefined) => (x === undefined || x === null || !Number.isFinite(x) ? null : x);
 
+/** The requests the profile issued (the error rate's denominator). */
+const issuedRequests = (r: PointResult): number =>
+  Math.max(0, r.request_accounting.records_total - r.request_accounting.records_warmup_dropped);
+
 /** The headline metrics of a point record (the record stores seconds; history stores ms). */
 export function headlineMetrics(r: PointResult): HeadlineMetrics {
   const m = r.request_metrics;
   const acc = r.request_accounting;
-  const issued = acc.records_total - acc.records_warmup_dropped;
+  const issued = issuedRequests(r);
   return {
     throughputPerGpu: orNull(m.throughput.per_gpu.total_tput_tps),
     outputThroughputPerGpu: orNull(m.throughput.per_gpu.output_tput_tps),
@@ -56,8 +60,16 @@ const issues = (e: { issues: { path: PropertyKey[]; message: string }[] }) =>
     .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
     .join('; ');
 
-/** The points of the run in `resultsDir` (published point folders only: `c<N>`). */
-export function extractRun(resultsDir: string): ExtractedRun {
+/** Why a configured point has no record, when the sweep said (concurrency → its last error). */
+export type PointFailures = Readonly<Record<number, string>>;
+
+/**
+ * The points of the run in `resultsDir`: each published point folder (`c<N>`) with a record, and
+ * each point the plan configured that has none, as a failed point (`valid: false`, `failed: true`,
+ * no metrics, the reason from `failures` or "no result.json"): a point that failed is in the
+ * history, so its series sees it was not measured.
+ */
+export function extractRun(resultsDir: string, failures: PointFailures = {}): ExtractedRun {
   const layout = new ResultsLayout(resultsDir);
   const runIdFallback = resultsDir.replace(/\/+$/, '').split('/').pop() ?? resultsDir;
   const planJson = readJson(layout.planFile);
@@ -78,28 +90,48 @@ export function extractRun(resultsDir: string): ExtractedRun {
     else records.push(rec.data);
   }
   const runId = records[0]?.identity.sweepId ?? runIdFallback;
-  // one time for the whole run (its first point's start), so that every series orders runs alike
-  const time = records.map((r) => r.timing.started_at).sort()[0];
+  // one time for the whole run (its first point's start; without any record, when its plan was written),
+  // so that every series orders runs alike
+  const time = records.map((r) => r.timing.started_at).sort()[0] ?? statSync(layout.planFile).mtime.toISOString();
   const p = plan.data;
+  const context = (launchFingerprint: string) => ({
+    cluster: p.cluster,
+    image: p.image,
+    engineVersion: p.engine.version,
+    launchFingerprint,
+    planHash: p.planHash,
+  });
+  const recorded = new Set(records.map((r) => r.conc));
+  const failed = p.points
+    .filter((c) => !recorded.has(c))
+    .map((c) =>
+      historyPointSchema.parse({
+        runId,
+        time,
+        resultsDir,
+        key: { config: p.sweep, orientation: p.orientation, model: p.model.servedName, gpu: gpuOf(p), concurrency: c },
+        // no record, no fingerprint: the plan hash stands in (a launch change changes it too)
+        context: context(p.planHash),
+        valid: false,
+        failed: true,
+        invalidReasons: [failures[c] ?? `no ${layout.pointRecord(c)}: the point failed or did not run`],
+        metrics: NO_METRICS,
+      }),
+    );
   const points = records.map((r) =>
     historyPointSchema.parse({
       runId,
       time,
       resultsDir,
       key: { config: p.sweep, orientation: p.orientation, model: r.identity.model, gpu: gpuOf(p), concurrency: r.conc },
-      context: {
-        cluster: p.cluster,
-        image: p.image,
-        engineVersion: p.engine.version,
-        launchFingerprint: r.identity.engineArgsFingerprint,
-        planHash: p.planHash,
-      },
+      context: context(r.identity.engineArgsFingerprint),
       valid: r.submission_valid,
       invalidReasons: r.submission_invalid_reasons,
       metrics: headlineMetrics(r),
+      requests: issuedRequests(r),
     }),
   );
-  return { runId, points: points.sort((a, b) => a.key.concurrency - b.key.concurrency), skipped };
+  return { runId, points: [...points, ...failed].sort((a, b) => a.key.concurrency - b.key.concurrency), skipped };
 }
 
 /** Every results folder under `resultsRoot` (a folder holding a plan), one level deep, sorted. */

@@ -10,11 +10,11 @@ import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { detectionSettingsSchema } from './detect';
-import { extractRun } from './extract';
+import { extractRun, type PointFailures } from './extract';
 import { seriesId, type HistoryPoint, type HistoryStore } from './schema';
 import { hookEnv, runHook } from './hook';
 import { openStore } from './store';
-import { evaluateRun, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
+import { evaluateRun, hasFindings, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
 import { verdictText } from './render';
 
 /** The verdict file inside a results folder. */
@@ -39,7 +39,7 @@ export const historySettingsSchema = z
         timeoutSeconds: z.number().positive().default(60),
         /** a URL the verdict JSON is POSTed to */
         webhook: z.string().url().optional(),
-        /** `regression`: only when the run has one (default); `always`: every run */
+        /** `regression`: only when the run has a finding, a regression or an unmeasured point (default); `always`: every run */
         on: z.enum(['regression', 'always']).default('regression'),
       })
       .strict()
@@ -99,19 +99,23 @@ export function readVerdict(resultsDir: string): RunVerdict | undefined {
 
 export interface RecordedRun {
   verdict: RunVerdict;
-  /** `none` or N: the InfersweepRegression search attribute */
+  /** `none`, N, `unmeasured:M` or `N,unmeasured:M`: the InfersweepRegression search attribute */
   label: string;
   store: string;
   skipped: string[];
   notified?: string;
 }
 
-/** Record the run in `resultsDir`: store its points, judge it, write its verdict, notify. */
+/**
+ * Record the run in `resultsDir`: store its points (failed ones too, with the reason `failures` gives),
+ * judge it, write its verdict, notify.
+ */
 export async function recordRun(
   resultsDir: string,
   settings: HistorySettings = loadHistorySettings(),
+  failures: PointFailures = {},
 ): Promise<RecordedRun> {
-  const run = extractRun(resultsDir);
+  const run = extractRun(resultsDir, failures);
   const store = await openStore(storeLocation(settings, resultsDir));
   let verdict: RunVerdict;
   try {
@@ -126,7 +130,7 @@ export async function recordRun(
   const out: RecordedRun = { verdict, label: regressionLabel(verdict), store: store.where, skipped: run.skipped };
   const n = settings.notify;
   // a notification that fails is reported, never a reason to record the run again
-  if (n && (n.on === 'always' || verdict.regressions > 0))
+  if (n && (n.on === 'always' || hasFindings(verdict)))
     out.notified = await notifyOnce(resultsDir, n, verdict).catch(
       (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
     );

@@ -76,12 +76,21 @@ export function pointVerdictsText(points: readonly PointVerdict[]): string {
   return [pad(rows), ...attributions].join('\n');
 }
 
-/** A run's verdict: `regressions: none | N`, then its points. */
+/** The points a verdict could not measure, one line: `unmeasured: 2 (c=4, c=8): …`, or nothing. */
+function unmeasuredLine(v: RunVerdict): string {
+  const pts = v.points.filter((p) => p.status === 'unmeasured').map((p) => `c=${p.concurrency}`);
+  return pts.length === 0
+    ? ''
+    : `unmeasured: ${pts.length} (${pts.join(', ')}): invalid or failed where a measurement was due (a finding, not a pass)\n`;
+}
+
+/** A run's verdict: `regressions: none | N`, the points it could not measure, then its points. */
 export function verdictText(v: RunVerdict): string {
   const skipped = v.skippedLines
     ? `warning: ${v.skippedLines} line(s) of the history store did not validate and were skipped: their runs are missing from the baselines\n`
     : '';
-  return `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n${skipped}${pointVerdictsText(v.points)}`;
+  const head = `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n`;
+  return `${head}${unmeasuredLine(v)}${skipped}${pointVerdictsText(v.points)}`;
 }
 
 /** A series as a table, oldest run first, with the change points found along it. */

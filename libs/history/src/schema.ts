@@ -60,6 +60,18 @@ export const headlineMetricsSchema = z
   })
   .strict();
 export type HeadlineMetrics = z.infer<typeof headlineMetricsSchema>;
+
+/** The metrics of a point that measured nothing (a failed point). */
+export const NO_METRICS: HeadlineMetrics = {
+  throughputPerGpu: null,
+  outputThroughputPerGpu: null,
+  interactivityP50: null,
+  ttftP50Ms: null,
+  ttftP99Ms: null,
+  itlP50Ms: null,
+  itlP99Ms: null,
+  errorRate: null,
+};
 export type MetricName = keyof HeadlineMetrics;
 export const metricNameSchema = z.enum(Object.keys(headlineMetricsSchema.shape) as [MetricName, ...MetricName[]]);
 
@@ -100,13 +112,24 @@ export const historyPointSchema = z
     valid: z.boolean(),
     invalidReasons: z.array(z.string()),
     metrics: headlineMetricsSchema,
+    /** requests the profile issued (the error rate's denominator); absent in points stored before it was kept */
+    requests: z.number().int().nonnegative().optional(),
+    /** the point failed (no record: no metrics); absent: it has a record */
+    failed: z.boolean().optional(),
   })
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;
 
-/** The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`. */
+/** A part of a series id: `%` and `:` escaped (`%25`, `%3A`), so that no two keys share an id. */
+const idPart = (s: string) => s.replace(/%/g, '%25').replace(/:/g, '%3A');
+
+/**
+ * The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`, each part with `%` and
+ * `:` escaped (a model `a:b` of config `c` and a model `b` of config `c:a` no longer collide; a key
+ * without either character keeps the id it always had).
+ */
 export function seriesId(k: SeriesKey): string {
-  return `${k.config}:${k.orientation}:${k.model}:${k.gpu}:c${k.concurrency}`;
+  return [k.config, k.orientation, k.model, k.gpu].map(idPart).join(':') + `:c${k.concurrency}`;
 }
 
 /** True when `query` names this series: its whole id, or a prefix of it ending at a `:`. */
@@ -183,6 +206,7 @@ export const metricStatusSchema = z.enum([
   'insufficient-history',
   'invalid',
   'not-measured',
+  'unmeasured',
 ]);
 
 /** The test of one metric at one run. */
@@ -211,7 +235,19 @@ export const trendPointSchema = z
   .strict();
 export type TrendPoint = z.infer<typeof trendPointSchema>;
 
-export const pointStatusSchema = z.enum(['regression', 'improvement', 'unchanged', 'insufficient-history', 'invalid']);
+/**
+ * `unmeasured`: the point is invalid or failed while its series has valid runs before it, or no point
+ * of its run is valid: a finding of its own kind, never a pass (docs/history.md). `invalid`: invalid
+ * with nothing to compare it with.
+ */
+export const pointStatusSchema = z.enum([
+  'regression',
+  'unmeasured',
+  'improvement',
+  'unchanged',
+  'insufficient-history',
+  'invalid',
+]);
 export type PointVerdictStatus = z.infer<typeof pointStatusSchema>;
 
 export const pointVerdictSchema = z

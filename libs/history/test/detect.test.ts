@@ -4,7 +4,8 @@
  * points, segments and attribution. The rates are printed (seeded: the same on every run).
  */
 import { describe, expect, it } from 'vitest';
-import { analyzeSeries, shiftTest, type DetectionSettingsInput } from '@infersweep/history';
+import { analyzeSeries, seriesId, shiftTest, type DetectionSettingsInput } from '@infersweep/history';
+import { verdictLabel } from '@infersweep/sweep';
 import { noisySeries, series } from './series-fixture';
 
 const SERIES = 200;
@@ -196,5 +197,27 @@ describe('honest inputs and attribution', () => {
     specs.forEach((s, i) => (s.ttftP50Ms += i % 3));
     const a = analyzeSeries(series(specs), 'ttftP50Ms', settings);
     expect(a.changes.map((c) => [c.direction, c.firstRunId])).toEqual([['regression', 'r08']]);
+  });
+});
+
+describe('the verdict label (InfersweepRegression)', () => {
+  it('is none only when nothing was found, and names each kind of finding', () => {
+    expect(verdictLabel({})).toBe('none');
+    expect(verdictLabel({ regressions: 0, unmeasured: 0, failed: 0 })).toBe('none');
+    expect(verdictLabel({ regressions: 2 })).toBe('2');
+    expect(verdictLabel({ unmeasured: 3 })).toBe('unmeasured:3');
+    expect(verdictLabel({ regressions: 2, unmeasured: 3, failed: 1 })).toBe('2,unmeasured:3,failed:1');
+  });
+});
+
+describe('series ids', () => {
+  it('escape `:` and `%` in a key, so that two keys never share an id; plain keys keep theirs', () => {
+    const k = { orientation: 'tep8', gpu: 'h200x8', concurrency: 4 };
+    const a = seriesId({ ...k, config: 'c', model: 'a:b' });
+    const b = seriesId({ ...k, config: 'c:a', model: 'b' });
+    expect(a).not.toBe(b);
+    expect([a, b]).toEqual(['c:tep8:a%3Ab:h200x8:c4', 'c%3Aa:tep8:b:h200x8:c4']);
+    expect(seriesId({ ...k, config: 'kimik3', model: 'kimi-k3' })).toBe('kimik3:tep8:kimi-k3:h200x8:c4');
+    expect(seriesId({ ...k, config: '50%', model: 'm%3Ab' })).toBe('50%25:tep8:m%253Ab:h200x8:c4');
   });
 });

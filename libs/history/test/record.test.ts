@@ -75,7 +75,11 @@ describe('history on results folders', () => {
     const bad = new ResultsLayout(dir).pointRecord(2);
     writeFileSync(bad, '{"conc": 2}');
     const run = extractRun(dir);
-    expect(run.points.map((p) => p.key.concurrency)).toEqual([1]);
+    // the configured point without a valid record is in the history as a failed point, never dropped
+    expect(run.points.map((p) => [p.key.concurrency, p.valid, p.failed ?? false])).toEqual([
+      [1, true, false],
+      [2, false, true],
+    ]);
     expect(run.skipped).toHaveLength(1);
     expect(run.skipped[0]).toContain(bad);
     expect(readFileSync(bad, 'utf8')).toBe('{"conc": 2}');
@@ -141,11 +145,12 @@ describe('history on results folders', () => {
     );
   });
 
-  it('keeps an invalid night out of the baseline and says so in its verdict', async () => {
+  it('keeps an invalid night out of the baseline and reports it unmeasured, never none', async () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
     for (let i = 0; i < 6; i++) await recordRun(writeRun(root, `n${i}`, i + 1, { 2: 900 * wobble(i) }), settings);
     const bad = await recordRun(writeRun(root, 'n6', 7, { 2: 100 }, { valid: false }), settings);
-    expect(bad.verdict.points.map((p) => p.status)).toEqual(['invalid']);
+    expect(bad.verdict.points.map((p) => p.status)).toEqual(['unmeasured']);
+    expect([bad.verdict.regressions, bad.verdict.unmeasured, bad.label]).toEqual([0, 1, 'unmeasured:1']);
     const next = await recordRun(writeRun(root, 'n7', 8, { 2: 900 }), settings);
     expect(next.verdict.points[0]!.metrics[0]!.baselineRunIds).not.toContain('n6');
     expect(next.label).toBe('none');
@@ -184,6 +189,77 @@ describe('history on results folders', () => {
     const sent = JSON.parse(readFileSync(out, 'utf8')) as { runId: string; regressions: number; text: string };
     expect(sent).toMatchObject({ runId: 'night-6', regressions: 1 });
     expect(sent.text).toContain('regressions: 1');
+  });
+
+  describe('fails closed', () => {
+    const notifying = (root: string) => {
+      const out = join(root, 'notified.json');
+      const file = join(root, 'history.yaml');
+      writeFileSync(file, `detection:\n  minBaselineRuns: 5\nnotify:\n  command: [tee, ${out}]\n`);
+      return { out, s: loadHistorySettings({ [HISTORY_SETTINGS_ENV]: file }) };
+    };
+
+    it('a run whose every point is invalid is unmeasured and notifies, even with no history before it', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      const { out, s } = notifying(root);
+      const r = await recordRun(writeRun(root, 'n0', 1, { 1: 500, 2: 900 }, { valid: false }), s);
+      expect(r.verdict.points.map((p) => p.status)).toEqual(['unmeasured', 'unmeasured']);
+      expect(r.label).toBe('unmeasured:2');
+      expect(r.notified).toBe('command tee');
+      const sent = JSON.parse(readFileSync(out, 'utf8')) as { unmeasured: number; text: string };
+      expect(sent.unmeasured).toBe(2);
+      expect(sent.text).toContain('unmeasured: 2 (c=1, c=2): invalid or failed where a measurement was due');
+    });
+
+    it('a first run with one invalid point beside a valid one has nothing to compare it with: invalid, no finding', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      // c2 invalid, then c1 valid, into the same results folder (a run of two points)
+      const dir = writeRun(root, 'n0', 1, { 2: 900 }, { valid: false, points: [1, 2] });
+      writeRun(root, 'n0', 1, { 1: 500 }, { points: [1, 2] });
+      const r = await recordRun(dir, settings);
+      expect(r.verdict.points.map((p) => p.status)).toEqual(['insufficient-history', 'invalid']);
+      expect(r.label).toBe('none');
+    });
+
+    it("a configured point that failed (no record) is stored as failed with the sweep's reason and is unmeasured", async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      for (let i = 0; i < 6; i++)
+        await recordRun(writeRun(root, `n${i}`, i + 1, { 1: 500 * wobble(i), 2: 900 * wobble(i) }), settings);
+      const dir = writeRun(root, 'n6', 7, { 1: 500 }, { points: [1, 2] });
+      const r = await recordRun(dir, settings, { 2: 'failed: server lost during the point' });
+      expect(r.verdict.points.map((p) => [p.concurrency, p.status])).toEqual([
+        [1, 'unchanged'],
+        [2, 'unmeasured'],
+      ]);
+      expect(r.label).toBe('unmeasured:1');
+      const stored = await new FileHistoryStore(join(root, HISTORY_FILE)).run('n6');
+      expect(stored.find((p) => p.key.concurrency === 2)).toMatchObject({
+        valid: false,
+        failed: true,
+        invalidReasons: ['failed: server lost during the point'],
+      });
+    });
+
+    it('the error rate regresses on an absolute rise from a zero baseline (0 % → 8 % of 200 requests)', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      const withErrors = (dir: string, errors: number) => {
+        const file = new ResultsLayout(dir).pointRecord(2);
+        const r = JSON.parse(readFileSync(file, 'utf8')) as typeof record;
+        Object.assign(r.request_accounting, { records_total: 204, records_warmup_dropped: 4 });
+        r.request_accounting.records_error_dropped = errors;
+        writeFileSync(file, JSON.stringify(r));
+        return dir;
+      };
+      const nights = [];
+      for (let i = 0; i < 6; i++)
+        nights.push(await recordRun(withErrors(writeRun(root, `n${i}`, i + 1, { 2: 900 * wobble(i) }), 0), settings));
+      expect(nights.map((n) => n.label)).toEqual(['none', 'none', 'none', 'none', 'none', 'none']);
+      const r = await recordRun(withErrors(writeRun(root, 'n6', 7, { 2: 900 }), 16), settings);
+      const err = r.verdict.points[0]!.metrics.find((m) => m.metric === 'errorRate')!;
+      expect(err).toMatchObject({ status: 'regression', baseline: 0, value: 0.08 });
+      expect(err.pValue).toBeLessThan(1e-10);
+      expect(r.label).toBe('1');
+    });
   });
 
   it('reports a failing notification command in the result and still records the run', async () => {

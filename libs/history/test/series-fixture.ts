@@ -1,5 +1,5 @@
 /** Synthetic series of history points: a level, seeded normal noise, steps, outliers, context changes. */
-import { prng, type HistoryPoint, type HeadlineMetrics, type RunContext } from '@infersweep/history';
+import { NO_METRICS, prng, type HistoryPoint, type RunContext } from '@infersweep/history';
 
 export const KEY = { config: 'kimik3', orientation: 'tep8', model: 'kimi-k3', gpu: 'h200x8', concurrency: 32 } as const;
 export const CONTEXT: RunContext = {
@@ -15,17 +15,6 @@ export function normal(seed: number): () => number {
   const u = prng(seed);
   return () => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u());
 }
-
-const NO_METRICS: HeadlineMetrics = {
-  throughputPerGpu: null,
-  outputThroughputPerGpu: null,
-  interactivityP50: null,
-  ttftP50Ms: null,
-  ttftP99Ms: null,
-  itlP50Ms: null,
-  itlP99Ms: null,
-  errorRate: null,
-};
 
 export interface RunSpec {
   throughput: number;

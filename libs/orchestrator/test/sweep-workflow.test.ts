@@ -97,7 +97,7 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   captureLogs: () => ({ files: [], tails: {} }),
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
-  recordHistory: () => ({ regressions: 0, label: 'none', store: '/results', skipped: [] }),
+  recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
 };
 
 function mockActivities(): SweepActivities {
@@ -706,6 +706,24 @@ describe('sweepAllWorkflow, one child sweep per orientation', () => {
     // the failed child released what it held; the one after it ran
     expect(callsOf(sweeps[1]!, 'release').map((i) => i.jobId)).toEqual(['100']);
     expect(callsOf(sweeps[2]!, 'runPoint')).toHaveLength(1);
+  });
+
+  it('a run whose children failed or measured nothing ends with a verdict that says so, never none', async () => {
+    const unmeasured = () => ({ regressions: 0, unmeasured: 2, label: 'unmeasured:2', store: '/results', skipped: [] });
+    const sweeps = [
+      sweep({ recordHistory: unmeasured }, { orientation: 'balanced', points: [1] }),
+      sweep({ launchServer: () => Promise.reject(new BindError('node2 has no address')) }, { orientation: 'latency' }),
+      sweep({}, { orientation: 'throughput', points: [1] }),
+    ];
+    const h = await startAll(`all-${randomUUID().slice(0, 8)}`, sweeps);
+    const outcomes = (await h.result()) as ChildSweepOutcome[];
+    expect(outcomes.map((o) => [o.status, o.result?.unmeasured])).toEqual([
+      ['completed', 2],
+      ['failed', undefined],
+      ['completed', undefined],
+    ]);
+    const label = (await h.describe()).typedSearchAttributes.get(searchAttributeKeys.regression);
+    expect(label).toBe('unmeasured:2,failed:1');
   });
 
   it('perRun (schedules): children get childSweepId(parent, orientation) and folders under perRun.resultsRoot', async () => {

@@ -215,6 +215,8 @@ export interface SweepResult {
   resultsDir: string;
   /** points with a new regression against the history of their series (InfersweepRegression); absent: not judged */
   regressions?: number;
+  /** points that could not be measured (invalid or failed) while their series could: a finding, never a pass */
+  unmeasured?: number;
   /** the search's brackets and why it ended (SweepProgress.search); absent: no search, or a sweep closed before it was returned */
   search?: SearchResult;
   /** the sweep's last message (SweepProgress.message), e.g. its verdict against the history */
@@ -233,6 +235,26 @@ export interface ChildSweepOutcome {
   error?: string;
 }
 
+/** What a verdict found: regressed points, unmeasured points and failed sweeps (each absent: 0). */
+export interface VerdictCounts {
+  regressions?: number;
+  unmeasured?: number;
+  failed?: number;
+}
+
+/**
+ * The InfersweepRegression search attribute: `none` only when nothing was found, else the findings,
+ * e.g. `2`, `unmeasured:3`, `2,unmeasured:3,failed:1` (a number alone: regressed points, as before).
+ */
+export function verdictLabel(c: VerdictCounts): string {
+  const parts = [
+    ...(c.regressions ? [String(c.regressions)] : []),
+    ...(c.unmeasured ? [`unmeasured:${c.unmeasured}`] : []),
+    ...(c.failed ? [`failed:${c.failed}`] : []),
+  ];
+  return parts.length === 0 ? 'none' : parts.join(',');
+}
+
 // ---------------------------------------------------------------- messages (names only; the
 // workflow defines handlers, the CLI calls them by the same definitions in ./messages)
 export const PROGRESS_QUERY = 'progress';
@@ -247,6 +269,6 @@ export const SEARCH_ATTRIBUTES = {
   cluster: 'InfersweepCluster',
   config: 'InfersweepConfig',
   status: 'InfersweepStatus',
-  /** a completed run's verdict against the history of its series: `none` or the number of regressed points (libs/history) */
+  /** a run's verdict against the history of its series: `none`, or its findings (verdictLabel: `N`, `unmeasured:M`, `failed:K`) */
   regression: 'InfersweepRegression',
 } as const;

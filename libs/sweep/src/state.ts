@@ -149,3 +149,12 @@ export function summaryLine(p: SweepProgress): string {
   const limit = p.search?.limit ? `; SLO limit ${p.search.limit.text}` : '';
   return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)${limit}`;
 }
+
+/** The points that ended without a measurement (failed or skipped) and why: the history records them (libs/history). */
+export function unmeasuredPoints(p: SweepProgress): { concurrency: number; reason: string }[] {
+  return p.points.flatMap((pt) =>
+    pt.status === 'failed' || pt.status === 'skipped'
+      ? [{ concurrency: pt.concurrency, reason: `${pt.status}: ${pt.lastError ?? 'no reason recorded'}` }]
+      : [],
+  );
+}

@@ -31,7 +31,7 @@ function verdictTable(s: SweepResults, v: RunVerdict): string {
       return `<tr class="${STATUS_CLASS[m.status] ?? ''}"><td>c=${p.concurrency}</td><td>${esc(METRIC_LABELS[m.metric])}</td><td class="num">${fmtNum(m.value)}</td><td class="num">${fmtNum(m.baseline)}</td><td class="num">${fmtChange(m.relativeChange)}</td><td class="num">${fmtConfidence(m.pValue)}</td><td>${esc(m.status)}${attribution ? `<br><small>${esc(attribution)}</small>` : ''}</td><td>${trendSvg(m.trend)}</td><td><small>${esc(compared)}</small></td></tr>`;
     }),
   );
-  const head = `<p><b>regressions: ${v.regressions === 0 ? 'none' : v.regressions}</b> · ${esc(s.orientation)} · run <code>${esc(v.runId)}</code> · alpha ${v.settings.alpha}, at least ${(v.settings.minRelativeChange * 100).toFixed(0)} % in each of the last ${v.settings.confirmRuns} runs, baseline of ${v.settings.minBaselineRuns}–${v.settings.baselineRuns} valid runs</p>`;
+  const head = `<p><b>regressions: ${v.regressions === 0 ? 'none' : v.regressions}</b>${v.unmeasured ? ` · <b>unmeasured: ${v.unmeasured}</b>` : ''} · ${esc(s.orientation)} · run <code>${esc(v.runId)}</code> · alpha ${v.settings.alpha}, at least ${(v.settings.minRelativeChange * 100).toFixed(0)} % in each of the last ${v.settings.confirmRuns} runs, baseline of ${v.settings.minBaselineRuns}–${v.settings.baselineRuns} valid runs</p>`;
   return `${head}
 <table class="history"><thead><tr><th>point</th><th>metric</th><th>this run</th><th>baseline</th><th>change</th><th>confidence</th><th>status</th><th>trend</th><th>compared with</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>`;

@@ -8,8 +8,11 @@ import { log } from '@temporalio/activity';
 import { loadHistorySettings, recordRun } from '@infersweep/history';
 
 export interface RecordHistoryResult {
-  /** points with a new regression (the InfersweepRegression search attribute: `none` or N) */
+  /** points with a new regression */
   regressions: number;
+  /** points that could not be measured (invalid or failed) where a measurement was due */
+  unmeasured: number;
+  /** the InfersweepRegression search attribute: `none`, N, `unmeasured:M` or both */
   label: string;
   /** where the history is (no credentials) */
   store: string;
@@ -20,19 +23,26 @@ export interface RecordHistoryResult {
 }
 
 export interface HistoryActivities {
-  recordHistory(input: { sweepId: string; resultsDir: string }): Promise<RecordHistoryResult>;
+  /** `failed`: the sweep's failed or skipped points and why (absent in histories recorded before it was passed) */
+  recordHistory(input: {
+    sweepId: string;
+    resultsDir: string;
+    failed?: { concurrency: number; reason: string }[];
+  }): Promise<RecordHistoryResult>;
 }
 
 /** Needs none of the worker's deps (./context.ts): the settings are read on every call. */
 export function historyActivities(): HistoryActivities {
   return {
-    async recordHistory({ sweepId, resultsDir }) {
-      const r = await recordRun(resultsDir, loadHistorySettings());
+    async recordHistory({ sweepId, resultsDir, failed = [] }) {
+      const reasons = Object.fromEntries(failed.map((f) => [f.concurrency, f.reason]));
+      const r = await recordRun(resultsDir, loadHistorySettings(), reasons);
       if (r.skipped.length) log.warn('history: records left out', { sweepId, skipped: r.skipped });
       if (r.notified?.startsWith('failed')) log.warn(`history: notification ${r.notified}`, { sweepId });
       log.info(`history: regressions: ${r.label}`, { sweepId, store: r.store });
       return {
         regressions: r.verdict.regressions,
+        unmeasured: r.verdict.unmeasured,
         label: r.label,
         store: r.store,
         skipped: r.skipped,

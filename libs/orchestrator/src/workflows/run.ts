@@ -34,6 +34,7 @@ import {
   skipPointUpdate,
   startPoint,
   summaryLine,
+  unmeasuredPoints,
   validateSkip,
   type AllocationEnd,
   type PointState,
@@ -66,6 +67,7 @@ export class SweepRun {
   private operatorRetry = false;
   /** the verdict of a completed sweep against the history (judge) */
   private regressions?: number;
+  private unmeasured?: number;
   private pointScope?: CancellationScope;
   /** allocation, image import, launch and readiness: cancelled by abort too */
   private setupScope?: CancellationScope;
@@ -487,8 +489,10 @@ export class SweepRun {
   async judge(): Promise<void> {
     await CancellationScope.nonCancellable(async () => {
       try {
-        const h = await this.act.recordHistory({ sweepId: this.input.sweepId, resultsDir: this.input.resultsDir });
+        const { sweepId, resultsDir } = this.input;
+        const h = await this.act.recordHistory({ sweepId, resultsDir, failed: unmeasuredPoints(this.state) });
         this.regressions = h.regressions;
+        this.unmeasured = h.unmeasured;
         upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
         this.touch(undefined, `regressions: ${h.label} (history in ${h.store})`);
       } catch (err) {
@@ -506,6 +510,7 @@ export class SweepRun {
       allocations: s.allocations,
       resultsDir: this.input.resultsDir,
       ...(this.regressions === undefined ? {} : { regressions: this.regressions }),
+      ...(this.unmeasured ? { unmeasured: this.unmeasured } : {}),
       // what `status` and `report` show of a closed sweep with no worker to answer a query
       ...(s.search ? { search: s.search } : {}),
       ...(s.message ? { message: s.message } : {}),

@@ -13,6 +13,8 @@ import {
   type ChildSweepOutcome,
   type SweepAllInput,
   type SweepInput,
+  type SweepResult,
+  verdictLabel,
 } from '@infersweep/sweep';
 import { childSweepId, ResultsLayout } from '@infersweep/core';
 import { messageOf } from './failures';
@@ -64,11 +66,17 @@ export async function sweepAllWorkflow(input: SweepAllInput): Promise<ChildSweep
   const lanes = Math.max(1, Math.min(input.maxConcurrentSweeps, input.sweeps.length));
   await Promise.all(Array.from({ length: lanes }, lane));
   if (cancelled) throw cancelled;
-  // a scheduled run's verdict (the Web UI lists the runs): the regressed points of all its sweeps
-  const judged = results.flatMap((r) => (r.result?.regressions === undefined ? [] : [r.result.regressions]));
-  if (judged.length > 0) {
-    const n = judged.reduce((a, b) => a + b, 0);
-    upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: n === 0 ? 'none' : String(n) }]);
+  // a scheduled run's verdict (the Web UI lists the runs): the findings of all its sweeps, failed ones included
+  const judged = results.flatMap((r) => (r.result?.regressions === undefined ? [] : [r.result]));
+  const failed = results.filter((r) => r.status === 'failed').length;
+  if (judged.length > 0 || failed > 0) {
+    const sum = (f: (r: SweepResult) => number | undefined) => judged.reduce((a, r) => a + (f(r) ?? 0), 0);
+    const value = verdictLabel({
+      regressions: sum((r) => r.regressions),
+      unmeasured: sum((r) => r.unmeasured),
+      failed,
+    });
+    upsertSearchAttributes([{ key: searchAttributeKeys.regression, value }]);
   }
   return results;
 }
