@@ -19,7 +19,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '@infersweep/stats';
-import { requestGoodput, requestMetrics, type RequestRecord } from '@infersweep/agentx';
+import { aiperfGoodputSlos, requestGoodput, requestMetrics, type RequestRecord } from '@infersweep/agentx';
 import { requestRecord } from './records-fixture';
 
 /** aiperf's good-request rule and attainment, as its code states it (see the header). */
@@ -147,5 +147,15 @@ describe("InferenceX's P90 E2E-normalized interactivity", () => {
     // ratios 0.01 s ×9 and 0.1 s: p90 at rank 8.1 → 0.01 + 0.1·0.09 = 0.019 s/token
     expect(m.p90).toBeCloseTo(1 / 0.019, 9);
     expect(m.p50).toBeCloseTo(100, 9);
+  });
+});
+
+describe("aiperf's --goodput from the same bounds", () => {
+  it('names aiperf metric tags with the bounds in ms, only those given', () => {
+    expect(aiperfGoodputSlos({ ttftMs: 200, tpotMs: 15, e2elMs: 1500 })).toBe(
+      'time_to_first_token:200 inter_token_latency:15 request_latency:1500',
+    );
+    expect(aiperfGoodputSlos({ e2elMs: 1500 })).toBe('request_latency:1500');
+    expect(aiperfGoodputSlos(undefined)).toBeUndefined();
   });
 });
