@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRequestRecords, requestGoodput, runAiperfPoint } from '@infersweep/agentx';
-import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
+import { assertAiperfAvailable, simAiperfInput } from './aiperf-env';
 import { startSim, type Sim } from './sim';
 
 const BOUNDS = { attainment: 0.95, ttftMs: 200, tpotMs: 15, e2elMs: 1500 };
@@ -34,34 +34,9 @@ describe('goodput: the record against aiperf --goodput on the same requests', ()
 
   it('aiperf good_request_count / requests equals the record goodput attainment', async () => {
     const outDir = mkdtempSync(join(tmpdir(), 'agentx-goodput-'));
-    const r = await runAiperfPoint({
-      concurrency: 8,
-      endpoints: [sim.url],
-      metricsEndpoints: [sim.url],
-      servedModel: 'agentx-sim',
-      gpuCount: 1,
-      goodput: BOUNDS,
-      settings: {
-        profileDurationSeconds: 20,
-        nonCanonical: true,
-        warmupGracePeriodSeconds: 60,
-        aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer },
-      },
-      identity: {
-        sweepId: 'int',
-        orientation: 'latency',
-        topology: 'sim',
-        image: 'sim',
-        model: 'agentx-sim',
-        engineArgsFingerprint: 'x',
-        jobId: null,
-        nodes: [],
-        attempt: 0,
-        deploymentPolicy: 'shared-server',
-      },
-      outDir,
-      traceFile: new URL('./data/traces', import.meta.url).pathname,
-    });
+    const r = await runAiperfPoint(
+      simAiperfInput(sim.url, outDir, { concurrency: 8, profileDurationSeconds: 20, goodput: BOUNDS }),
+    );
     expect(r.aiperf.exitCode).toBe(0);
     expect(readFileSync(join(outDir, 'benchmark_command.txt'), 'utf8')).toContain(
       "--goodput 'time_to_first_token:200 inter_token_latency:15 request_latency:1500'",

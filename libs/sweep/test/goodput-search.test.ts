@@ -8,9 +8,9 @@ import {
   startPoint,
   type PointState,
   type PointSummary,
-  type SweepProgress,
   type SweepSearch,
 } from '../src';
+import { progress } from './progress-fixture';
 
 const summary = (over: Partial<PointSummary> = {}): PointSummary => ({
   concurrency: 8,
@@ -73,23 +73,7 @@ describe('goodput as an SLO constraint', () => {
       pointGpuHours: 1,
     };
     for (const limit of [1, 7, 40, 127]) {
-      const p: SweepProgress = {
-        sweepId: 's',
-        configName: 'c',
-        configHash: 'h',
-        planHash: 'p',
-        orientation: 'o',
-        cluster: 'local',
-        model: 'm',
-        policy: 'shared-server',
-        maxAllocationAttempts: 3,
-        resultsDir: '/r',
-        phase: 'starting',
-        points: [{ concurrency: 4, status: 'pending', attempts: 0 }],
-        allocations: [],
-        startedAt: 't0',
-        updatedAt: 't0',
-      };
+      const p = progress([4]);
       let pt: PointState | undefined;
       while ((pt = nextPointOrSearch(p, s))) {
         startPoint(pt, 'job', 't');
