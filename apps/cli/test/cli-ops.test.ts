@@ -113,6 +113,19 @@ describe('status and progress views', () => {
     expect(t).toContain('#1    job 12');
     expect(t).toContain('ended NODE_FAIL (node2 down)');
   });
+  it("shows a point's InferenceX interactivity and goodput attainment with its interval", () => {
+    const line = pointLine({
+      ...pts[0]!,
+      summary: {
+        ...pts[0]!.summary!,
+        e2eNormInteractivityP90: 21.5,
+        goodput: { good: 96, total: 100, attainment: 0.96, lower: 0.9016, upper: 0.9843 },
+      },
+    });
+    expect(line).toMatch(
+      /55(\.0)? tok\/s\/user\s+21\.5 tok\/s\/user E2E-norm P90\s+goodput 96(\.0)? % \[90\.2, 98\.4\]/,
+    );
+  });
   it('shows what went wrong on an allocation without ending it (a failed log capture) and a release that failed', () => {
     const p = progress(pts);
     p.allocations = [

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { niceTicks, paretoFrontier, paretoSvg } from '../src/report/chart';
 import { loadSweepResults, rowFromRecord } from '../src/report/records';
-import { csvCell, renderReport, toCsv, CSV_COLUMNS } from '../src/report/html';
+import { csvCell, renderReport, seriesOf, toCsv, CSV_COLUMNS, X_AXES } from '../src/report/html';
 import { locateOnDisk } from '../src/report/generate';
 import { pointRecord, tempRoot, writeSweep } from './fixtures/sweep-results';
 
@@ -231,6 +231,49 @@ describe('the HTML report', () => {
     } finally {
       writeFileSync(file, before);
     }
+  });
+});
+
+describe("the report's x-axis and goodput", () => {
+  const w = writeSweep(tempRoot(), {
+    sweepId: 's-axis',
+    orientation: 'balanced',
+    points: [
+      {
+        concurrency: 4,
+        valid: true,
+        tputPerGpu: 300,
+        interactivity: 80,
+        e2eNormInteractivity: 31,
+        goodput: { good: 97, total: 100 },
+      },
+      { concurrency: 16, valid: true, tputPerGpu: 900, interactivity: 50, e2eNormInteractivity: 12 },
+    ],
+  });
+  const s = loadSweepResults(w.dir, w.progress);
+
+  it("plots InferenceX's P90 E2E-normalized interactivity by default, 1 / ITL p50 when asked", () => {
+    expect(seriesOf(s).points.map((p) => p.x)).toEqual([31, 12]);
+    expect(seriesOf(s, 'itl-p50').points.map((p) => p.x)).toEqual([80, 50]);
+    expect(renderReport({ sweeps: [s], outDir: w.dir })).toContain(X_AXES['e2e-norm-p90'].label);
+    const itl = renderReport({ sweeps: [s], outDir: w.dir, xAxis: 'itl-p50' });
+    expect(itl).toContain(X_AXES['itl-p50'].label);
+    expect(itl).not.toContain(X_AXES['e2e-norm-p90'].label);
+  });
+
+  it('carries goodput attainment and the axis into the rows and the CSV; no bounds, no goodput', () => {
+    const [c4, c16] = s.points;
+    expect(c4).toMatchObject({
+      e2eNormInteractivityP90: 31,
+      goodputAttainment: 0.97,
+      goodputCiLower: 0.9,
+      goodputCiUpper: 0.99,
+    });
+    expect(c16).toMatchObject({ e2eNormInteractivityP90: 12, goodputAttainment: null });
+    const [head, row4] = toCsv([s]).split('\r\n');
+    const col = (name: string) => head!.split(',').indexOf(name);
+    expect(row4!.split(',')[col('goodput_attainment')]).toBe('0.97');
+    expect(row4!.split(',')[col('e2e_norm_intvty_p90')]).toBe('31');
   });
 });
 

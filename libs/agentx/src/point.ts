@@ -1,11 +1,16 @@
 import { join } from 'node:path';
-import { agentxSettingsSchema, type AgentxSettings, type AgentxSettingsInput } from '@infersweep/topology';
+import {
+  agentxSettingsSchema,
+  type AgentxSettings,
+  type AgentxSettingsInput,
+  type GoodputSlo,
+} from '@infersweep/topology';
 import { POINT_RECORD_FILE, POINT_REQUESTS_FILE } from '@infersweep/core';
 import { RecordInvalidError } from './errors';
 import { replay, type Progress, type ReplayResult } from './client/replay';
 import { ClientHealth } from './client-health';
 import { publishDir, writeFileAtomic, writeJsonlAtomic } from './io';
-import { accounting, metricCoverage, requestMetrics } from './metrics/aggregate';
+import { accounting, metricCoverage, requestGoodput, requestMetrics } from './metrics/aggregate';
 import { prefixCacheGate, validity } from './metrics/validity';
 import { ProfileWindow, serverMetricsMissing } from './profile-window';
 import {
@@ -34,6 +39,8 @@ export interface RunPointInput {
   identity: PointIdentityInput;
   outDir?: string;
   family?: EngineFamily;
+  /** Per-request SLO bounds: the record gets its goodput attainment (search.slo.goodput). */
+  goodput?: GoodputSlo;
 }
 
 export interface RunPointHooks {
@@ -194,6 +201,7 @@ function pointRecord(p: PointRecordParts) {
     num_requests_successful: successes,
     request_accounting: acc,
     request_metrics: requestMetrics(r.records, input.gpuCount),
+    ...(input.goodput ? { goodput: requestGoodput(r.records, input.goodput) } : {}),
     concurrency: {
       target_sessions: input.concurrency,
       time_weighted_sessions: sessionsAvg,

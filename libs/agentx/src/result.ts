@@ -137,6 +137,25 @@ export const requestMetricsSchema = z
   .strict();
 export type RequestMetrics = z.infer<typeof requestMetricsSchema>;
 
+/** Per-request SLO attainment (metrics/aggregate.ts `requestGoodput`), when the config gives goodput bounds. */
+export const pointGoodputSchema = z
+  .object({
+    attainment_target: z.number(),
+    bounds: z
+      .object({ ttft_ms: z.number().nullable(), tpot_ms: z.number().nullable(), e2el_ms: z.number().nullable() })
+      .strict(),
+    good_requests: z.number().int(),
+    profiled_requests: z.number().int(),
+    /** good / profiled; null without profiled requests */
+    attainment: z.number().nullable(),
+    /** Wilson score interval at ci_level */
+    ci_lower: z.number().nullable(),
+    ci_upper: z.number().nullable(),
+    ci_level: z.number(),
+  })
+  .strict();
+export type PointGoodputRecord = z.infer<typeof pointGoodputSchema>;
+
 export const concurrencySchema = z
   .object({
     target_sessions: z.number().int(),
@@ -211,6 +230,8 @@ export const pointResultSchema = z
     num_requests_successful: z.number().int(),
     request_accounting: requestAccountingSchema,
     request_metrics: requestMetricsSchema,
+    /** Absent when the config gives no goodput bounds (search.slo.goodput). */
+    goodput: pointGoodputSchema.optional(),
     concurrency: concurrencySchema,
     client_health: clientHealthResultSchema,
     server_metrics: serverMetricsSchema,
@@ -269,6 +290,18 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
     outputThroughputPerGpu: val(m.throughput.per_gpu.output_tput_tps),
     totalThroughputPerGpu: val(m.throughput.per_gpu.total_tput_tps),
     interactivityP50: val(lat.intvty.p50),
+    e2eNormInteractivityP90: val(lat.e2e_norm_intvty.p90),
+    ...(r.goodput?.attainment === null || r.goodput?.attainment === undefined
+      ? {}
+      : {
+          goodput: {
+            good: r.goodput.good_requests,
+            total: r.goodput.profiled_requests,
+            attainment: r.goodput.attainment,
+            lower: r.goodput.ci_lower ?? 0,
+            upper: r.goodput.ci_upper ?? 1,
+          },
+        }),
     ttftP50Ms: ms(lat.ttft.p50),
     ttftP99Ms: ms(lat.ttft.p99),
     itlP50Ms: ms(lat.itl.p50),

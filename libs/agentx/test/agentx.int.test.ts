@@ -10,6 +10,7 @@ import {
   MetricMissingError,
   PointAbortedError,
   pointResultSchema,
+  requestGoodput,
   runPoint,
   waitForDrain,
   type DrainPoll,
@@ -49,6 +50,8 @@ afterAll(async () => {
   await Promise.all(sims.map((s) => s.stop()));
 });
 
+const GOODPUT = { attainment: 0.95, ttftMs: 600, tpotMs: 110 };
+
 describe('runPoint against llm-d-inference-sim (constant TTFT 500 ms, ITL 100 ms)', () => {
   let sim: Sim;
   let outDir: string;
@@ -79,6 +82,7 @@ describe('runPoint against llm-d-inference-sim (constant TTFT 500 ms, ITL 100 ms
         },
         identity,
         outDir,
+        goodput: GOODPUT,
       },
       { onProgress: (p) => phases.push(p.phase) },
     );
@@ -125,6 +129,13 @@ describe('runPoint against llm-d-inference-sim (constant TTFT 500 ms, ITL 100 ms
     expect(result.concurrency.time_weighted_sessions!).toBeGreaterThanOrEqual(0.99 * N);
     expect(result.concurrency.time_weighted_busy_lanes!).toBeGreaterThanOrEqual(0.97 * N);
     expect(result.client_health.saturated).toBe(false);
+  });
+
+  it("carries the point's goodput over its profiled requests, from the per-request file", () => {
+    expect(result.goodput).toEqual(requestGoodput(records, GOODPUT));
+    expect(result.goodput!.profiled_requests).toBe(result.request_accounting.records_profiled);
+    // TTFT 500 ms and ITL 100 ms constant: under 600 ms and 110 ms nearly every request is good
+    expect(result.goodput!.good_requests).toBeGreaterThan(0);
   });
 
   it('reads server token counters over the profiling window', () => {

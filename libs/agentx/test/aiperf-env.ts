@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RunAiperfInput } from '@infersweep/agentx';
 import { toolsDir } from '../../../test/stack-env';
 
 /** PyPI aiperf 0.13.0 in its own venv (scripts/setup.sh). */
@@ -16,4 +17,40 @@ export function assertAiperfAvailable(): void {
   if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
   if (!existsSync(aiperfTokenizer))
     throw new Error(`no local tokenizer at ${aiperfTokenizer}: set INFERSWEEP_AIPERF_TOKENIZER`);
+}
+
+/** A short PyPI-aiperf point against the simulator at `url` over the test traces (non-canonical: unsafe override). */
+export function simAiperfInput(
+  url: string,
+  outDir: string,
+  over: { concurrency: number; profileDurationSeconds: number } & Partial<RunAiperfInput>,
+): RunAiperfInput {
+  const { profileDurationSeconds, ...rest } = over;
+  return {
+    endpoints: [url],
+    metricsEndpoints: [url],
+    servedModel: 'agentx-sim',
+    gpuCount: 1,
+    settings: {
+      profileDurationSeconds,
+      nonCanonical: true,
+      warmupGracePeriodSeconds: 60,
+      aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer },
+    },
+    identity: {
+      sweepId: 'int',
+      orientation: 'latency',
+      topology: 'sim',
+      image: 'sim',
+      model: 'agentx-sim',
+      engineArgsFingerprint: 'x',
+      jobId: null,
+      nodes: [],
+      attempt: 0,
+      deploymentPolicy: 'shared-server',
+    },
+    outDir,
+    traceFile: new URL('./data/traces', import.meta.url).pathname,
+    ...rest,
+  };
 }

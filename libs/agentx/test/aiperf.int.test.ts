@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pointResultSchema, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
-import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
+import { assertAiperfAvailable, simAiperfInput } from './aiperf-env';
 import { startSim, type Sim } from './sim';
 
 describe('runAiperfPoint: a real aiperf run against llm-d-inference-sim', () => {
@@ -16,33 +16,7 @@ describe('runAiperfPoint: a real aiperf run against llm-d-inference-sim', () => 
 
   it('persists the argv, runs aiperf and produces the same PointResult shape', async () => {
     const outDir = mkdtempSync(join(tmpdir(), 'agentx-aiperf-'));
-    const r = await runAiperfPoint({
-      concurrency: 2,
-      endpoints: [sim.url],
-      metricsEndpoints: [sim.url],
-      servedModel: 'agentx-sim',
-      gpuCount: 1,
-      settings: {
-        profileDurationSeconds: 8,
-        nonCanonical: true,
-        warmupGracePeriodSeconds: 60,
-        aiperf: { binary: aiperfBinary, flavor: 'pypi', tokenizer: aiperfTokenizer },
-      },
-      identity: {
-        sweepId: 'int',
-        orientation: 'latency',
-        topology: 'sim',
-        image: 'sim',
-        model: 'agentx-sim',
-        engineArgsFingerprint: 'x',
-        jobId: null,
-        nodes: [],
-        attempt: 0,
-        deploymentPolicy: 'shared-server',
-      },
-      outDir,
-      traceFile: new URL('./data/traces', import.meta.url).pathname,
-    });
+    const r = await runAiperfPoint(simAiperfInput(sim.url, outDir, { concurrency: 2, profileDurationSeconds: 8 }));
     expect(r.aiperf.exitCode).toBe(0);
     const cmd = readFileSync(join(outDir, 'benchmark_command.txt'), 'utf8');
     expect(cmd).toContain('profile --scenario inferencex-agentx-mvp');

@@ -34,12 +34,25 @@ export interface PointSummary {
   totalThroughputPerGpu?: number;
   /** tok/s/user at p50 (1/ITL) */
   interactivityP50?: number;
+  /** InferenceX's AgentX axis: 1 / p90(E2EL/OSL) over successful requests, tok/s/user */
+  e2eNormInteractivityP90?: number;
+  /** per-request SLO attainment, when the config gives goodput bounds (search.slo.goodput) */
+  goodput?: PointGoodput;
   ttftP50Ms?: number;
   ttftP99Ms?: number;
   itlP50Ms?: number;
   itlP99Ms?: number;
   e2elP50Ms?: number;
   e2elP99Ms?: number;
+}
+
+/** Good requests (every per-request bound met) of the profiled requests, with a Wilson interval. */
+export interface PointGoodput {
+  good: number;
+  total: number;
+  attainment: number;
+  lower: number;
+  upper: number;
 }
 
 export interface PointState {

@@ -24,7 +24,7 @@
  */
 import type { Slo } from '@infersweep/topology';
 import { resolutionStep, searchCap } from '@infersweep/core';
-import type { Bracket, PointState, SearchResult, SweepProgress, SweepSearch } from './contract';
+import type { Bracket, PointState, PointSummary, SearchResult, SweepProgress, SweepSearch } from './contract';
 import { nextPoint } from './state';
 
 export type SearchDecision =
@@ -71,6 +71,30 @@ export function sloViolations(slo: Slo | undefined, p: PointState): string[] {
     const rate = s.requestsProfiled ? (s.requestsFailed ?? 0) / s.requestsProfiled : undefined;
     if (rate === undefined) out.push('error rate not measured');
     else if (rate > slo.maxErrorRate) out.push(`error rate ${rate.toFixed(4)} > ${slo.maxErrorRate}`);
+  }
+  return [...out, ...goodputViolations(slo, s)];
+}
+
+/**
+ * Why a valid point's summary fails the SLO's per-request bounds (goodput: good / profiled requests
+ * below the attainment, as a point estimate, aiperf's and GuideLLM's rule) and InferenceX's axis
+ * (P90 E2E-normalized interactivity below its floor). Empty: it meets them or the SLO sets neither.
+ */
+export function goodputViolations(slo: Slo | undefined, s: PointSummary): string[] {
+  const out: string[] = [];
+  const g = slo?.goodput;
+  if (g) {
+    if (s.goodput === undefined) out.push('goodput not measured');
+    else if (s.goodput.attainment < g.attainment)
+      out.push(
+        `goodput ${(100 * s.goodput.attainment).toFixed(1)} % (${s.goodput.good}/${s.goodput.total} good) < ${100 * g.attainment} %`,
+      );
+  }
+  const floor = slo?.minE2eNormInteractivityP90;
+  if (floor !== undefined) {
+    const got = s.e2eNormInteractivityP90;
+    if (got === undefined) out.push('P90 E2E-normalized interactivity not measured');
+    else if (got < floor) out.push(`P90 E2E-normalized interactivity ${got.toFixed(1)} tok/s/user < ${floor}`);
   }
   return out;
 }

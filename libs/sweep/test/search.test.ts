@@ -15,6 +15,7 @@ import {
   type SweepProgress,
   type SweepSearch,
 } from '../src';
+import { progress } from './progress-fixture';
 
 /** A synthetic server: what a point at concurrency c measures. */
 type Curve = (c: number) => Partial<PointSummary> & { valid?: boolean };
@@ -28,24 +29,6 @@ const search = (over: Partial<SweepSearch> = {}): SweepSearch => ({
   resolution: { absolute: 1 },
   pointGpuHours: 16 * (120 / 3600),
   ...over,
-});
-
-const progress = (planned: number[]): SweepProgress => ({
-  sweepId: 's',
-  configName: 'c',
-  configHash: 'h',
-  planHash: 'p',
-  orientation: 'balanced',
-  cluster: 'local',
-  model: 'm',
-  policy: 'shared-server',
-  maxAllocationAttempts: 3,
-  resultsDir: '/r',
-  phase: 'starting',
-  points: planned.map((concurrency) => ({ concurrency, status: 'pending', attempts: 0 })),
-  allocations: [],
-  startedAt: 't0',
-  updatedAt: 't0',
 });
 
 const measure = (pt: PointState, curve: Curve): void => {

@@ -51,6 +51,11 @@ export function pointLine(pt: PointState, live?: LiveDetail): string {
     parts.push(s.valid ? 'valid  ' : 'INVALID');
     if (s.totalThroughputPerGpu !== undefined) parts.push(`${f1(s.totalThroughputPerGpu)} tok/s/GPU`);
     if (s.interactivityP50 !== undefined) parts.push(`${f1(s.interactivityP50)} tok/s/user`);
+    if (s.e2eNormInteractivityP90 !== undefined) parts.push(`${f1(s.e2eNormInteractivityP90)} tok/s/user E2E-norm P90`);
+    if (s.goodput !== undefined)
+      parts.push(
+        `goodput ${f1(100 * s.goodput.attainment)} % [${f1(100 * s.goodput.lower)}, ${f1(100 * s.goodput.upper)}]`,
+      );
     if (!s.valid && s.reasons.length) parts.push(`(${s.reasons.join('; ')})`);
   }
   parts.push(`attempts ${pt.attempts}`);

@@ -12,7 +12,7 @@ import type { SweepProgress } from '@infersweep/sweep';
 import { UsageError } from '../ops/cli';
 import { describeSweep, latestSweepId, openSession, type Session, type SweepView } from '../ops/temporal';
 import { loadSweepResults, PROGRESS_SNAPSHOT, type SweepResults } from './records';
-import { renderReport, seriesOf, X_LABEL, Y_LABEL } from './html';
+import { DEFAULT_X_AXIS, renderReport, seriesOf, X_AXES, Y_LABEL, type XAxis } from './html';
 import { paretoSvg } from './chart';
 
 export const resultsRoot = (): string => join(dataDir, 'results');
@@ -139,17 +139,20 @@ export async function resolveSweeps(
 }
 
 /** The chart shared as PNG: all orientations together, or the one orientation. */
-export function headlineSvg(sweeps: SweepResults[]): string {
+export function headlineSvg(sweeps: SweepResults[], axis: XAxis = DEFAULT_X_AXIS): string {
   const model = sweeps[0]?.model ?? '';
-  return paretoSvg(sweeps.map(seriesOf), {
-    title:
-      sweeps.length > 1
-        ? `${model}: throughput per GPU vs interactivity`
-        : `${model} · ${sweeps[0]?.orientation}: throughput per GPU vs interactivity`,
-    xLabel: X_LABEL,
-    yLabel: Y_LABEL,
-    id: 'chart-png',
-  });
+  return paretoSvg(
+    sweeps.map((s) => seriesOf(s, axis)),
+    {
+      title:
+        sweeps.length > 1
+          ? `${model}: throughput per GPU vs interactivity`
+          : `${model} · ${sweeps[0]?.orientation}: throughput per GPU vs interactivity`,
+      xLabel: X_AXES[axis].label,
+      yLabel: Y_LABEL,
+      id: 'chart-png',
+    },
+  );
 }
 
 export interface WrittenReport {
@@ -159,15 +162,20 @@ export interface WrittenReport {
   points: number;
 }
 
-export async function writeReport(r: ResolvedSweeps, out?: string, png?: string | boolean): Promise<WrittenReport> {
+export async function writeReport(
+  r: ResolvedSweeps,
+  out?: string,
+  png?: string | boolean,
+  xAxis: XAxis = DEFAULT_X_AXIS,
+): Promise<WrittenReport> {
   const file = resolve(out ?? join(r.defaultDir, REPORT_FILE));
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, renderReport({ sweeps: r.sweeps, outDir: dirname(file), uiLinks: r.uiLinks }));
+  writeFileSync(file, renderReport({ sweeps: r.sweeps, outDir: dirname(file), uiLinks: r.uiLinks, xAxis }));
   let pngFile: string | undefined;
   if (png) {
     pngFile = resolve(typeof png === 'string' ? png : file.replace(/\.html?$/, '') + '.png');
     const { svgToPng } = await import('../ops/browser');
-    await svgToPng(headlineSvg(r.sweeps), pngFile);
+    await svgToPng(headlineSvg(r.sweeps, xAxis), pngFile);
   }
   const all = r.sweeps.flatMap((s) => s.points);
   return { html: file, png: pngFile, validPoints: all.filter((p) => p.valid === true).length, points: all.length };

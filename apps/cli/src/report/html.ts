@@ -12,7 +12,19 @@ import { addedTag, searchHtml, searchMarks } from './search-marks';
 import type { PointRow, SweepResults } from './records';
 import { historySection } from './history';
 
-export const X_LABEL = 'interactivity (tok/s/user, p50 = 1 / ITL p50)';
+/**
+ * The chart's x-axis. `e2e-norm-p90` (default, InferenceX's AgentX axis): P90 E2E-normalized
+ * interactivity, 1 / p90(E2EL/OSL) over the point's successful requests; `itl-p50`: 1 / ITL p50.
+ */
+export const X_AXES = {
+  'e2e-norm-p90': {
+    label: 'interactivity (tok/s/user, InferenceX: 1 / P90 of E2E latency ÷ output tokens)',
+    of: (p: PointRow) => p.e2eNormInteractivityP90,
+  },
+  'itl-p50': { label: 'interactivity (tok/s/user, p50 = 1 / ITL p50)', of: (p: PointRow) => p.interactivityP50 },
+} as const;
+export type XAxis = keyof typeof X_AXES;
+export const DEFAULT_X_AXIS: XAxis = 'e2e-norm-p90';
 export const Y_LABEL = 'throughput per GPU (input + output tok/s/GPU)';
 
 export interface ReportInput {
@@ -22,27 +34,31 @@ export interface ReportInput {
   generatedAt?: Date;
   /** Web UI link per sweep id */
   uiLinks?: Record<string, string>;
+  /** Default: InferenceX's P90 E2E-normalized interactivity. */
+  xAxis?: XAxis;
 }
 
 /** A point is plotted when it is valid and has both coordinates. */
-export function plottable(p: PointRow): boolean {
-  return p.valid === true && p.totalThroughputPerGpu !== null && p.interactivityP50 !== null;
+export function plottable(p: PointRow, axis: XAxis = DEFAULT_X_AXIS): boolean {
+  return p.valid === true && p.totalThroughputPerGpu !== null && X_AXES[axis].of(p) !== null;
 }
 
-export function seriesOf(s: SweepResults): ChartSeries {
+export function seriesOf(s: SweepResults, axis: XAxis = DEFAULT_X_AXIS): ChartSeries {
   return {
     name: s.orientation,
-    points: s.points.filter(plottable).map((p) => ({
-      x: p.interactivityP50!,
-      y: p.totalThroughputPerGpu!,
-      label: `c=${p.concurrency}`,
-      detail: [
-        p.outputThroughputPerGpu !== null ? `output tok/s/GPU: ${fmtNum(p.outputThroughputPerGpu)}` : '',
-        p.ttftP50Ms !== null ? `TTFT p50: ${fmtNum(p.ttftP50Ms)} ms` : '',
-      ]
-        .filter(Boolean)
-        .join('\n'),
-    })),
+    points: s.points
+      .filter((p) => plottable(p, axis))
+      .map((p) => ({
+        x: X_AXES[axis].of(p)!,
+        y: p.totalThroughputPerGpu!,
+        label: `c=${p.concurrency}`,
+        detail: [
+          p.outputThroughputPerGpu !== null ? `output tok/s/GPU: ${fmtNum(p.outputThroughputPerGpu)}` : '',
+          p.ttftP50Ms !== null ? `TTFT p50: ${fmtNum(p.ttftP50Ms)} ms` : '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      })),
   };
 }
 
@@ -80,12 +96,12 @@ function engineCell(p: PointRow): string {
   return `${parts.join(' · ')}${e.phase === 'warmup' ? ' <span class="muted">(warmup)</span>' : ''}`;
 }
 
-function pointTable(s: SweepResults, outDir: string): string {
+function pointTable(s: SweepResults, outDir: string, axis: XAxis): string {
   const front = new Set(
     paretoFrontier(
       s.points
-        .filter(plottable)
-        .map((p) => ({ x: p.interactivityP50!, y: p.totalThroughputPerGpu!, c: p.concurrency })),
+        .filter((p) => plottable(p, axis))
+        .map((p) => ({ x: X_AXES[axis].of(p)!, y: p.totalThroughputPerGpu!, c: p.concurrency })),
     ).map((p) => p.c),
   );
   const rows = s.points.map((p) => {
@@ -96,7 +112,7 @@ function pointTable(s: SweepResults, outDir: string): string {
     return `<tr class="point ${p.valid === true ? 'valid' : ''}" data-concurrency="${p.concurrency}">
 <td class="num">${p.concurrency}${front.has(p.concurrency) ? ' <span title="on the Pareto frontier" class="front">★</span>' : ''}${addedTag(s.search ?? null, p.concurrency)}</td>
 <td>${statusBadge(p)}</td>
-<td class="num">${n(p.totalThroughputPerGpu)}</td><td class="num">${n(p.outputThroughputPerGpu)}</td><td class="num">${n(p.interactivityP50)}</td>
+<td class="num">${n(p.totalThroughputPerGpu)}</td><td class="num">${n(p.outputThroughputPerGpu)}</td><td class="num">${n(p.interactivityP50)}</td><td class="num">${n(p.e2eNormInteractivityP90)}</td><td class="num">${n(p.goodputAttainment === null ? null : p.goodputAttainment * 100)}</td>
 <td class="num">${n(p.ttftP50Ms)}</td><td class="num">${n(p.ttftP99Ms)}</td><td class="num">${n(p.itlP50Ms)}</td><td class="num">${n(p.e2elP50Ms === null ? null : p.e2elP50Ms / 1000)}</td>
 <td class="num">${n(p.requestsProfiled)}</td><td class="engines">${engineCell(p)}</td><td class="num">${n(p.prefixCacheHitRate === null ? null : p.prefixCacheHitRate * 100)}</td><td class="num">${n(p.kvUsagePeakPct)}</td>
 <td class="num">${n(p.requestsFailed)}</td><td class="num">${p.attempts}</td>
@@ -105,7 +121,7 @@ function pointTable(s: SweepResults, outDir: string): string {
 <td>${files || dash}</td></tr>`;
   });
   return `<div class="scroll"><table class="points"><thead><tr>
-<th>conc.</th><th>status</th><th title="(input + output) tokens/s ÷ GPUs">tok/s/GPU</th><th>output tok/s/GPU</th><th title="p50 of 1/ITL">tok/s/user</th>
+<th>conc.</th><th>status</th><th title="(input + output) tokens/s ÷ GPUs">tok/s/GPU</th><th>output tok/s/GPU</th><th title="p50 of 1/ITL">tok/s/user</th><th title="InferenceX: 1 / P90 of E2E latency ÷ output tokens">E2E-norm. tok/s/user P90</th><th title="requests meeting every goodput bound (search.slo.goodput) ÷ profiled requests">goodput %</th>
 <th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>E2E p50 s</th><th>requests</th>
 <th title="requests each DP engine served (vllm:request_success_total{engine}), over the profiling window">requests per engine</th>
 <th title="server prefix-cache hits / queries (tokens)">prefix hit %</th><th title="peak vllm:kv_cache_usage_perc">KV peak %</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
@@ -149,14 +165,15 @@ function logsList(s: SweepResults, outDir: string): string {
 }
 
 function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChart: boolean): string {
-  const valid = s.points.filter(plottable).length;
+  const axis = input.xAxis ?? DEFAULT_X_AXIS;
+  const valid = s.points.filter((p) => plottable(p, axis)).length;
   const counts = s.points.reduce<Record<string, number>>(
     (acc, p) => ((acc[p.status] = (acc[p.status] ?? 0) + 1), acc),
     {},
   );
   const ui = input.uiLinks?.[s.sweepId];
   const chart = showChart
-    ? `<figure>${paretoSvg([seriesOf(s)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_LABEL, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx, marks: searchMarks(s.search ?? null) })}
+    ? `<figure>${paretoSvg([seriesOf(s, axis)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_AXES[axis].label, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx, marks: searchMarks(s.search ?? null) })}
 <figcaption>${valid} valid point(s) plotted${s.points.length - valid ? `; ${s.points.length - valid} not plotted (invalid, failed, skipped or not run — see the table)` : ''}. Dashed line: Pareto frontier.</figcaption></figure>`
     : '';
   return `<section class="sweep" id="orientation-${esc(s.orientation)}" data-sweep-id="${esc(s.sweepId)}">
@@ -170,7 +187,7 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
 ${chart}
 ${searchHtml(s.search ?? null)}
 <h3>Concurrency points</h3>
-${pointTable(s, input.outDir)}
+${pointTable(s, input.outDir, axis)}
 <h3>Allocation history</h3>
 ${allocationTable(s.allocations)}
 <h3>Logs</h3>
@@ -203,14 +220,26 @@ export function renderReport(input: ReportInput): string {
   const generated = (input.generatedAt ?? new Date()).toISOString();
   const model = first?.model ?? '?';
   const cluster = [...new Set(sweeps.map((s) => s.cluster))].join(', ');
+  const axis = input.xAxis ?? DEFAULT_X_AXIS;
   const allPoints = sweeps.flatMap((s) => s.points);
-  const valid = allPoints.filter(plottable).length;
+  const valid = allPoints.filter((p) => plottable(p, axis)).length;
   const invalid = allPoints.filter((p) => p.valid === false || p.status === 'invalid').length;
   const failed = allPoints.filter((p) => p.status === 'failed').length;
-  const best = allPoints.filter(plottable).sort((a, b) => b.totalThroughputPerGpu! - a.totalThroughputPerGpu!)[0];
+  const best = allPoints
+    .filter((p) => plottable(p, axis))
+    .sort((a, b) => b.totalThroughputPerGpu! - a.totalThroughputPerGpu!)[0];
   const overview =
     sweeps.length > 1
-      ? `<h2>All orientations</h2><figure>${paretoSvg(sweeps.map(seriesOf), { title: `${model}: throughput per GPU vs interactivity, all orientations`, xLabel: X_LABEL, yLabel: Y_LABEL, id: 'chart-all', height: 480 })}
+      ? `<h2>All orientations</h2><figure>${paretoSvg(
+          sweeps.map((s) => seriesOf(s, axis)),
+          {
+            title: `${model}: throughput per GPU vs interactivity, all orientations`,
+            xLabel: X_AXES[axis].label,
+            yLabel: Y_LABEL,
+            id: 'chart-all',
+            height: 480,
+          },
+        )}
 <figcaption>One marker per valid point, one colour and shape per orientation; dashed lines are each orientation's Pareto frontier.</figcaption></figure>`
       : '';
   return `<!doctype html>
@@ -246,6 +275,10 @@ export const CSV_COLUMNS = [
   'tput_per_gpu',
   'output_tput_per_gpu',
   'interactivity_p50',
+  'e2e_norm_intvty_p90',
+  'goodput_attainment',
+  'goodput_ci_lower',
+  'goodput_ci_upper',
   'ttft_p50_ms',
   'ttft_p99_ms',
   'itl_p50_ms',
@@ -278,6 +311,10 @@ export function toCsv(sweeps: SweepResults[]): string {
         p.totalThroughputPerGpu,
         p.outputThroughputPerGpu,
         p.interactivityP50,
+        p.e2eNormInteractivityP90,
+        p.goodputAttainment,
+        p.goodputCiLower,
+        p.goodputCiUpper,
         p.ttftP50Ms,
         p.ttftP99Ms,
         p.itlP50Ms,

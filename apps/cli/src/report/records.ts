@@ -25,6 +25,12 @@ export interface PointRow {
   outputThroughputPerGpu: number | null;
   /** tok/s/user at p50 (1/ITL) */
   interactivityP50: number | null;
+  /** InferenceX's AgentX axis: 1 / p90(E2EL/OSL), tok/s/user */
+  e2eNormInteractivityP90: number | null;
+  /** good / profiled requests (search.slo.goodput), with its Wilson interval; null without goodput bounds */
+  goodputAttainment: number | null;
+  goodputCiLower: number | null;
+  goodputCiUpper: number | null;
   ttftP50Ms: number | null;
   ttftP99Ms: number | null;
   itlP50Ms: number | null;
@@ -120,6 +126,10 @@ export function rowFromRecord(record: unknown, resultPath: string | null): Point
     totalThroughputPerGpu: orNull(s.totalThroughputPerGpu),
     outputThroughputPerGpu: orNull(s.outputThroughputPerGpu),
     interactivityP50: orNull(s.interactivityP50),
+    e2eNormInteractivityP90: orNull(s.e2eNormInteractivityP90),
+    goodputAttainment: orNull(s.goodput?.attainment),
+    goodputCiLower: orNull(s.goodput?.lower),
+    goodputCiUpper: orNull(s.goodput?.upper),
     ttftP50Ms: orNull(s.ttftP50Ms),
     ttftP99Ms: orNull(s.ttftP99Ms),
     itlP50Ms: orNull(s.itlP50Ms),
@@ -149,6 +159,10 @@ function emptyRow(pt: PointState): PointRow {
     totalThroughputPerGpu: pt.summary?.totalThroughputPerGpu ?? null,
     outputThroughputPerGpu: pt.summary?.outputThroughputPerGpu ?? null,
     interactivityP50: pt.summary?.interactivityP50 ?? null,
+    e2eNormInteractivityP90: pt.summary?.e2eNormInteractivityP90 ?? null,
+    goodputAttainment: pt.summary?.goodput?.attainment ?? null,
+    goodputCiLower: pt.summary?.goodput?.lower ?? null,
+    goodputCiUpper: pt.summary?.goodput?.upper ?? null,
     ttftP50Ms: pt.summary?.ttftP50Ms ?? null,
     ttftP99Ms: null,
     itlP50Ms: null,

@@ -33,6 +33,12 @@ export interface AiperfArgvInput {
    * default.
    */
   trustRemoteCode?: boolean;
+  /**
+   * `--goodput` (search.slo.goodput's per-request bounds, ms): aiperf then counts its own
+   * `good_request_count` over the same requests, a cross-check of the record's goodput. Not in
+   * InferenceX's command; added only when the config gives goodput bounds.
+   */
+  goodput?: { ttftMs?: number; tpotMs?: number; e2elMs?: number };
 }
 
 export const AIPERF_ENV: Readonly<Record<string, string>> = {
@@ -72,6 +78,8 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   if (i.trustRemoteCode === true && i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');
   if (i.maxContextLength !== undefined && i.maxContextLength > 0)
     a.push('--max-context-length', String(i.maxContextLength));
+  const slos = aiperfGoodputSlos(i.goodput);
+  if (slos) a.push('--goodput', slos);
   a.push('--num-dataset-entries', String(i.dataset.entries));
   a.push('--slice-duration', pyFloat(s.aiperf.sliceDurationSeconds));
   if (i.metricsEndpoints.length > 0) a.push('--server-metrics', ...i.metricsEndpoints);
@@ -81,4 +89,15 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   else a.push('--custom-dataset-type', 'weka_trace', '--input-file', i.dataset.path);
   if (pypi) a.push('--ui-type', 'none');
   return a;
+}
+
+/** aiperf's `--goodput` value: its metric tags with bounds in their display unit (ms); undefined without bounds. */
+export function aiperfGoodputSlos(g: AiperfArgvInput['goodput']): string | undefined {
+  if (!g) return undefined;
+  const pairs = [
+    ['time_to_first_token', g.ttftMs],
+    ['inter_token_latency', g.tpotMs],
+    ['request_latency', g.e2elMs],
+  ].filter((p): p is [string, number] => p[1] !== undefined);
+  return pairs.length ? pairs.map(([tag, v]) => `${tag}:${v}`).join(' ') : undefined;
 }

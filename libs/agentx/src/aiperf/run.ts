@@ -72,6 +72,7 @@ async function prepare(input: RunAiperfInput, runner: AiperfRunner): Promise<{ c
     artifactDir: runner.artifactDir ?? artifactDir,
     dataset: traces ? { kind: 'file', path: traces, entries } : { kind: 'public', loader, entries },
     ...(input.maxContextLength === undefined ? {} : { maxContextLength: input.maxContextLength }),
+    ...(input.goodput ? { goodput: input.goodput } : {}),
   });
   const commandPath = join(input.outDir, 'benchmark_command.txt');
   writeFileAtomic(commandPath, `${shellJoin([settings.aiperf.binary, ...argv])}\n`);

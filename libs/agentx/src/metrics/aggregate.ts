@@ -1,4 +1,6 @@
-import type { RequestMetrics, RequestRecord } from '../result';
+import { goodput, type GoodputBounds } from '@infersweep/stats';
+import type { GoodputSlo } from '@infersweep/topology';
+import type { PointGoodputRecord, RequestMetrics, RequestRecord } from '../result';
 import { reciprocalStats, stats } from './stats';
 
 export interface Accounting {
@@ -43,8 +45,9 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
   const ttft = stats(vals((r) => s(r.ttft_ms)));
   const e2el = stats(vals((r) => s(r.e2el_ms)));
   const itl = stats(vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)));
+  // InferenceX request_metrics.py `_e2e_normalized_interactivity_stats`: E2EL and OSL both > 0
   const e2eNorm = stats(
-    vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null ? r.e2el_ms / 1000 / r.osl : null)),
+    vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null && r.e2el_ms > 0 ? r.e2el_ms / 1000 / r.osl : null)),
   );
   let duration: number | null = null;
   let qps = stats([]);
@@ -87,6 +90,58 @@ export function requestMetrics(records: readonly RequestRecord[], gpuCount: numb
       },
     },
     cache: { theoretical_cache_hit_rate: expIn > 0 ? sum((r) => r.theoretical_cache_hit_tokens) / expIn : null },
+  };
+}
+
+/**
+ * Goodput attainment of a point (pure; libs/stats `goodput`, DistServe's definition as aiperf's
+ * `good_request_count` applies it): over every profiled request, a request is good when it succeeded
+ * and its TTFT, TPOT and E2E latency are each ≤ its bound. TPOT is aiperf's inter_token_latency,
+ * (E2E − TTFT)/(OSL − 1), defined for OSL ≥ 2 only: with a TPOT bound a shorter answer is not good
+ * (aiperf: no metric value, not good). A failed request is not good and counts in the total
+ * (aiperf: good_request_count / (request_count + error_request_count)).
+ */
+export function requestGoodput(records: readonly RequestRecord[], slo: GoodputSlo): PointGoodputRecord {
+  const bounds: GoodputBounds = {
+    ...(slo.ttftMs === undefined ? {} : { ttftMs: slo.ttftMs }),
+    ...(slo.tpotMs === undefined ? {} : { tpotMs: slo.tpotMs }),
+    ...(slo.e2elMs === undefined ? {} : { e2elMs: slo.e2elMs }),
+  };
+  const opt = (v: number | null | undefined) => (v === null || v === undefined ? undefined : v);
+  const requests = records
+    .filter((r) => r.phase === 'profiling')
+    .map((r) => ({
+      ok: r.ok,
+      ttftMs: opt(r.ttft_ms),
+      tpotMs:
+        r.osl !== null && r.osl > 1 && r.e2el_ms !== null && r.ttft_ms !== null
+          ? (r.e2el_ms - r.ttft_ms) / (r.osl - 1)
+          : undefined,
+      e2elMs: opt(r.e2el_ms),
+    }));
+  const base = {
+    attainment_target: slo.attainment,
+    bounds: { ttft_ms: slo.ttftMs ?? null, tpot_ms: slo.tpotMs ?? null, e2el_ms: slo.e2elMs ?? null },
+  };
+  if (requests.length === 0)
+    return {
+      ...base,
+      good_requests: 0,
+      profiled_requests: 0,
+      attainment: null,
+      ci_lower: null,
+      ci_upper: null,
+      ci_level: 0.95,
+    };
+  const g = goodput(requests, bounds);
+  return {
+    ...base,
+    good_requests: g.successes,
+    profiled_requests: g.trials,
+    attainment: g.estimate,
+    ci_lower: g.lower,
+    ci_upper: g.upper,
+    ci_level: g.level,
   };
 }
 

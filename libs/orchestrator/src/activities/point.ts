@@ -126,6 +126,7 @@ async function measure(
       outDir: layout.pointDir(req.concurrency),
       trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
+      ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
     },
     {
       signal,

@@ -16,6 +16,26 @@ const percentilesSchema = z
   .strict()
   .refine((p) => p.p50 !== undefined || p.p99 !== undefined, 'give p50 and/or p99 (milliseconds), e.g. { p99: 2000 }');
 
+/**
+ * Goodput (DistServe, as aiperf's `--goodput` and GuideLLM use it): a profiled request is good when it
+ * succeeded and its TTFT, TPOT ((E2E − TTFT)/(OSL − 1)) and E2E latency are each ≤ the given bound;
+ * the point meets the SLO when good / profiled requests ≥ `attainment`.
+ */
+export const goodputSloSchema = z
+  .object({
+    /** The share of good requests a point needs (0.95 = 95 %). */
+    attainment: z.number().gt(0).max(1).default(0.95),
+    ttftMs: ms.optional(),
+    tpotMs: ms.optional(),
+    e2elMs: ms.optional(),
+  })
+  .strict()
+  .refine((g) => g.ttftMs !== undefined || g.tpotMs !== undefined || g.e2elMs !== undefined, {
+    message:
+      'goodput needs at least one per-request bound: ttftMs, tpotMs or e2elMs (ms), e.g. { attainment: 0.95, ttftMs: 2000 }',
+  });
+export type GoodputSlo = z.infer<typeof goodputSloSchema>;
+
 export const sloSchema = z
   .object({
     /** Time to first token, ms. */
@@ -26,11 +46,18 @@ export const sloSchema = z
     e2elMs: percentilesSchema.optional(),
     /** Failed requests / profiled requests, at most (0.01 = 1 %). */
     maxErrorRate: z.number().min(0).max(1).optional(),
+    /**
+     * InferenceX's AgentX axis, at least: P90 E2E-normalized interactivity, 1 / p90(E2EL/OSL) over the
+     * point's successful requests, tok/s/user.
+     */
+    minE2eNormInteractivityP90: z.number().positive().optional(),
+    /** Per-request SLO attainment (DistServe's goodput); every point gets the metric when this is given. */
+    goodput: goodputSloSchema.optional(),
   })
   .strict()
   .refine((s) => Object.values(s).some((v) => v !== undefined), {
     message:
-      'an SLO needs at least one bound: ttftMs, itlMs, e2elMs (p50/p99 in ms) or maxErrorRate, e.g. ttftMs: { p99: 2000 }',
+      'an SLO needs at least one bound: ttftMs, itlMs, e2elMs (p50/p99 in ms), maxErrorRate, minE2eNormInteractivityP90 or goodput, e.g. ttftMs: { p99: 2000 }',
   });
 
 export const searchGoalSchema = z.enum(['slo-limit', 'frontier']);
