@@ -234,7 +234,10 @@ async function runLane(lane: Lane, out: string, prefix: boolean): Promise<{ rc: 
       log.write(l + '\n');
       process.stdout.write(prefix ? `[${lane.name}] ${l}\n` : `${l}\n`);
     });
-  const rc = await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  const rc = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+  // the last lines, unless a process vitest left behind holds its output open
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
   await new Promise((resolve) => log.end(resolve));
   return { rc, seconds: Math.round((Date.now() - t0) / 1000) };
 }

@@ -59,12 +59,13 @@ export const UNIT_NICE = 10;
 
 /**
  * The floors: at least this many tests and files must run per project (TEST_FLOORS, a JSON object of the same
- * shape, overrides them). They equal the counts of `npx vitest list --project <name>`: raise them in the commit
- * that adds tests, lower them only in the commit that removes tests.
+ * shape, overrides them). They equal the counts of `npx vitest list --project <name> --json`: raise them in the
+ * commit that adds tests (other branches add tests too: count on the merged tree), lower them only in the
+ * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 794, files: 107 },
-  integration: { tests: 140, files: 36 },
-  production: { tests: 10, files: 5 },
+  unit: { tests: 803, files: 108 },
+  integration: { tests: 154, files: 37 },
+  production: { tests: 12, files: 5 },
   nightly: { tests: 6, files: 3 },
 };
