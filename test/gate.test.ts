@@ -5,8 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { errorExcerpt, green, judge, planLanes, projectsAlone, type LaneResult, type VitestReport } from './gate';
+import {
+  errorExcerpt,
+  green,
+  integrationFiles,
+  judge,
+  planLanes,
+  projectsAlone,
+  type LaneResult,
+  type VitestReport,
+} from './gate';
 import { LANE_A, LANE_C } from './lanes';
+import { repoRoot } from './stack-env';
 
 type Status = 'passed' | 'failed' | 'skipped' | 'todo';
 const root = '/repo';
@@ -163,6 +173,13 @@ describe('the lanes', () => {
       ['libs/x/test/new.int.test.ts', 'test/production/'],
     ]);
     expect([c!.slot, c!.data]).toEqual(['8', '/repo/.infersweep-8']);
+  });
+
+  it('lists only files of this repository, each in one lane', () => {
+    const real = integrationFiles(repoRoot);
+    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...LANE_C]));
+    const lanes = planLanes({}, repoRoot, real);
+    expect(lanes.flatMap((l) => filesOf(l.args)).sort()).toEqual(real);
   });
 
   it('lists no file in two lanes', () => {

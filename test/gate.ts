@@ -184,7 +184,7 @@ export function planLanes(env: NodeJS.ProcessEnv, root: string, intFiles: string
 }
 
 /** Every `*.int.test.ts` under libs, apps and test, relative to the root, sorted. */
-function integrationFiles(root: string): string[] {
+export function integrationFiles(root: string): string[] {
   return ['libs', 'apps', 'test']
     .flatMap((d) => readdirSync(join(root, d), { recursive: true, encoding: 'utf8' }).map((f) => join(d, f)))
     .filter((f) => f.endsWith('.int.test.ts') && !f.split('/').includes('node_modules'))
@@ -286,29 +286,36 @@ export function projectsAlone(args: string[]): Project[] | undefined {
   return pairs ? (names as Project[]) : undefined;
 }
 
+/** One lane of the projects named, on lane A's stack (the unit project alone niced). */
+function laneOf(name: string, args: string[], root: string, nice?: number): Lane {
+  const slot = process.env[SLOTS.a.slot] ?? SLOTS.a.defaultSlot;
+  return { name, slot, data: process.env[SLOTS.a.data] ?? join(root, '.infersweep'), args, nice };
+}
+
 async function main(args: string[]): Promise<number> {
   const root = join(__dirname, '..');
   process.chdir(root);
   process.env.CI = 'true';
-  const out = join(root, 'test-results');
-  mkdirSync(out, { recursive: true });
-  const opts = (projects: Project[]) => ({ root, out, floors: floorsOf(process.env), projects });
-  const a = {
-    slot: process.env[SLOTS.a.slot] ?? SLOTS.a.defaultSlot,
-    data: process.env[SLOTS.a.data] ?? join(root, '.infersweep'),
-  };
-  rmSync(join(out, 'summary.json'), { force: true });
-  rmSync(join(out, 'phases.txt'), { force: true });
-  if (args[0] === '--nightly') {
-    process.env.INFERSWEEP_NIGHTLY = '1';
-    const lane = { name: 'nightly', ...a, args: ['--project', 'nightly', ...args.slice(1)] };
-    return green(await runLanes([lane], opts(['nightly']))) ? 0 : 1;
-  }
   const alone = projectsAlone(args);
-  if (alone) return green(await runLanes([{ name: alone.join('-'), ...a, args }], opts(alone))) ? 0 : 1;
-  if (args.length > 0) {
+  if (args.length > 0 && !alone && args[0] !== '--nightly') {
     const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit' });
     return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  }
+  const out = join(root, 'test-results');
+  mkdirSync(out, { recursive: true });
+  rmSync(join(out, 'summary.json'), { force: true });
+  rmSync(join(out, 'phases.txt'), { force: true });
+  const opts = (projects: Project[]) => ({ root, out, floors: floorsOf(process.env), projects });
+  const pass = (s: Summary) => (green(s) ? 0 : 1);
+  if (args[0] === '--nightly') {
+    process.env.INFERSWEEP_NIGHTLY = '1';
+    return pass(
+      await runLanes([laneOf('nightly', ['--project', 'nightly', ...args.slice(1)], root)], opts(['nightly'])),
+    );
+  }
+  if (alone) {
+    const nice = alone.join() === 'unit' ? Number(process.env.INFERSWEEP_UNIT_NICE ?? UNIT_NICE) : undefined;
+    return pass(await runLanes([laneOf(alone.join('-'), args, root, nice)], opts(alone)));
   }
   let lanes: Lane[];
   try {
@@ -319,13 +326,13 @@ async function main(args: string[]): Promise<number> {
   }
   // the workflow bundle, once for every lane (test/global-setup.ts reuses the file it names)
   const t = Date.now();
-  process.env.INFERSWEEP_DATA = a.data;
+  process.env.INFERSWEEP_DATA = lanes[0]!.data;
   const { ensureWorkflowBundle } = await import('./global-setup');
   await ensureWorkflowBundle();
   const seconds = Math.round((Date.now() - t) / 1000);
   writeFileSync(join(out, 'phases.txt'), `workflow-bundle ${seconds} 0\n`);
   console.log(`[test] phase workflow bundle: ${seconds} s`);
-  return green(await runLanes(lanes, opts(['unit', 'integration', 'production']))) ? 0 : 1;
+  return pass(await runLanes(lanes, opts(['unit', 'integration', 'production'])));
 }
 
 if (require.main === module)
