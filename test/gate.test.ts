@@ -114,6 +114,24 @@ describe('the gate', () => {
     ]);
   });
 
+  it('points at the lane’s log when a failed file has no message in the report (a hook that timed out)', () => {
+    const hook = lane(
+      'unit',
+      { 'libs/x/test/a.test.ts': ['passed', 'passed'], 'libs/x/test/h.test.ts': [] },
+      {
+        fileFailed: ['libs/x/test/h.test.ts'],
+      },
+    );
+    const r = hook.report as VitestReport;
+    hook.report = { ...r, testResults: r.testResults.map((t) => ({ ...t, message: '' })) };
+    const { lines } = judge([hook, integration()], opts);
+    expect(lines.slice(-3)).toEqual([
+      '[gate] FAILED libs/x/test/h.test.ts',
+      '[gate]   (no message in the report: see unit.log)',
+      '3 passed, 1 failed',
+    ]);
+  });
+
   it('prints each file’s wall time from the durations file (hooks included), else its tests’ span, slowest first', () => {
     const withHooks = lane(
       'lane-a',
@@ -143,6 +161,22 @@ describe('the gate', () => {
   it('quotes a red lane’s log around the lines that say why', () => {
     const log = ['ok', 'Error: Worker exited unexpectedly', ...Array.from({ length: 20 }, (_, i) => `at ${i}`)];
     expect(errorExcerpt(log.join('\n'))).toEqual(log.slice(1, 14));
+  });
+
+  it('quotes vitest’s closing failure sections of a red lane’s log when there are any, not the noise before', () => {
+    const failed = '\x1b[31m⎯⎯⎯ Failed Suites 1 ⎯⎯⎯\x1b[39m';
+    const log = [
+      'error: logged by a passing test',
+      'at x',
+      failed,
+      ' FAIL  a.test.ts > rules',
+      'Error: Hook timed out',
+    ];
+    expect(errorExcerpt(log.join('\n'))).toEqual([
+      '⎯⎯⎯ Failed Suites 1 ⎯⎯⎯',
+      ' FAIL  a.test.ts > rules',
+      'Error: Hook timed out',
+    ]);
   });
 });
 

@@ -3,14 +3,23 @@
  * - no arguments: the unit project (niced) beside the integration lanes of test/lanes.ts, each on its own stack;
  * - `--project P…` alone: those projects in one lane on INFERSWEEP_STACK_SLOT;
  * - `--nightly [vitest args]`: the nightly project;
+ * - any other arguments: plain `vitest run` with them, ungated;
  * then the gate over every lane's vitest JSON report: a missing report, a non-zero vitest exit, a failed,
  * skipped or todo test, a file that failed without a failed test, or a project below its floor fails the run.
  * It prints each file's wall time (slowest first), each failed test with the head of its message, and last
  * `N passed, N failed`; it writes test-results/summary.json and test-results/phases.txt (`name seconds rc` a line).
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FLOORS, LANE_A, LANE_C, SLOTS, UNIT_NICE, type Project } from './lanes';
@@ -98,7 +107,7 @@ export function judge(
       // a file that failed without a failed test (an import error, a failing hook) is a failure of its own
       if (t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')) {
         failed += 1;
-        failures.push({ what: name, why: t.message ?? '(no message)' });
+        failures.push({ what: name, why: t.message || `(no message in the report: see ${lane.name}.log)` });
       }
     }
   }
@@ -129,9 +138,14 @@ export function judge(
 /** The run passes with tests passed, none failed and no problem. */
 export const green = (s: Summary): boolean => s.failed === 0 && s.problems.length === 0 && s.passed > 0;
 
-/** The lines of a red lane's log that say why (an unhandled error, a dead worker, a hook that timed out). */
+/**
+ * The lines of a red lane's log that say why: vitest's own closing sections (Failed Suites, Failed Tests,
+ * Unhandled Errors) when it printed them, else each line naming an error and the 12 after it.
+ */
 export function errorExcerpt(log: string, max = 80): string[] {
-  const lines = log.split('\n');
+  const lines = log.split('\n').map((l) => l.replace(/\x1b\[[0-9;]*m/g, ''));
+  const sections = lines.findIndex((l) => /Failed (Suites|Tests) \d|Unhandled Errors? \d?/.test(l));
+  if (sections >= 0) return lines.slice(sections, sections + max);
   const keep = new Set<number>();
   lines.forEach((l, i) => {
     if (/unhandled|worker exited|timed out|error:|FAIL /i.test(l))

@@ -64,7 +64,7 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 804, files: 108 },
+  unit: { tests: 806, files: 108 },
   integration: { tests: 154, files: 37 },
   production: { tests: 12, files: 5 },
   nightly: { tests: 6, files: 3 },
