@@ -64,8 +64,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 806, files: 108 },
-  integration: { tests: 154, files: 37 },
+  unit: { tests: 819, files: 112 },
+  integration: { tests: 155, files: 38 },
   production: { tests: 12, files: 5 },
   nightly: { tests: 6, files: 3 },
 };
