@@ -64,8 +64,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 826, files: 112 },
-  integration: { tests: 156, files: 39 },
+  unit: { tests: 849, files: 115 },
+  integration: { tests: 159, files: 40 },
   production: { tests: 12, files: 5 },
   nightly: { tests: 6, files: 3 },
 };
