@@ -8,7 +8,7 @@ const alias = workspaceAliases();
 // real local stack; brought up by test/global-setup.ts), production (`*.prod.test.ts`, the
 // production-shaped Temporal of scripts/stack-production.sh) and nightly (`*.nightly.test.ts`, the
 // real local stack at production timescales: `npm run test:nightly`, not per commit).
-// scripts/test.sh runs the per-commit projects in lanes and gates them (.ci/run calls it).
+// test/gate.ts (`npm test`) runs the per-commit projects in the lanes of test/lanes.ts and gates them.
 /**
  * The production-timescale proofs (a queue wait past the old 5-minute window, the full
  * `--orientation all` under the production-like profile, every real-vLLM shape at every point):

@@ -3,7 +3,7 @@ import type { Reporter, TestModule } from 'vitest/node';
 
 /**
  * Each test file's wall time, its hooks and its import included, written as `{ path: seconds }` to the file
- * INFERSWEEP_FILE_DURATIONS names when the run ends (scripts/test.sh passes it to every lane; its gate prints the
+ * INFERSWEEP_FILE_DURATIONS names when the run ends (test/gate.ts passes it to every lane; its gate prints the
  * per-file table from it). Vitest's JSON report spans a file's tests only: a file whose work is in `beforeAll` (the
  * real-vLLM cross-client test's two windows, ~70 s) read 0.0 s there.
  */

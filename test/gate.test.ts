@@ -1,136 +1,244 @@
 /**
- * The test gate of scripts/test.sh (what `npm test` and .ci/run decide from the lanes' vitest JSON
- * reports): a run passes only with every report present, no failed, skipped or todo test, a zero
- * vitest exit, and at least the floor of tests and files per project.
+ * The runner and gate of `npm test` (test/gate.ts): a run passes only with every lane's report present, no
+ * failed, skipped or todo test, a zero vitest exit, and at least the floor of tests and files per project;
+ * the lanes of test/lanes.ts never overlap and every file runs in exactly one lane.
  */
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  errorExcerpt,
+  green,
+  integrationFiles,
+  judge,
+  planLanes,
+  projectsAlone,
+  type LaneResult,
+  type VitestReport,
+} from './gate';
+import { LANE_A, LANE_C } from './lanes';
 import { repoRoot } from './stack-env';
 
 type Status = 'passed' | 'failed' | 'skipped' | 'todo';
-const dir = mkdtempSync(join(tmpdir(), 'infersweep-gate-'));
-const floors = JSON.stringify({ unit: { tests: 2, files: 1 }, integration: { tests: 1, files: 1 } });
+const root = '/repo';
+const floors = { unit: { tests: 2, files: 1 }, integration: { tests: 1, files: 1 } };
+const opts = { root, floors, projects: ['unit' as const, 'integration' as const] };
 
-/** A vitest JSON report of files (path → the status of each test; a file with no test failed to load). */
-function report(name: string, files: Record<string, Status[]>, fileFailed: string[] = []): string {
+/** A lane with a vitest JSON report of files (path → the status of each test; `fileFailed`: failed to load). */
+function lane(
+  name: string,
+  files: Record<string, Status[]>,
+  more: { fileFailed?: string[]; rc?: number; durations?: Record<string, number> } = {},
+): LaneResult {
   const tests = Object.values(files).flat();
   const count = (s: Status) => tests.filter((t) => t === s).length;
-  const file = join(dir, `${name}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({
-      numPassedTests: count('passed'),
-      numFailedTests: count('failed'),
-      numPendingTests: count('skipped'),
-      numTodoTests: count('todo'),
-      testResults: Object.entries(files).map(([path, ts]) => ({
-        name: join(repoRoot, path),
-        status: ts.includes('failed') || fileFailed.includes(path) ? 'failed' : 'passed',
-        startTime: 0,
-        endTime: 1000,
-        message: fileFailed.includes(path) ? `Error: cannot import ${path}` : undefined,
-        assertionResults: ts.map((status, i) => ({
-          status,
-          fullName: `${path} test ${i}`,
-          failureMessages:
-            status === 'failed' ? [`AssertionError: expected ${i} to be 42\n    at ${path}:${i + 1}:7`] : [],
-        })),
+  const failedToLoad = more.fileFailed ?? [];
+  const report: VitestReport = {
+    numPassedTests: count('passed'),
+    numFailedTests: count('failed'),
+    numPendingTests: count('skipped'),
+    numTodoTests: count('todo'),
+    testResults: Object.entries(files).map(([path, ts]) => ({
+      name: join(root, path),
+      status: ts.includes('failed') || failedToLoad.includes(path) ? 'failed' : 'passed',
+      startTime: 0,
+      endTime: 1000,
+      message: failedToLoad.includes(path) ? `Error: cannot import ${path}` : undefined,
+      assertionResults: ts.map((status, i) => ({
+        status,
+        fullName: `${path} test ${i}`,
+        failureMessages:
+          status === 'failed' ? [`AssertionError: expected ${i} to be 42\n    at ${path}:${i + 1}:7`] : [],
       })),
-    }),
-  );
-  return file;
+    })),
+  };
+  return { name, rc: more.rc ?? 0, report, durations: more.durations ?? {} };
 }
 
-function gate(...reports: string[]): Promise<{ code: number; out: string; last: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [join(repoRoot, 'scripts/test.sh'), '--gate', 'unit,integration', ...reports],
-      { env: { ...process.env, TEST_FLOORS: floors, GATE_OUT: dir } },
-      (err, stdout) => {
-        const lines = stdout.trim().split('\n');
-        resolve({ code: err ? Number(err.code) : 0, out: stdout, last: lines[lines.length - 1]! });
+const unit = (statuses: Status[] = ['passed', 'passed']) => lane('unit', { 'libs/x/test/a.test.ts': statuses });
+const integration = (rc = 0) => lane('lane-a', { 'libs/x/test/b.int.test.ts': ['passed'] }, { rc });
+const last = (lines: string[]) => lines[lines.length - 1];
+
+describe('the gate', () => {
+  it('passes a clean run at its floors and ends with the summary line', () => {
+    const { summary, lines } = judge([unit(), integration()], opts);
+    expect([green(summary), last(lines)]).toEqual([true, '3 passed, 0 failed']);
+    expect(summary).toMatchObject({ passed: 3, failed: 0, problems: [] });
+    expect(summary.per).toEqual({ unit: { tests: 2, files: 1 }, integration: { tests: 1, files: 1 } });
+  });
+
+  it('fails on a skipped or todo test, naming it', () => {
+    const skipped = judge([unit(['passed', 'passed', 'skipped']), integration()], opts);
+    expect(green(skipped.summary)).toBe(false);
+    expect(skipped.lines).toContain('[gate] FAIL skipped: libs/x/test/a.test.ts > libs/x/test/a.test.ts test 2');
+    const todo = judge([unit(['passed', 'passed', 'todo']), integration()], opts);
+    expect(green(todo.summary)).toBe(false);
+    expect(todo.lines).toContain('[gate] FAIL unit: 0 skipped and 1 todo tests (none may be)');
+  });
+
+  it('fails when a lane report is missing or its vitest exited non-zero', () => {
+    const gone: LaneResult = { name: 'lane-b', rc: 'missing', report: { missing: 'ENOENT' }, durations: {} };
+    const missing = judge([unit(), integration(), gone], opts);
+    expect([green(missing.summary), last(missing.lines)]).toEqual([false, '3 passed, 1 failed']);
+    expect(missing.summary.problems).toEqual(['lane-b: vitest exited missing', 'lane-b: no report (ENOENT)']);
+    const red = judge([unit(), integration(1)], opts);
+    expect([green(red.summary), last(red.lines)]).toEqual([false, '3 passed, 1 failed']);
+    expect(red.lines).toContain('[gate] FAIL lane-a: vitest exited 1');
+  });
+
+  it('fails below the floor of tests or files of a project, or when a project ran nothing', () => {
+    const few = judge([unit(['passed']), integration()], opts);
+    expect(green(few.summary)).toBe(false);
+    expect(few.lines).toContain('[gate] FAIL unit: 1 tests in 1 files ran, the floor is 2 tests in 1 files');
+    const fewFiles = judge([unit(), integration()], {
+      ...opts,
+      floors: { ...floors, integration: { tests: 1, files: 2 } },
+    });
+    expect(fewFiles.summary.problems).toEqual(['integration: 1 tests in 1 files ran, the floor is 1 tests in 2 files']);
+    const none = judge([unit()], opts);
+    expect([green(none.summary), last(none.lines)]).toEqual([false, '2 passed, 1 failed']);
+    expect(none.lines).toContain('[gate] FAIL integration: no test ran');
+  });
+
+  it('counts a file that failed without a failed test (an import error) as a failure', () => {
+    const broken = lane(
+      'lane-a',
+      { 'libs/x/test/b.int.test.ts': ['passed'], 'libs/x/test/c.int.test.ts': [] },
+      { fileFailed: ['libs/x/test/c.int.test.ts'] },
+    );
+    const { summary, lines } = judge([unit(), broken], opts);
+    expect([green(summary), last(lines)]).toEqual([false, '3 passed, 1 failed']);
+    expect(lines.slice(-3)).toEqual([
+      '[gate] FAILED libs/x/test/c.int.test.ts',
+      '[gate]   Error: cannot import libs/x/test/c.int.test.ts',
+      '3 passed, 1 failed',
+    ]);
+  });
+
+  it('points at the lane’s log when a failed file has no message in the report (a hook that timed out)', () => {
+    const hook = lane(
+      'unit',
+      { 'libs/x/test/a.test.ts': ['passed', 'passed'], 'libs/x/test/h.test.ts': [] },
+      {
+        fileFailed: ['libs/x/test/h.test.ts'],
       },
     );
-  });
-}
-
-const unit = (statuses: Status[] = ['passed', 'passed']) => report('unit', { 'libs/x/test/a.test.ts': statuses });
-const integration = () => report('integration', { 'libs/x/test/b.int.test.ts': ['passed'] });
-
-describe('scripts/test.sh gate', () => {
-  it('passes a clean run at its floors and ends with the summary line', async () => {
-    const r = await gate(`${unit()}=0`, `${integration()}=0`);
-    expect([r.code, r.last]).toEqual([0, '3 passed, 0 failed']);
-    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toMatchObject({
-      passed: 3,
-      failed: 0,
-      problems: [],
-    });
-  });
-
-  it('fails on a skipped or todo test, naming it', async () => {
-    const skipped = await gate(`${unit(['passed', 'passed', 'skipped'])}=0`, `${integration()}=0`);
-    expect(skipped.code).toBe(1);
-    expect(skipped.out).toContain('skipped: libs/x/test/a.test.ts > libs/x/test/a.test.ts test 2');
-    const todo = await gate(`${unit(['passed', 'passed', 'todo'])}=0`, `${integration()}=0`);
-    expect(todo.code).toBe(1);
-    expect(todo.out).toContain('1 todo tests (none may be)');
-  });
-
-  it('fails when a lane report is missing or its vitest exited non-zero', async () => {
-    const missing = await gate(`${unit()}=0`, `${join(dir, 'lane-b.json')}=0`);
-    expect([missing.code, missing.last]).toEqual([1, '2 passed, 1 failed']);
-    expect(missing.out).toMatch(/lane-b\.json: no report \(ENOENT\)/);
-    const red = await gate(`${unit()}=0`, `${integration()}=1`);
-    expect(red.code).toBe(1);
-    expect(red.out).toContain('integration.json: vitest exited 1');
-  });
-
-  it('fails below the floor of tests or files of a project, or when a project ran nothing', async () => {
-    const few = await gate(`${unit(['passed'])}=0`, `${integration()}=0`);
-    expect(few.code).toBe(1);
-    expect(few.out).toContain('unit: 1 tests in 1 files ran, the floor is 2 tests in 1 files');
-    const none = await gate(`${unit()}=0`);
-    expect(none.code).toBe(1);
-    expect(none.out).toContain('integration: no test ran');
-  });
-
-  it('counts a file that failed without a failed test (an import error) as a failure', async () => {
-    const broken = report('broken', { 'libs/x/test/b.int.test.ts': ['passed'], 'libs/x/test/c.int.test.ts': [] }, [
-      'libs/x/test/c.int.test.ts',
+    const r = hook.report as VitestReport;
+    hook.report = { ...r, testResults: r.testResults.map((t) => ({ ...t, message: '' })) };
+    const { lines } = judge([hook, integration()], opts);
+    expect(lines.slice(-3)).toEqual([
+      '[gate] FAILED libs/x/test/h.test.ts',
+      '[gate]   (no message in the report: see unit.log)',
+      '3 passed, 1 failed',
     ]);
-    const r = await gate(`${unit()}=0`, `${broken}=0`);
-    expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);
-    expect(r.out).toContain(
-      '[gate] FAILED libs/x/test/c.int.test.ts\n[gate]   Error: cannot import libs/x/test/c.int.test.ts',
-    );
   });
 
-  it('prints each file’s wall time from the durations file beside its report (hooks included), else its tests’ span', async () => {
-    const withHooks = report('hooks', { 'libs/x/test/v.int.test.ts': ['passed'] });
-    writeFileSync(
-      join(dir, 'hooks.durations.json'),
-      JSON.stringify({ [join(repoRoot, 'libs/x/test/v.int.test.ts')]: 71.25 }),
+  it('prints each file’s wall time from the durations file (hooks included), else its tests’ span, slowest first', () => {
+    const withHooks = lane(
+      'lane-a',
+      { 'libs/x/test/v.int.test.ts': ['passed'] },
+      { durations: { [join(root, 'libs/x/test/v.int.test.ts')]: 71.25 } },
     );
-    const r = await gate(`${unit()}=0`, `${withHooks}=0`);
-    expect(r.code).toBe(0);
-    expect(r.out).toContain('[gate]    71.3    1 passed libs/x/test/v.int.test.ts');
-    expect(r.out).toContain('[gate]     1.0    2 passed libs/x/test/a.test.ts'); // no unit.durations.json: 0 to 1000 ms
+    const { lines } = judge([unit(), withHooks], opts);
+    const table = lines.filter((l) => /^\[gate\] +\d/.test(l));
+    expect(table).toEqual([
+      '[gate]    71.3    1 passed libs/x/test/v.int.test.ts',
+      '[gate]     1.0    2 passed libs/x/test/a.test.ts', // no durations: its tests' span, 0 to 1000 ms
+    ]);
+    expect(lines).toContain('[gate] per project: unit 2 tests in 1 files; integration 1 tests in 1 files');
   });
 
-  it('prints each failed test with the head of its message near the end (a CI log keeps its tail)', async () => {
-    const r = await gate(`${unit(['passed', 'failed', 'passed'])}=0`, `${integration()}=0`);
-    expect([r.code, r.last]).toEqual([1, '3 passed, 1 failed']);
-    const tail = r.out.trim().split('\n').slice(-4);
-    expect(tail).toEqual([
+  it('prints each failed test with the head of its message near the end (a CI log keeps its tail)', () => {
+    const { summary, lines } = judge([unit(['passed', 'failed', 'passed']), integration()], opts);
+    expect(summary).toMatchObject({ passed: 3, failed: 1 });
+    expect(lines.slice(-4)).toEqual([
       '[gate] FAILED libs/x/test/a.test.ts > libs/x/test/a.test.ts test 1',
       '[gate]   AssertionError: expected 1 to be 42',
       '[gate]       at libs/x/test/a.test.ts:2:7',
       '3 passed, 1 failed',
     ]);
+  });
+
+  it('quotes a red lane’s log around the lines that say why', () => {
+    const log = ['ok', 'Error: Worker exited unexpectedly', ...Array.from({ length: 20 }, (_, i) => `at ${i}`)];
+    expect(errorExcerpt(log.join('\n'))).toEqual(log.slice(1, 14));
+  });
+
+  it('quotes vitest’s closing failure sections of a red lane’s log when there are any, not the noise before', () => {
+    const failed = '\x1b[31m⎯⎯⎯ Failed Suites 1 ⎯⎯⎯\x1b[39m';
+    const log = [
+      'error: logged by a passing test',
+      'at x',
+      failed,
+      ' FAIL  a.test.ts > rules',
+      'Error: Hook timed out',
+    ];
+    expect(errorExcerpt(log.join('\n'))).toEqual([
+      '⎯⎯⎯ Failed Suites 1 ⎯⎯⎯',
+      ' FAIL  a.test.ts > rules',
+      'Error: Hook timed out',
+    ]);
+  });
+});
+
+describe('the lanes', () => {
+  const files = [...LANE_A, ...LANE_C, 'libs/x/test/new.int.test.ts'].sort();
+  const filesOf = (args: string[]) => args.filter((a) => a.endsWith('.int.test.ts'));
+
+  it('runs every integration file in exactly one lane, a new file in lane B before the production project', () => {
+    for (const n of ['1', '2', '3']) {
+      const lanes = planLanes({ INFERSWEEP_TEST_LANES: n }, root, files);
+      const ran = lanes.flatMap((l) => filesOf(l.args));
+      expect([n, ran.sort()]).toEqual([n, files]);
+      expect(lanes.map((l) => l.name)).toEqual(['unit', 'lane-a', 'lane-b', 'lane-c'].slice(0, Number(n) + 1));
+    }
+    const [unitLane, a, b, c] = planLanes({}, root, files);
+    expect(unitLane).toEqual({
+      name: 'unit',
+      slot: '0',
+      data: '/repo/.infersweep',
+      args: ['--project', 'unit'],
+      nice: 10,
+    });
+    expect(filesOf(a!.args)).toEqual(LANE_A);
+    expect(filesOf(c!.args)).toEqual(LANE_C);
+    expect([b!.slot, b!.data, b!.args.slice(-2)]).toEqual([
+      '9',
+      '/repo/.infersweep-9',
+      ['libs/x/test/new.int.test.ts', 'test/production/'],
+    ]);
+    expect([c!.slot, c!.data]).toEqual(['8', '/repo/.infersweep-8']);
+  });
+
+  it('lists only files of this repository, each in one lane', () => {
+    const real = integrationFiles(repoRoot);
+    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...LANE_C]));
+    const lanes = planLanes({}, repoRoot, real);
+    expect(lanes.flatMap((l) => filesOf(l.args)).sort()).toEqual(real);
+  });
+
+  it('lists no file in two lanes', () => {
+    expect(new Set([...LANE_A, ...LANE_C]).size).toBe(LANE_A.length + LANE_C.length);
+  });
+
+  it('refuses two lanes on one stack slot, a listed file that does not exist, and an unknown lane count', () => {
+    expect(() => planLanes({ INFERSWEEP_LANE_C_SLOT: '9' }, root, files)).toThrow(
+      'lane C needs its own stack slot: INFERSWEEP_LANE_C_SLOT (9) is another lane',
+    );
+    expect(() => planLanes({ INFERSWEEP_TEST_LANES: '2', INFERSWEEP_STACK_SLOT: '9' }, root, files)).toThrow(
+      'lane B needs its own stack slot',
+    );
+    expect(() => planLanes({}, root, files.slice(1))).toThrow(`a lane lists ${files[0]}, which does not exist`);
+    expect(() => planLanes({ INFERSWEEP_TEST_LANES: '4' }, root, files)).toThrow('INFERSWEEP_TEST_LANES is 4');
+  });
+
+  it('gates `--project P…` alone and passes any other arguments to vitest', () => {
+    expect(projectsAlone(['--project', 'unit'])).toEqual(['unit']);
+    expect(projectsAlone(['--project', 'integration', '--project', 'production'])).toEqual([
+      'integration',
+      'production',
+    ]);
+    expect(projectsAlone(['--project', 'unit', 'libs/core/test/a.test.ts'])).toBeUndefined();
+    expect(projectsAlone(['--project', 'nightly'])).toBeUndefined();
+    expect(projectsAlone([])).toBeUndefined();
   });
 });

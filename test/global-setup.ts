@@ -13,7 +13,7 @@ export const WORKFLOW_BUNDLE_ENV = 'INFERSWEEP_WORKFLOW_BUNDLE';
  * Build the workflow bundle once per test run, from the checked-out sources, and name it in
  * {@link WORKFLOW_BUNDLE_ENV}: the test workers (libs/orchestrator/test/harness.ts), the workers the
  * tests spawn (they inherit the variable) and the history replays load it instead of running webpack
- * each. A bundle named by the caller (scripts/test.sh builds one for all its lanes) is reused.
+ * each. A bundle named by the caller (test/gate.ts builds one for all its lanes) is reused.
  */
 export async function ensureWorkflowBundle(): Promise<string> {
   const given = process.env[WORKFLOW_BUNDLE_ENV];

@@ -1,0 +1,71 @@
+/**
+ * The lanes of `npm test` and the floors of its gate (test/gate.ts runs and judges them; docs/testing.md).
+ *
+ * Three integration lanes, each on its own local stack, beside the unit project (niced):
+ * - lane A: the files that load the CPU or are gated on client saturation (every real-vLLM file, so two vLLM
+ *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order;
+ * - lane C: the Slurm-only files, which mostly wait on slurmd timeouts and queues, then files that load little
+ *   CPU and are not saturation-gated, so the lanes end near the same time;
+ * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
+ *   lane B's Slurm).
+ * A file belongs to at most one list; the gate refuses a listed file that does not exist.
+ */
+
+export type Project = 'unit' | 'integration' | 'production' | 'nightly';
+
+/** Lane A, in this order (the saturation-gated files first, while lane B mostly waits on queues). */
+export const LANE_A = [
+  'libs/orchestrator/test/fidelity.int.test.ts',
+  'libs/agentx/test/agentx.int.test.ts',
+  'libs/orchestrator/test/sweep.int.test.ts',
+  'libs/orchestrator/test/concurrent-points.int.test.ts',
+  'libs/agentx/test/aiperf.int.test.ts',
+  'libs/agentx/test/cross-client.int.test.ts',
+  'libs/agentx/test/cross-client-vllm.int.test.ts',
+  'libs/orchestrator/test/local-vllm.int.test.ts',
+  'libs/orchestrator/test/hybrid-lb.int.test.ts',
+  'test/vllm/plugin.int.test.ts',
+  'test/smoke/temporal.int.test.ts',
+  'test/smoke/simulator.int.test.ts',
+  'test/smoke/slurm-ssh.int.test.ts',
+  'test/smoke/web-ui.int.test.ts',
+];
+
+/** Lane C: the Slurm-only files, then light files moved from lane B to even the lanes' wall times. */
+export const LANE_C = [
+  'libs/slurm/test/reliability.int.test.ts',
+  'libs/slurm/test/failures.int.test.ts',
+  'libs/slurm/test/lifecycle.int.test.ts',
+  'libs/slurm/test/sites.int.test.ts',
+  'libs/slurm/test/ssh.int.test.ts',
+  'libs/slurm/test/image.int.test.ts',
+  'libs/orchestrator/test/timings.int.test.ts',
+  'apps/cli/test/cli.int.test.ts',
+  'apps/cli/test/history.int.test.ts',
+  'libs/orchestrator/test/plan-blip.int.test.ts',
+  'apps/cli/test/schedule-run.int.test.ts',
+  'libs/orchestrator/test/secrets.int.test.ts',
+];
+
+/** Each lane's stack: its slot and data directory, from the environment or these defaults. */
+export const SLOTS = {
+  a: { slot: 'INFERSWEEP_STACK_SLOT', data: 'INFERSWEEP_DATA', defaultSlot: '0' },
+  b: { slot: 'INFERSWEEP_LANE_B_SLOT', data: 'INFERSWEEP_LANE_B_DATA', defaultSlot: '9' },
+  c: { slot: 'INFERSWEEP_LANE_C_SLOT', data: 'INFERSWEEP_LANE_C_DATA', defaultSlot: '8' },
+} as const;
+
+/** The unit project's niceness beside the lanes (INFERSWEEP_UNIT_NICE): it takes the CPU the lanes leave. */
+export const UNIT_NICE = 10;
+
+/**
+ * The floors: at least this many tests and files must run per project (TEST_FLOORS, a JSON object of the same
+ * shape, overrides them). They equal the counts of `npx vitest list --project <name> --json`: raise them in the
+ * commit that adds tests (other branches add tests too: count on the merged tree), lower them only in the
+ * commit that removes tests.
+ */
+export const FLOORS: Record<Project, { tests: number; files: number }> = {
+  unit: { tests: 849, files: 115 },
+  integration: { tests: 159, files: 40 },
+  production: { tests: 12, files: 5 },
+  nightly: { tests: 6, files: 3 },
+};
