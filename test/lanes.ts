@@ -45,6 +45,9 @@ export const LANE_C = [
   'libs/orchestrator/test/plan-blip.int.test.ts',
   'apps/cli/test/schedule-run.int.test.ts',
   'libs/orchestrator/test/secrets.int.test.ts',
+  'apps/cli/test/history-unmeasured.int.test.ts',
+  'apps/cli/test/ended-sweeps.int.test.ts',
+  'libs/agentx/test/goodput.int.test.ts',
 ];
 
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */

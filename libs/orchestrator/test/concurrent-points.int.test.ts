@@ -3,7 +3,7 @@
  * invalidate each other. Each point's client runs in its own process (libs/agentx/src/client-process.ts),
  * so the client-health gate reads that client's own CPU and event loop; the record says how many points
  * the worker measured at once. This file keeps the gate (the shipped local limits): it is
- * saturation-gated (scripts/test.sh lane A).
+ * saturation-gated (lane A, test/lanes.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
