@@ -12,7 +12,7 @@ export type TerminalJobState = (typeof TERMINAL_JOB_STATES)[number];
 
 /**
  * How an allocation ended (Slurm's terminal state, or why infersweep let it go). `release-failed`:
- * the sweep gave up releasing it (libs/orchestrator/src/workflows/run.ts releaseHeld), the job may
+ * the sweep gave up releasing it (libs/orchestrator/src/workflows/lease.ts releaseHeld), the job may
  * still run; its reason names the job id.
  */
 export type AllocationEnd =

@@ -83,7 +83,7 @@ export interface AllocationRecord {
   endedAt?: string;
   ended?: AllocationEnd;
   reason?: string;
-  /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/run.ts) */
+  /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/lease.ts) */
   warnings?: string[];
 }
 

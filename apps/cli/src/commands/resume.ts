@@ -35,7 +35,7 @@ async function restart(s: Session, view: SweepView): Promise<string> {
     return (await startSweepAll(s.client, s.target, all.sweeps, all.maxConcurrentSweeps, identity)).runId;
   }
   // a run that continued as new carries its predecessor's state (allocation, server): a restart
-  // starts from the frozen input alone (libs/orchestrator/src/workflows/run.ts SweepCarryOver)
+  // starts from the frozen input alone (libs/orchestrator/src/workflows/carry-over.ts SweepCarryOver)
   const { carried: _carried, ...fresh } = input as SweepInput & { carried?: unknown };
   return (await startSweep(s.client, s.target, fresh, view.taskQueue)).runId;
 }

@@ -74,7 +74,7 @@ export function allocationLine(a: AllocationRecord): string {
       : a.grantedAt
         ? 'holding'
         : 'requested',
-    // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/run.ts)
+    // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/lease.ts)
     ...(a.warnings ?? []).map((w) => `warning: ${w}`),
   ].join('  ');
 }

@@ -7,7 +7,13 @@
  */
 import { ActivityCancellationType, ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { SweepInput } from '@infersweep/sweep';
-import type { AllocationActivities, PointActivities, ResultsActivities, ServerActivities } from '../activities/types';
+import type {
+  AllocationActivities,
+  PlanInput,
+  PointActivities,
+  ResultsActivities,
+  ServerActivities,
+} from '../activities/types';
 import type { HistoryActivities } from '../activities/history';
 
 /**
@@ -113,3 +119,8 @@ export function outlastingShutdowns<A extends unknown[], R>(
 }
 
 export type SweepVerbs = ReturnType<typeof activitiesFor>;
+
+/** The stored plan, by reference, that every activity reads (../activities/plans.ts). */
+export function planOf(input: Pick<SweepInput, 'planHash' | 'resultsDir'>): PlanInput {
+  return { planRef: { planHash: input.planHash, resultsDir: input.resultsDir } };
+}

@@ -1,10 +1,26 @@
 /**
- * Lease: what a sweep holds on the cluster between points, an allocation and the server on it, as
- * one object. Continue-as-new carries its snapshot and the next run restores it, so a continued run
- * holds exactly what the last one held: the same job, the same ready server, the image already
- * imported on that job. Workflow code: plain data, no activity calls.
+ * Lease: what a sweep holds on the cluster between points, an allocation and the server on it, and
+ * the verbs that get, use up and give back what it holds: ensure a server, apply the deployment
+ * policy, stop the server, capture its logs, tear down, release a held job. Its data is one
+ * snapshot object: continue-as-new carries a copy and the next run starts from it, so a continued
+ * run holds exactly what the last one held (the same job, the same ready server, the image already
+ * imported on that job). Workflow code: deterministic, all work in activities.
  */
-import type { Allocation, Deployment } from '../activities/types';
+import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import {
+  recordAllocationEnd,
+  type AllocationEnd,
+  type SweepInput,
+  type SweepPhase,
+  type SweepProgress,
+} from '@infersweep/sweep';
+import { allocationJobName, ResultsLayout } from '@infersweep/core';
+import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
+import { planOf, type SweepVerbs } from './activities';
+import { messageOf } from './failures';
+
+/** The failure type a sweep ends with when it could not release a job it holds (never retried). */
+export const RELEASE_FAILED = 'ReleaseFailed';
 
 export interface LeaseSnapshot {
   allocation?: Allocation;
@@ -18,64 +34,249 @@ export interface LeaseSnapshot {
   importedOnJob?: string;
 }
 
+/** The sweep holding the lease (./run.ts): the progress it records in, publishes and asks the operator through. */
+export interface LeaseHolder {
+  readonly state: SweepProgress;
+  readonly aborted: boolean;
+  publish(phase?: SweepPhase, message?: string): void;
+  waitForOperator(reason: string, on: 'release'): Promise<boolean>;
+}
+
+const now = () => new Date().toISOString();
+
 export class Lease {
-  allocation?: Allocation;
-  deployment?: Deployment;
-  serverIndex = 0;
-  serverUsed = false;
-  pointsOnAllocation = 0;
-  importedOnJob?: string;
+  private readonly data: LeaseSnapshot;
+  private readonly plan: PlanInput;
+  private readonly layout: ResultsLayout;
+  /** allocation, image import, launch and readiness: cancelled by abort too */
+  private setupScope?: CancellationScope;
 
-  constructor(from?: LeaseSnapshot) {
-    if (from) this.restore(from);
+  constructor(
+    private readonly run: LeaseHolder,
+    private readonly input: SweepInput,
+    private readonly act: SweepVerbs,
+    from?: LeaseSnapshot,
+  ) {
+    // every field in one order, whatever the carried snapshot left out (a snapshot is a copy of this)
+    this.data = {
+      allocation: undefined,
+      deployment: undefined,
+      serverIndex: 0,
+      serverUsed: false,
+      pointsOnAllocation: 0,
+      importedOnJob: undefined,
+      ...from,
+    };
+    this.plan = planOf(input);
+    this.layout = new ResultsLayout(input.resultsDir);
   }
 
-  restore(s: LeaseSnapshot): void {
-    this.allocation = s.allocation;
-    this.deployment = s.deployment;
-    this.serverIndex = s.serverIndex;
-    this.serverUsed = s.serverUsed;
-    this.pointsOnAllocation = s.pointsOnAllocation;
-    this.importedOnJob = s.importedOnJob;
+  /** What is held now (read-only: the verbs below change it). */
+  get held(): Readonly<LeaseSnapshot> {
+    return this.data;
   }
 
+  /** What continue-as-new carries. */
   snapshot(): LeaseSnapshot {
-    const { allocation, deployment, serverIndex, serverUsed, pointsOnAllocation, importedOnJob } = this;
-    return { allocation, deployment, serverIndex, serverUsed, pointsOnAllocation, importedOnJob };
+    return { ...this.data };
   }
 
-  /** A new allocation: no points on it yet. */
-  granted(a: Allocation): void {
-    this.allocation = a;
-    this.pointsOnAllocation = 0;
-  }
-
-  /** Does the image still need importing on this job? */
-  needsImport(jobId: string): boolean {
-    return this.importedOnJob !== jobId;
-  }
-
-  /** The next server's index (counted before it launches, so a retried launch reuses none). */
-  nextServer(): number {
-    this.serverIndex += 1;
-    return this.serverIndex;
-  }
-
-  ready(dep: Deployment): void {
-    this.deployment = dep;
-    this.serverUsed = false;
-  }
-
+  /** A point ran on the server. */
   pointDone(): void {
-    this.serverUsed = true;
-    this.pointsOnAllocation += 1;
+    this.data.serverUsed = true;
+    this.data.pointsOnAllocation += 1;
+  }
+
+  /** An allocation (a new attempt if there is none) and a ready server on it (cancellable by the abort update). */
+  async ensureServer(): Promise<void> {
+    this.setupScope = new CancellationScope();
+    try {
+      await this.setupScope.run(() => this.setUp());
+    } finally {
+      this.setupScope = undefined;
+    }
+  }
+
+  /** The abort update: stop setting up (the allocation attempt, image import, launch or readiness wait). */
+  cancelSetup(): void {
+    this.setupScope?.cancel();
+  }
+
+  private async setUp(): Promise<void> {
+    if (!this.data.allocation) await this.allocate();
+    const alloc = this.data.allocation!;
+    if (this.data.deployment) return;
+    const { sweepId, resultsDir } = this.input;
+    if (this.input.importImage && this.input.importImageOn === 'head-node' && this.data.importedOnJob !== alloc.jobId) {
+      // InferenceX's way: on the allocation's head compute node (one import per squash file, under a lock)
+      this.run.publish('importing-image', `on ${alloc.headNode} of job ${alloc.jobId}`);
+      await this.act.importImage({ ...this.plan, sweepId, allocation: alloc });
+      this.data.importedOnJob = alloc.jobId;
+    }
+    // counted before it launches, so a retried launch reuses no index
+    const serverIndex = (this.data.serverIndex += 1);
+    this.run.publish('launching', `server ${serverIndex} on job ${alloc.jobId} (${alloc.nodes.join(',')})`);
+    const deployment = await this.act.launchServer({
+      ...this.plan,
+      sweepId,
+      allocation: alloc,
+      serverIndex,
+      resultsDir,
+    });
+    this.data.deployment = deployment;
+    this.run.publish('waiting-ready');
+    await this.act.waitReady({ ...this.plan, deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
+    this.data.deployment = deployment;
+    this.data.serverUsed = false;
+  }
+
+  private async allocate(): Promise<void> {
+    const state = this.run.state;
+    const attempt = state.allocations.length + 1;
+    const jobName = allocationJobName(this.input.sweepId, attempt, this.input.deploymentTag);
+    state.allocations.push({ attempt, jobName, nodes: [], requestedAt: now() });
+    this.run.publish('allocating', `allocation attempt ${attempt}`);
+    let a: Allocation;
+    try {
+      a = await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt });
+    } catch (err) {
+      // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
+      const why = isCancellation(err) && this.run.aborted ? `aborted: ${state.abortRequested}` : messageOf(err);
+      recordAllocationEnd(state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', why, now());
+      // never leak, cancelled or not: whatever was queued or granted under this name is released (the
+      // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED);
+      // a release that keeps failing waits for the operator like any other (releaseHeld)
+      await CancellationScope.nonCancellable(() => this.releaseHeld({ jobName }));
+      throw err;
+    }
+    this.data.allocation = a;
+    this.data.pointsOnAllocation = 0;
+    const rec = state.allocations[state.allocations.length - 1]!;
+    Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
+    const { jobId, nodes, grantedAt, timeLimitMinutes } = a;
+    state.allocation = { jobId, nodes, attempt, grantedAt, timeLimitMinutes };
+  }
+
+  /** The deployment policy after a point: keep the server, restart it, or release the allocation. */
+  async applyPolicy(): Promise<void> {
+    const { policy, pointsPerAllocation } = this.input;
+    if (policy === 'server-per-point') await this.stopServer('policy');
+    if (policy === 'allocation-per-point') await this.teardown('released', 'policy: fresh allocation per point');
+    else if (
+      pointsPerAllocation !== undefined &&
+      this.data.allocation &&
+      this.data.pointsOnAllocation >= pointsPerAllocation
+    ) {
+      await this.teardown('released', `policy: ${pointsPerAllocation} point(s) per allocation`);
+    }
+  }
+
+  /** Stop the server (its logs captured first); the allocation is kept. Never cancelled. */
+  async stopServer(reason: string): Promise<void> {
+    const dep = this.dropServer();
+    if (!dep) return;
+    await CancellationScope.nonCancellable(async () => {
+      await this.captureLogs(dep, reason);
+      await this.act.stopServer({ ...this.plan, deployment: dep });
+    });
+  }
+
+  /** Release the allocation (and stop/capture the server first); idempotent, never cancelled. */
+  async teardown(ended: AllocationEnd, reason: string | undefined): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      const state = this.run.state;
+      const a = this.data.allocation;
+      const dep = this.dropServer();
+      if (dep) {
+        await this.captureLogs(dep, reason ?? ended);
+        await this.act.stopServer({ ...this.plan, deployment: dep }).catch(() => undefined);
+      }
+      if (a) {
+        const r = await this.releaseHeld(a);
+        // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
+        // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
+        recordAllocationEnd(state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
+        if (r.state === 'COMPLETING' && r.reason) this.warn(a.jobId, r.reason);
+        // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
+        this.data.allocation = undefined;
+        state.allocation = undefined;
+      }
+    });
   }
 
   /** Forget the server (it is being stopped); its deployment, if any, for the caller to stop. */
-  dropServer(): Deployment | undefined {
-    const dep = this.deployment;
-    this.deployment = undefined;
-    this.serverUsed = false;
+  private dropServer(): Deployment | undefined {
+    const dep = this.data.deployment;
+    this.data.deployment = undefined;
+    this.data.serverUsed = false;
     return dep;
+  }
+
+  /**
+   * Copy a server's logs before it stops. A failed capture is a missing log, never a reason to
+   * release a healthy allocation: it is noted on the allocation's record and in the progress message.
+   */
+  private async captureLogs(dep: Deployment, reason: string): Promise<void> {
+    try {
+      await this.act.captureLogs({
+        ...this.plan,
+        deployment: dep,
+        destDir: this.layout.serverLogsDir(dep.serverIndex),
+        reason,
+      });
+    } catch (err) {
+      this.warn(
+        dep.jobId,
+        `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`,
+      );
+    }
+  }
+
+  /** A warning on an allocation's record and in the progress message. */
+  private warn(jobId: string, warning: string): void {
+    const rec = this.run.state.allocations.find((a) => a.jobId === jobId);
+    if (rec) rec.warnings = [...(rec.warnings ?? []), warning];
+    this.run.publish(undefined, warning);
+  }
+
+  /**
+   * Release a job the sweep holds; it is never forgotten. A release that keeps failing (its activity
+   * out of retries: login node unreachable, scancel failing) waits for the operator, the job still
+   * recorded, and retryNow tries again. An abort, a cancel of the workflow or no answer in time gets
+   * one last try; if that fails too, the allocation ends `release-failed` with the job id in its
+   * reason and the sweep fails with that message (RELEASE_FAILED), never silently.
+   */
+  private async releaseHeld(a: { jobId?: string; jobName: string }): Promise<ReleaseResult> {
+    const release = () => this.act.release({ ...this.plan, jobId: a.jobId, jobName: a.jobName });
+    // a request whose job id was never seen (a failed allocate) is released by name
+    const clear = a.jobId ? `scancel ${a.jobId}` : `scancel --me --name=${a.jobName}`;
+    const job = a.jobId ? `job ${a.jobId} (${a.jobName})` : `the jobs named ${a.jobName}`;
+    for (;;) {
+      let failed: string;
+      try {
+        return await release();
+      } catch (err) {
+        failed = `release of ${job} failed: ${messageOf(err)}`;
+      }
+      const retry = await this.run.waitForOperator(
+        `${failed}; clear it by hand: ${clear}, then infersweep resume ${this.input.sweepId}`,
+        'release',
+      );
+      if (retry) continue;
+      try {
+        return await release();
+      } catch (err) {
+        const reason = `${failed}; the last try failed too: ${messageOf(err)}. ${job.charAt(0).toUpperCase()}${job.slice(1)} may still hold its nodes: ${clear}`;
+        recordAllocationEnd(this.run.state, a.jobName, 'release-failed', reason, now());
+        // state.allocation keeps showing the job; this run stops trying (close() has nothing left to release)
+        this.data.allocation = undefined;
+        throw ApplicationFailure.nonRetryable(reason, RELEASE_FAILED, {
+          kind: 'fatal',
+          input: false,
+          jobId: a.jobId,
+          jobName: a.jobName,
+        });
+      }
+    }
   }
 }

@@ -1,23 +1,36 @@
 /**
- * The durable sweep: one orientation of a config on one cluster, told as a story. The state and
- * the steps are in SweepRun (./run.ts); failures are classified once (./failures.ts); the
- * activities are one verb each (./activities.ts).
+ * The durable sweep: one orientation of a config on one cluster, told as a story. First the
+ * messages an operator can send (libs/sweep/src/messages.ts), each handled by the sweep's state
+ * (SweepRun, ./run.ts); then the story: prepare, and per point ensure a server, measure, apply the
+ * deployment policy (the Lease, ./lease.ts, holds the allocation and server), or recover from a
+ * failure classified once (./failures.ts); close. The activities are one verb each (./activities.ts).
  */
-import { ContinueAsNew, isCancellation } from '@temporalio/workflow';
-import type { SweepResult } from '@infersweep/sweep';
+import { ContinueAsNew, isCancellation, setHandler } from '@temporalio/workflow';
+import {
+  abortUpdate,
+  progressQuery,
+  retryNowUpdate,
+  skipPointUpdate,
+  validateSkip,
+  type SweepResult,
+} from '@infersweep/sweep';
 import { activitiesFor } from './activities';
 import { classify } from './failures';
 import { SweepRun, type SweepRunInput } from './run';
 
 export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> {
-  const run = new SweepRun(
-    input,
-    activitiesFor({
-      ...input,
-      grantWaitMinutes: input.plan.slurm.grantWaitMinutes,
-    }),
-  );
-  run.listen();
+  const run = new SweepRun(input, activitiesFor({ ...input, grantWaitMinutes: input.plan.slurm.grantWaitMinutes }));
+  const { lease } = run;
+  //
+  // Messages
+  //
+  setHandler(progressQuery, () => run.state);
+  setHandler(skipPointUpdate, (arg) => run.skip(arg), { validator: (arg) => validateSkip(run.state, arg.concurrency) });
+  setHandler(retryNowUpdate, () => run.retryNow(), { validator: (_arg) => run.assertAwaitingOperator() });
+  setHandler(abortUpdate, (arg) => run.abort(arg));
+  //
+  // The story
+  //
   try {
     await run.prepare();
     for (let pt = run.next(); pt && !run.aborted; pt = run.next()) {
@@ -27,9 +40,9 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
         continue;
       }
       try {
-        await run.ensureServer();
+        await lease.ensureServer();
         await run.measure(pt);
-        await run.applyPolicy();
+        await lease.applyPolicy();
       } catch (err) {
         if ((await run.recover(pt, classify(err), err)) === 'stop') break;
       }
