@@ -133,7 +133,7 @@ describe('an ended search sweep shows everything it knew with no worker running'
 
   beforeAll(async () => {
     const before = process.env.INFERSWEEP_WORKER_CLUSTERS;
-    process.env.INFERSWEEP_WORKER_CLUSTERS = `local,${cluster}`;
+    process.env.INFERSWEEP_WORKER_CLUSTERS = `local,${cluster}=local`;
     const worker = await runningWorker(taskQueueFor(cluster)).finally(() => {
       if (before === undefined) delete process.env.INFERSWEEP_WORKER_CLUSTERS;
       else process.env.INFERSWEEP_WORKER_CLUSTERS = before;
