@@ -53,13 +53,7 @@ export interface PointSummary {
 
 /** The summary statistics an SLO bound reads (PointSummary fields). */
 export type SloStatistic =
-  | 'ttftP50Ms'
-  | 'ttftP99Ms'
-  | 'itlP50Ms'
-  | 'itlP99Ms'
-  | 'e2elP50Ms'
-  | 'e2elP99Ms'
-  | 'e2eNormInteractivityP90';
+  'ttftP50Ms' | 'ttftP99Ms' | 'itlP50Ms' | 'itlP99Ms' | 'e2elP50Ms' | 'e2elP99Ms' | 'e2eNormInteractivityP90';
 
 /** Good requests (every per-request bound met) of the profiled requests, with a Wilson interval. */
 export interface PointGoodput {

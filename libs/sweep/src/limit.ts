@@ -177,7 +177,178 @@ export interface LimitStep {
   lines: string[];
 }
 
+type Next = LimitStep['next'];
+
 const fmtP = (p: number | undefined) => (p === undefined ? 'n/a' : p.toFixed(2));
+
+/** The monotone fit below the client ceiling: the bracket ends and the 95 % interval. */
+interface LimitFit {
+  /** the lowest client-limited concurrency (no evidence at or above it) */
+  ceiling?: number;
+  /** the points the fit uses, and their fitted pass probabilities */
+  pts: LimitPoint[];
+  lo?: LimitPoint;
+  hi?: LimitPoint;
+  ci: { lower: number | null; upper: number | null };
+}
+
+function fitLimit(all: readonly LimitPoint[]): LimitFit {
+  const ceiling = all.find((p) => p.pass === undefined)?.concurrency;
+  const pts = all.filter((p) => p.pass !== undefined && (ceiling === undefined || p.concurrency < ceiling));
+  const q = pts.length
+    ? isotonic(
+        pts.map((p) => p.pass!),
+        { weights: pts.map((p) => Math.max(1, p.counted)), increasing: false },
+      )
+    : [];
+  const lastPass = q.reduce((k, v, i) => (v > 0.5 ? i : k), -1);
+  const confidentPass = q.reduce((k, v, i) => (v >= CONFIDENT ? i : k), -1);
+  const confidentFail = q.findIndex((v) => v <= 1 - CONFIDENT);
+  return {
+    ...(ceiling === undefined ? {} : { ceiling }),
+    pts,
+    ...(lastPass >= 0 ? { lo: pts[lastPass]! } : {}),
+    ...(pts[lastPass + 1] ? { hi: pts[lastPass + 1]! } : {}),
+    ci: {
+      lower: confidentPass >= 0 ? pts[confidentPass]!.concurrency : null,
+      upper: confidentFail >= 0 ? pts[confidentFail]!.concurrency - 1 : null,
+    },
+  };
+}
+
+/** A window to measure again before the bracket moves (module doc: the order), or undefined. */
+function remeasureStep(all: readonly LimitPoint[], f: LimitFit): Next {
+  const again = (p: LimitPoint, why: string) => ({
+    concurrency: p.concurrency,
+    remeasure: true,
+    reason: `re-measure c=${p.concurrency}: ${why}`,
+  });
+  const canRepeat = (p: LimitPoint) => p.windows < MAX_WINDOWS;
+  const doubtful = all.find((p) => (p.latest === 'not-load' || p.latest === 'client') && canRepeat(p));
+  if (doubtful)
+    return again(
+      doubtful,
+      doubtful.latest === 'client' ? 'the client could not hold it' : 'invalid for a reason not load',
+    );
+  const nearest = (ps: LimitPoint[]) =>
+    [...ps].sort((a, b) => Math.abs(a.pass! - 0.5) - Math.abs(b.pass! - 0.5) || a.concurrency - b.concurrency)[0];
+  const contra = nearest(
+    f.pts.filter(
+      (p, i) =>
+        canRepeat(p) &&
+        ((p.pass! > 0.5 && f.pts.slice(0, i).some((x) => x.pass! < 0.5)) ||
+          (p.pass! < 0.5 && f.pts.slice(i + 1).some((x) => x.pass! > 0.5))),
+    ),
+  );
+  if (contra) return again(contra, `P ${fmtP(contra.pass)} contradicts the monotone fit`);
+  const [bandLo, bandHi] = UNCERTAIN_BAND;
+  const coin = nearest(
+    [f.lo, f.hi].filter(
+      (p): p is LimitPoint => p !== undefined && canRepeat(p) && p.pass! > bandLo && p.pass! < bandHi,
+    ),
+  );
+  return coin ? again(coin, `P(meets the SLO) ${fmtP(coin.pass)} is a coin flip`) : undefined;
+}
+
+const clientText = (c: number) => `the client could not hold c=${c} (a client-side limit, not the server's)`;
+
+/** Every point so far meets the SLO: double (below a client ceiling: halve the gap to it). */
+function upwardStep(
+  lo: LimitPoint,
+  ceiling: number | undefined,
+  max: number,
+  ciText: string,
+  unresolved: (text: string) => Bracket,
+): { bracket: Bracket; next?: Next } {
+  const at = lo.concurrency;
+  const next = ceiling !== undefined && 2 * at >= ceiling ? Math.floor((at + ceiling) / 2) : Math.min(2 * at, max);
+  if (ceiling !== undefined && (at >= max || next <= at))
+    return {
+      bracket: {
+        concurrency: at,
+        below: at,
+        above: ceiling,
+        status: 'client-bound',
+        text: `≥ ${at}: c=${at} meets the SLO, ${clientText(ceiling)}; ${ciText}`,
+      },
+    };
+  if (at >= max)
+    return {
+      bracket: {
+        concurrency: at,
+        below: at,
+        status: 'at-max',
+        text: `c=${at} (maxConcurrency) meets the SLO: the limit is above the search range; ${ciText}`,
+      },
+    };
+  return {
+    bracket: unresolved(`≥ ${at} (no failing point yet); ${ciText}`),
+    next: { concurrency: next, reason: `bracket: c=${at} meets the SLO (P ${fmtP(lo.pass)}), doubling to c=${next}` },
+  };
+}
+
+/** The noise-free bracket and bisection steps on the fitted verdicts. */
+function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Bracket; next?: Next } {
+  const { lo, hi: hiPt, ceiling } = f;
+  const min = s.minConcurrency;
+  const max = ceiling !== undefined ? Math.min(s.maxConcurrency, ceiling - 1) : s.maxConcurrency;
+  const unresolved = (text: string): Bracket => ({
+    concurrency: lo?.concurrency ?? null,
+    ...(lo ? { below: lo.concurrency } : {}),
+    ...(hiPt ? { above: hiPt.concurrency } : ceiling !== undefined ? { above: ceiling } : {}),
+    status: 'unresolved',
+    text,
+  });
+  if (!lo && !hiPt) {
+    if (ceiling !== undefined && ceiling <= min)
+      return { bracket: { concurrency: null, above: ceiling, status: 'client-bound', text: clientText(ceiling) } };
+    return {
+      bracket: { concurrency: null, status: 'unresolved', text: 'no point measured yet' },
+      next: { concurrency: min, reason: 'start' },
+    };
+  }
+  if (!hiPt) return upwardStep(lo!, ceiling, max, ciText, unresolved);
+  const hi = hiPt.concurrency;
+  if (!lo) {
+    if (hi <= min)
+      return {
+        bracket: {
+          concurrency: null,
+          above: hi,
+          status: 'never-meets',
+          text: `c=${hi} (minConcurrency) fails the SLO (P ${fmtP(hiPt.pass)}); ${ciText}`,
+        },
+      };
+    const next = Math.max(Math.floor(hi / 2), min);
+    return {
+      bracket: unresolved(`< ${hi} (no passing point yet); ${ciText}`),
+      next: {
+        concurrency: next,
+        reason: `bracket: c=${hi} fails the SLO (P ${fmtP(hiPt.pass)}), halving to c=${next}`,
+      },
+    };
+  }
+  const l = lo.concurrency;
+  const res = resolutionStep(s.resolution, l);
+  if (hi - l <= res)
+    return {
+      bracket: {
+        concurrency: l,
+        below: l,
+        above: hi,
+        status: 'found',
+        text: `${l}, ${ciText} (c=${l} meets the SLO, P ${fmtP(lo.pass)}; c=${hi} fails, P ${fmtP(hiPt.pass)}${hiPt.binding ? `, ${hiPt.binding}` : ''}; resolution ${res})`,
+      },
+    };
+  const mid = Math.floor((l + hi) / 2);
+  return {
+    bracket: unresolved(`in [${l}, ${hi}); ${ciText}`),
+    next: {
+      concurrency: mid,
+      reason: `bisect: c=${l} meets the SLO (P ${fmtP(lo.pass)}), c=${hi} fails (P ${fmtP(hiPt.pass)}); c=${mid} halves the bracket (resolution ${res})`,
+    },
+  };
+}
 
 /** The SLO limit's standing and the measurement that helps it most (none: resolved). */
 export function limitStep(s: SweepSearch, points: readonly PointState[]): LimitStep {
@@ -186,159 +357,22 @@ export function limitStep(s: SweepSearch, points: readonly PointState[]): LimitS
     (p) =>
       `c=${p.concurrency} P(meets the SLO) ${fmtP(p.pass)}${p.binding ? ` (${p.binding})` : ''}, ${p.windows} window(s), latest ${p.latest}`,
   );
-  const again = (p: LimitPoint, why: string) => ({
-    concurrency: p.concurrency,
-    remeasure: true,
-    reason: `re-measure c=${p.concurrency}: ${why}`,
-  });
-  const canRepeat = (p: LimitPoint) => p.windows < MAX_WINDOWS;
-  // 1. a window invalid for a reason that is not load is not evidence yet
-  const doubtful = all.find((p) => (p.latest === 'not-load' || p.latest === 'client') && canRepeat(p));
-  const ceilingPoint = all.find((p) => p.pass === undefined);
-  const ceiling = ceilingPoint?.concurrency;
-  const fitPts = all.filter((p) => p.pass !== undefined && (ceiling === undefined || p.concurrency < ceiling));
-  const q = fitPts.length
-    ? isotonic(
-        fitPts.map((p) => p.pass!),
-        { weights: fitPts.map((p) => Math.max(1, p.counted)), increasing: false },
-      )
-    : [];
-  const lastPass = q.reduce((k, v, i) => (v > 0.5 ? i : k), -1);
-  const lo = lastPass >= 0 ? fitPts[lastPass] : undefined;
-  const hiPt = fitPts[lastPass + 1];
-  const confidentPass = q.reduce((k, v, i) => (v >= CONFIDENT ? i : k), -1);
-  const confidentFail = q.findIndex((v) => v <= 1 - CONFIDENT);
-  const ci = {
-    lower: confidentPass >= 0 ? fitPts[confidentPass]!.concurrency : null,
-    upper: confidentFail >= 0 ? fitPts[confidentFail]!.concurrency - 1 : null,
-  };
-  const binding = hiPt?.binding ?? (ceiling !== undefined ? 'client (could not hold the concurrency)' : undefined);
-  const extra = { ci, ...(binding ? { binding } : {}) };
-  const ciText = `95 % CI [${ci.lower ?? '—'}, ${ci.upper ?? '—'}]`;
-  const step = (next: LimitStep['next'], bracket: Bracket): LimitStep => ({
-    bracket: { ...bracket, ...extra },
-    ...(next ? { next } : {}),
-    lines,
-  });
-
-  const unresolved = (text: string): Bracket => ({
-    concurrency: lo?.concurrency ?? null,
-    ...(lo ? { below: lo.concurrency } : {}),
-    ...(hiPt ? { above: hiPt.concurrency } : ceiling !== undefined ? { above: ceiling } : {}),
-    status: 'unresolved',
-    text,
-  });
-  if (doubtful)
-    return step(
-      again(doubtful, doubtful.latest === 'client' ? 'the client could not hold it' : 'invalid for a reason not load'),
-      unresolved(`${lo ? `≥ ${lo.concurrency}` : 'unknown'} (re-measuring c=${doubtful.concurrency})`),
-    );
-  // 2. a pass above a fail: measure the less certain of the contradicting points again
-  const contradicting = fitPts.filter(
-    (p, i) =>
-      canRepeat(p) &&
-      ((p.pass! > 0.5 && fitPts.slice(0, i).some((x) => x.pass! < 0.5)) ||
-        (p.pass! < 0.5 && fitPts.slice(i + 1).some((x) => x.pass! > 0.5))),
-  );
-  const nearest = (ps: LimitPoint[]) =>
-    [...ps].sort((a, b) => Math.abs(a.pass! - 0.5) - Math.abs(b.pass! - 0.5) || a.concurrency - b.concurrency)[0];
-  const contra = nearest(contradicting);
-  if (contra)
-    return step(
-      again(contra, `P ${fmtP(contra.pass)} contradicts the monotone fit`),
-      unresolved(`${lo ? `≥ ${lo.concurrency}` : 'unknown'} (a pass above a fail)`),
-    );
-  // 3. a bracket end whose pass/fail is a coin flip
-  const [bandLo, bandHi] = UNCERTAIN_BAND;
-  const coin = nearest(
-    [lo, hiPt].filter(
-      (p): p is LimitPoint => p !== undefined && canRepeat(p) && p.pass! > bandLo && p.pass! < bandHi,
-    ),
-  );
-  if (coin)
-    return step(
-      again(coin, `P(meets the SLO) ${fmtP(coin.pass)} is a coin flip`),
-      unresolved(`${lo ? `≥ ${lo.concurrency}` : 'unknown'} (c=${coin.concurrency} uncertain)`),
-    );
-  // 4. the noise-free steps on the fitted verdicts
-  const { minConcurrency: min } = s;
-  const max = ceiling !== undefined ? Math.min(s.maxConcurrency, ceiling - 1) : s.maxConcurrency;
-  if (!lo && !hiPt) {
-    if (ceiling !== undefined && ceiling <= min)
-      return step(undefined, {
-        concurrency: null,
-        above: ceiling,
-        status: 'client-bound',
-        text: `the client could not hold c=${ceiling} (a client-side limit, not the server's)`,
-      });
-    return step(
-      { concurrency: min, reason: 'start' },
-      { concurrency: null, status: 'unresolved', text: 'no point measured yet' },
-    );
+  const f = fitLimit(all);
+  const binding = f.hi?.binding ?? (f.ceiling !== undefined ? 'client (could not hold the concurrency)' : undefined);
+  const extra = { ci: f.ci, ...(binding ? { binding } : {}) };
+  const ciText = `95 % CI [${f.ci.lower ?? '—'}, ${f.ci.upper ?? '—'}]`;
+  const again = remeasureStep(all, f);
+  if (again) {
+    const text = `${f.lo ? `≥ ${f.lo.concurrency}` : 'unknown'} (${again.reason}); ${ciText}`;
+    const bracket: Bracket = {
+      concurrency: f.lo?.concurrency ?? null,
+      ...(f.lo ? { below: f.lo.concurrency } : {}),
+      ...(f.hi ? { above: f.hi.concurrency } : {}),
+      status: 'unresolved',
+      text,
+    };
+    return { bracket: { ...bracket, ...extra }, next: again, lines };
   }
-  if (!hiPt) {
-    const at = lo!.concurrency;
-    if (at >= max) {
-      if (ceiling !== undefined)
-        return step(undefined, {
-          concurrency: at,
-          below: at,
-          above: ceiling,
-          status: 'client-bound',
-          text: `≥ ${at}: c=${at} meets the SLO, the client could not hold c=${ceiling} (a client-side limit, not the server's); ${ciText}`,
-        });
-      return step(undefined, {
-        concurrency: at,
-        below: at,
-        status: 'at-max',
-        text: `c=${at} (maxConcurrency) meets the SLO: the limit is above the search range; ${ciText}`,
-      });
-    }
-    const next = ceiling !== undefined && 2 * at >= ceiling ? Math.floor((at + ceiling) / 2) : Math.min(2 * at, max);
-    if (next <= at)
-      return step(undefined, {
-        concurrency: at,
-        below: at,
-        above: ceiling!,
-        status: 'client-bound',
-        text: `≥ ${at}: the client could not hold c=${ceiling} (a client-side limit, not the server's); ${ciText}`,
-      });
-    return step(
-      { concurrency: next, reason: `bracket: c=${at} meets the SLO (P ${fmtP(lo!.pass)}), doubling to c=${next}` },
-      unresolved(`≥ ${at} (no failing point yet); ${ciText}`),
-    );
-  }
-  const hi = hiPt.concurrency;
-  if (!lo) {
-    if (hi <= min)
-      return step(undefined, {
-        concurrency: null,
-        above: hi,
-        status: 'never-meets',
-        text: `c=${hi} (minConcurrency) fails the SLO (P ${fmtP(hiPt.pass)}); ${ciText}`,
-      });
-    const next = Math.max(Math.floor(hi / 2), min);
-    return step(
-      { concurrency: next, reason: `bracket: c=${hi} fails the SLO (P ${fmtP(hiPt.pass)}), halving to c=${next}` },
-      unresolved(`< ${hi} (no passing point yet); ${ciText}`),
-    );
-  }
-  const l = lo.concurrency;
-  const res = resolutionStep(s.resolution, l);
-  if (hi - l <= res)
-    return step(undefined, {
-      concurrency: l,
-      below: l,
-      above: hi,
-      status: 'found',
-      text: `${l}, ${ciText} (c=${l} meets the SLO, P ${fmtP(lo.pass)}; c=${hi} fails, P ${fmtP(hiPt.pass)}${hiPt.binding ? `, ${hiPt.binding}` : ''}; resolution ${res})`,
-    });
-  const mid = Math.floor((l + hi) / 2);
-  return step(
-    {
-      concurrency: mid,
-      reason: `bisect: c=${l} meets the SLO (P ${fmtP(lo.pass)}), c=${hi} fails (P ${fmtP(hiPt.pass)}); c=${mid} halves the bracket (resolution ${res})`,
-    },
-    unresolved(`in [${l}, ${hi}); ${ciText}`),
-  );
+  const b = bracketStep(s, f, ciText);
+  return { bracket: { ...b.bracket, ...extra }, ...(b.next ? { next: b.next } : {}), lines };
 }

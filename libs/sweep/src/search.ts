@@ -56,9 +56,6 @@ export type SearchDecision =
     }
   | { done: true; result: SearchResult & { stoppedBy: NonNullable<SearchResult['stoppedBy']> } };
 
-const settled = (p: PointState) =>
-  p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
-
 /**
  * Longest excerpt of a failure a search evidence line carries, characters. Evidence is copied into
  * every later search point and carried through continue-as-new, so a server's log tail (tens of KB
@@ -133,10 +130,7 @@ export const KNEE_REFINEMENTS = 2;
  * candidates are every point whose fall reaches it). No candidate: "no knee", and no point is added
  * for it. With a knee, at most KNEE_REFINEMENTS points split the intervals beside it (log midpoint).
  */
-function kneeStep(
-  s: SweepSearch,
-  points: readonly PointState[],
-): { bracket: Bracket; next?: SearchStep } {
+function kneeStep(s: SweepSearch, points: readonly PointState[]): { bracket: Bracket; next?: SearchStep } {
   const curve = points
     .filter((p) => p.status === 'done' && p.summary?.valid && (p.summary.totalThroughputPerGpu ?? 0) > 0)
     .map((p) => ({ concurrency: p.concurrency, throughput: p.summary!.totalThroughputPerGpu! }))
@@ -182,7 +176,10 @@ function kneeStep(
     if (mid > a! && mid < b! && !taken.has(mid))
       return {
         bracket: { ...bracket, status: 'unresolved' },
-        next: { concurrency: mid, reason: `frontier: the elasticity falls at c=${k.knee}; c=${mid} splits [${a}, ${b}]` },
+        next: {
+          concurrency: mid,
+          reason: `frontier: the elasticity falls at c=${k.knee}; c=${mid} splits [${a}, ${b}]`,
+        },
       };
   }
   return { bracket };

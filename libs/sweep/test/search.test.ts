@@ -209,7 +209,11 @@ describe('slo-limit on synthetic curves', () => {
     measure(p.points[0]!, linearTtft(50));
     const a = nextSearchPoint(s, p.points);
     expect(nextSearchPoint(s, structuredClone(p.points))).toEqual(a);
-    expect(a).toMatchObject({ done: false, concurrency: 8, reason: 'bracket: c=4 meets the SLO (P 1.00), doubling to c=8' });
+    expect(a).toMatchObject({
+      done: false,
+      concurrency: 8,
+      reason: 'bracket: c=4 meets the SLO (P 1.00), doubling to c=8',
+    });
     expect(nextPointOrSearch(p, s)).toMatchObject({ concurrency: 8, origin: 'search', status: 'pending' });
     expect(nextPointOrSearch(p, s)?.concurrency).toBe(8);
     expect(p.points).toHaveLength(2);
