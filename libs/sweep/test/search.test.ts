@@ -227,7 +227,7 @@ describe('slo-limit on synthetic curves', () => {
   });
 });
 
-describe('frontier: the knee of throughput per GPU against interactivity', () => {
+describe('frontier: the knee of throughput per GPU against concurrency', () => {
   // throughput per GPU grows with c until the batch is full at c=48, then flat; interactivity falls
   const kneeAt = 48;
   const curve: Curve = (c) => ({
