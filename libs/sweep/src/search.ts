@@ -286,7 +286,8 @@ export function pointWindow(pt: Pick<PointState, 'windows'>): number {
 
 /**
  * The search in words, for `status`, `watch` and the report: the SLO limit and the knee with the
- * points that bracket them, then each added point and why. Empty for a sweep without a search.
+ * points that bracket them, then each added point and each re-measure and why. Empty for a sweep
+ * without a search.
  */
 export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string[] {
   const added = p.points.filter((pt) => pt.origin === 'search');
@@ -300,5 +301,7 @@ export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string
     );
   if (s?.knee) lines.push(`knee ${s.knee.text}`);
   for (const pt of added) lines.push(`c=${pt.concurrency} added (${pt.searchReason ?? 'search'})`);
+  for (const pt of p.points)
+    for (const w of pt.windows ?? []) lines.push(`c=${pt.concurrency} measured again (${w.remeasureReason})`);
   return lines;
 }

@@ -6,6 +6,7 @@ import {
   limitStep,
   nextPointOrSearch,
   pointWindow,
+  searchLines,
   startPoint,
   type PointState,
   type PointSummary,
@@ -181,5 +182,6 @@ describe('nextPointOrSearch: a re-measure is a fresh window of the same point', 
     );
     expect(nextPointOrSearch(p, search)).toMatchObject({ concurrency: 16, origin: 'search' });
     expect(p.search?.pointsAdded).toBe(1);
+    expect(searchLines(p)).toContain('c=8 measured again (re-measure c=8: invalid for a reason not load)');
   });
 });
