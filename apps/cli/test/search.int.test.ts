@@ -148,12 +148,15 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     expect(final.points[0]).toMatchObject({ concurrency: 2, status: 'done' });
     expect(final.points[0]!.origin).toBeUndefined();
     expect(added.every((x) => /^(bracket|bisect): /.test(x.searchReason ?? ''))).toBe(true);
+    expect(limit.ci).toEqual({ lower: limit.below, upper: limit.below });
     // finished points ran once, on the first allocation; only the cut point ran again
     const history = await h.fetchHistory();
     const runs = (history.events ?? []).filter(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runPoint',
     ).length;
-    expect(runs).toBe(final.points.length + 1);
+    // every point once, each re-measure once more, and the cut point again
+    const windows = final.points.reduce((n, x) => n + (x.windows?.length ?? 0), 0);
+    expect(runs).toBe(final.points.length + windows + 1);
     for (const c of finishedBefore) expect(readPoint(input.resultsDir, c).identity.jobId).toBe(first);
     expect(readPoint(input.resultsDir, cut).identity.jobId).not.toBe(first);
     expect(
@@ -173,8 +176,11 @@ describe('adaptive points: the SLO limit of a simulator with a known capacity', 
     const artifacts = join(repoRoot, 'test-results', 'search');
     mkdirSync(artifacts, { recursive: true });
     writeFileSync(join(artifacts, 'status.txt'), s.stdout);
-    expect(s.stdout).toContain(
-      `SLO limit ${limit.below} (c=${limit.below} meets the SLO, c=${limit.above} fails; resolution 1)`,
+    // the limit with its interval, the bracketing points with their probabilities and the binding bound
+    expect(s.stdout).toMatch(
+      new RegExp(
+        `SLO limit ${limit.below}, 95 % CI \\[\\d+, \\d+\\] \\(c=${limit.below} meets the SLO, P [\\d.]+; c=${limit.above} fails, P [\\d.]+, (saturation|error rate); resolution 1\\)`,
+      ),
     );
     expect(s.stdout).toMatch(/\(added by search\)/);
     const r = await cli(['report', input.sweepId]);

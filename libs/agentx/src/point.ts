@@ -10,7 +10,7 @@ import { RecordInvalidError } from './errors';
 import { replay, type Progress, type ReplayResult } from './client/replay';
 import { ClientHealth } from './client-health';
 import { publishDir, writeFileAtomic, writeJsonlAtomic } from './io';
-import { accounting, metricCoverage, requestGoodput, requestMetrics } from './metrics/aggregate';
+import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from './metrics/aggregate';
 import { prefixCacheGate, validity } from './metrics/validity';
 import { ProfileWindow, serverMetricsMissing } from './profile-window';
 import {
@@ -202,6 +202,7 @@ function pointRecord(p: PointRecordParts) {
     request_accounting: acc,
     request_metrics: requestMetrics(r.records, input.gpuCount),
     ...(input.goodput ? { goodput: requestGoodput(r.records, input.goodput) } : {}),
+    slo_uncertainty: sloUncertainty(r.records, input.concurrency),
     concurrency: {
       target_sessions: input.concurrency,
       time_weighted_sessions: sessionsAvg,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PointSummary } from '@infersweep/sweep';
+import type { PointSummary, SloStatistic } from '@infersweep/sweep';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import { statsSchema } from './metrics/stats';
 import { serverMetricsSchema } from './server/window';
@@ -156,6 +156,27 @@ export const pointGoodputSchema = z
   .strict();
 export type PointGoodputRecord = z.infer<typeof pointGoodputSchema>;
 
+/** The search's per-point uncertainty (metrics/aggregate.ts `sloUncertainty`): SD of log statistic over bootstrap resamples. */
+export const sloUncertaintySchema = z
+  .object({
+    method: z.literal('percentile-bootstrap'),
+    resamples: z.number().int().positive(),
+    seed: z.number().int(),
+    log_se: z
+      .object({
+        ttft_p50: z.number().nullable(),
+        ttft_p99: z.number().nullable(),
+        itl_p50: z.number().nullable(),
+        itl_p99: z.number().nullable(),
+        e2el_p50: z.number().nullable(),
+        e2el_p99: z.number().nullable(),
+        e2e_norm_intvty_p90: z.number().nullable(),
+      })
+      .strict(),
+  })
+  .strict();
+export type SloUncertaintyRecord = z.infer<typeof sloUncertaintySchema>;
+
 export const concurrencySchema = z
   .object({
     target_sessions: z.number().int(),
@@ -232,6 +253,8 @@ export const pointResultSchema = z
     request_metrics: requestMetricsSchema,
     /** Absent when the config gives no goodput bounds (search.slo.goodput). */
     goodput: pointGoodputSchema.optional(),
+    /** The search's per-point uncertainty; absent in records written before it existed. */
+    slo_uncertainty: sloUncertaintySchema.optional(),
     concurrency: concurrencySchema,
     client_health: clientHealthResultSchema,
     server_metrics: serverMetricsSchema,
@@ -308,5 +331,21 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
     itlP99Ms: ms(lat.itl.p99),
     e2elP50Ms: ms(lat.e2el.p50),
     e2elP99Ms: ms(lat.e2el.p99),
+    ...(r.slo_uncertainty ? { logSe: logSeOf(r.slo_uncertainty) } : {}),
   };
+}
+
+/** The record's bootstrap log-SEs as the summary's (PointSummary.logSe), measured ones only. */
+function logSeOf(u: SloUncertaintyRecord): NonNullable<PointSummary['logSe']> {
+  const l = u.log_se;
+  const pairs: [SloStatistic, number | null][] = [
+    ['ttftP50Ms', l.ttft_p50],
+    ['ttftP99Ms', l.ttft_p99],
+    ['itlP50Ms', l.itl_p50],
+    ['itlP99Ms', l.itl_p99],
+    ['e2elP50Ms', l.e2el_p50],
+    ['e2elP99Ms', l.e2el_p99],
+    ['e2eNormInteractivityP90', l.e2e_norm_intvty_p90],
+  ];
+  return Object.fromEntries(pairs.filter(([, v]) => v !== null)) as NonNullable<PointSummary['logSe']>;
 }

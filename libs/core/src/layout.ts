@@ -6,6 +6,7 @@
  *   <resultsDir>/plan.json                      the frozen plan (written by prepareSweep)
  *   <resultsDir>/points/c<N>/result.json        one point's record (libs/agentx PointResult)
  *   <resultsDir>/points/c<N>/requests.jsonl     its raw per-request lines
+ *   <resultsDir>/points/c<N>/window-<k>/…        the same for a re-measure the search asked for (k ≥ 2)
  *   <resultsDir>/logs/server-<k>/<node>.log     server logs copied at teardown
  *   <resultsDir>/progress.json                  the sweep's progress snapshot (the report)
  *   <resultsDir>/report.html                    the report
@@ -43,14 +44,16 @@ export class ResultsLayout {
   get pointsDir(): string {
     return join(this.resultsDir, 'points');
   }
-  pointDir(concurrency: number): string {
-    return join(this.pointsDir, `c${concurrency}`);
+  /** A point's folder; `window` ≥ 2: the folder of a re-measure inside it. */
+  pointDir(concurrency: number, window = 1): string {
+    const dir = join(this.pointsDir, `c${concurrency}`);
+    return window > 1 ? join(dir, `window-${window}`) : dir;
   }
-  pointRecord(concurrency: number): string {
-    return join(this.pointDir(concurrency), POINT_RECORD_FILE);
+  pointRecord(concurrency: number, window = 1): string {
+    return join(this.pointDir(concurrency, window), POINT_RECORD_FILE);
   }
-  pointRequests(concurrency: number): string {
-    return join(this.pointDir(concurrency), POINT_REQUESTS_FILE);
+  pointRequests(concurrency: number, window = 1): string {
+    return join(this.pointDir(concurrency, window), POINT_REQUESTS_FILE);
   }
   get logsDir(): string {
     return join(this.resultsDir, 'logs');

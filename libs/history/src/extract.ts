@@ -25,6 +25,20 @@ const orNull = (x: number | null | undefined) => (x === undefined || x === null 
 const issuedRequests = (r: PointResult): number =>
   Math.max(0, r.request_accounting.records_total - r.request_accounting.records_warmup_dropped);
 
+/**
+ * A point's record, from its newest window: a point the search measured again (ResultsLayout
+ * `window-<k>`) is its latest measurement, the one the sweep's state holds; else its first.
+ */
+function newestWindowRecord(layout: ResultsLayout, concurrency: number): string {
+  const windows = readdirSync(layout.pointDir(concurrency))
+    .map((f) => /^window-(\d+)$/.exec(f)?.[1])
+    .filter((w): w is string => w !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
+  const newest = windows.map((w) => layout.pointRecord(concurrency, w)).find((f) => existsSync(f));
+  return newest ?? layout.pointRecord(concurrency);
+}
+
 /** The headline metrics of a point record (the record stores seconds; history stores ms). */
 export function headlineMetrics(r: PointResult): HeadlineMetrics {
   const m = r.request_metrics;
@@ -81,7 +95,7 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
   const records: PointResult[] = [];
   const dirs = existsSync(layout.pointsDir) ? readdirSync(layout.pointsDir).filter((f) => /^c\d+$/.test(f)) : [];
   for (const d of dirs) {
-    const file = layout.pointRecord(Number(d.slice(1)));
+    const file = newestWindowRecord(layout, Number(d.slice(1)));
     if (!existsSync(file)) continue;
     const json = readJson(file);
     const rec = json.ok ? pointResultSchema.safeParse(json.value) : undefined;

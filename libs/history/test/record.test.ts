@@ -3,7 +3,7 @@
  * shipped config, point records derived from one the point activity wrote), extracted, stored in
  * the file store, judged, rebuilt, and a notification command.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,6 +67,23 @@ describe('history on results folders', () => {
     expect(run.points.map((p) => p.time)).toEqual(['2026-01-01T02:01:00.000Z', '2026-01-01T02:01:00.000Z']);
     expect(run.points[1]!.metrics.throughputPerGpu).toBe(900);
     expect(run.points[1]!.metrics.ttftP50Ms).toBeCloseTo(record.request_metrics.latency.ttft.p50 * 1000, 9);
+  });
+
+  it('a point the search measured again enters the history by its newest window', () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dir = writeRun(root, 'night-1', 1, { 1: 500, 2: 900 }, { valid: false });
+    const layout = new ResultsLayout(dir);
+    const again = JSON.parse(readFileSync(layout.pointRecord(2), 'utf8')) as typeof record;
+    again.submission_valid = true;
+    again.submission_invalid_reasons = [];
+    again.request_metrics.throughput.per_gpu.total_tput_tps = 950;
+    mkdirSync(layout.pointDir(2, 2), { recursive: true });
+    writeFileSync(layout.pointRecord(2, 2), JSON.stringify(again));
+    const run = extractRun(dir);
+    expect(run.points.map((p) => [p.key.concurrency, p.valid, p.metrics.throughputPerGpu])).toEqual([
+      [1, false, 500],
+      [2, true, 950],
+    ]);
   });
 
   it('reports a record that does not validate and leaves it in place', () => {

@@ -446,6 +446,57 @@ describe('sweepWorkflow with mocked activities', () => {
     expect(runs).toBeGreaterThanOrEqual(2);
   });
 
+  it('a robust search: a spurious invalid point and a client limit are measured again in fresh windows, across continue-as-new', async () => {
+    // TTFT p99 = 19 ms × c (the SLO, 500 ms, holds to c = 26); c = 16's first window has an idle
+    // rank (not load); from c = 32 the client saturates: the limit is client-bound, never 32
+    const summary = (i: Record<string, unknown>): PointSummary => {
+      const c = i.concurrency as number;
+      const window = (i.window as number | undefined) ?? 1;
+      const base = { concurrency: c, resultPath: `/r/c${c}/w${window}`, reused: false };
+      if (c >= 32) return { ...base, valid: false, reasons: ['client_saturated: event loop lag 900 ms'] };
+      if (c === 16 && window === 1) return { ...base, valid: false, reasons: ['idle_dp_rank: engine 1 idle'] };
+      return { ...base, valid: true, reasons: [], ttftP99Ms: 19 * c, logSe: { ttftP99Ms: 0.005 } };
+    };
+    const input = sweep(
+      { runPoint: (i) => summary(i) },
+      {
+        points: [8],
+        historyEventLimit: 40,
+        search: {
+          goal: ['slo-limit'],
+          slo: { ttftMs: { p99: 500 } },
+          minConcurrency: 1,
+          maxConcurrency: 64,
+          maxAddedPoints: 20,
+          resolution: { absolute: 1 },
+          pointGpuHours: 0,
+        },
+      },
+    );
+    const { handle, result } = await run(input);
+    const r = await result;
+    expect(r.status).toBe('completed');
+    const windows = callsOf(input, 'runPoint').map(
+      (i) => `${String(i.concurrency)}${i.window ? `w${String(i.window)}` : ''}`,
+    );
+    expect(windows).toEqual(['8', '16', '16w2', '32', '32w2', '24', '28', '26', '27']);
+    expect(r.search?.limit).toMatchObject({
+      concurrency: 26,
+      below: 26,
+      above: 27,
+      status: 'found',
+      binding: 'TTFT p99',
+      ci: { lower: 26, upper: 26 },
+    });
+    const c16 = r.points.find((p) => p.concurrency === 16)!;
+    expect(c16.windows?.map((w) => w.summary?.reasons)).toEqual([['idle_dp_rank: engine 1 idle']]);
+    expect(c16.summary?.resultPath).toBe('/r/c16/w2');
+    expect(
+      (await env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId).describe()).status.name,
+    ).toBe('CONTINUED_AS_NEW');
+    await keepFixture(input.sweepId, 'robust-search');
+  });
+
   it('a continued run holds what the last one held: the image imported on the job is not imported again, nothing reallocated', async () => {
     // server-per-point launches a server per point on the one allocation, so a continued run launches
     // servers on a job the image was already imported on (head-node import: once per job)

@@ -44,7 +44,16 @@ export interface PointSummary {
   itlP99Ms?: number;
   e2elP50Ms?: number;
   e2elP99Ms?: number;
+  /**
+   * The SD of the log of each latency statistic over bootstrap resamples of the point's requests
+   * (libs/agentx `sloUncertainty`): the search's per-point uncertainty. Absent: a point estimate only.
+   */
+  logSe?: Partial<Record<SloStatistic, number>>;
 }
+
+/** The summary statistics an SLO bound reads (PointSummary fields). */
+export type SloStatistic =
+  'ttftP50Ms' | 'ttftP99Ms' | 'itlP50Ms' | 'itlP99Ms' | 'e2elP50Ms' | 'e2elP99Ms' | 'e2eNormInteractivityP90';
 
 /** Good requests (every per-request bound met) of the profiled requests, with a Wilson interval. */
 export interface PointGoodput {
@@ -71,6 +80,22 @@ export interface PointState {
   /** why the search added it, and the measured points that led there */
   searchReason?: string;
   searchEvidence?: string[];
+  /**
+   * Earlier windows of this point, oldest first, superseded by a re-measure the search asked for (a
+   * fresh window on the same allocation: the point was invalid for a reason that is not load, or it
+   * contradicted the monotone fit, or its pass/fail was a coin flip). The search weighs them all.
+   */
+  windows?: PointWindow[];
+}
+
+/** One measured window of a point (the current one is the PointState's own status and summary). */
+export interface PointWindow {
+  status: PointStatus;
+  summary?: PointSummary;
+  lastError?: string;
+  finishedAt?: string;
+  /** why the search measured this point again after this window */
+  remeasureReason: string;
 }
 
 export interface AllocationRecord {
@@ -106,9 +131,23 @@ export interface Bracket {
   concurrency: number | null;
   below?: number;
   above?: number;
-  /** found: bracketed to the resolution; at-max: maxConcurrency meets it; never-meets: minConcurrency fails; unresolved: stopped by a bound first */
-  status: 'found' | 'at-max' | 'never-meets' | 'unresolved';
+  /**
+   * found: bracketed to the resolution; at-max: maxConcurrency meets it; never-meets: minConcurrency
+   * fails; client-bound: the client could not hold the concurrency above `below` (a client-side
+   * limit, not the server's); unresolved: stopped by a bound first
+   */
+  status: 'found' | 'at-max' | 'never-meets' | 'client-bound' | 'unresolved';
   text: string;
+  /**
+   * The SLO limit's 95 % interval: the largest measured concurrency confidently meeting the SLO and
+   * one less than the smallest confidently failing it (null: no such point; upper null = unbounded
+   * by the measured points). The knee's: the smallest and largest candidate.
+   */
+  ci?: { lower: number | null; upper: number | null };
+  /** the bound that fails first at `above` (e.g. "TTFT p99"), or "saturation" */
+  binding?: string;
+  /** the knee's candidate points (each a knee within the noise) */
+  candidates?: number[];
 }
 
 /** The search's standing: the brackets so far and, once it ended, why (SweepProgress.search; decided by ./search.ts). */

@@ -7,3 +7,4 @@ export * from './contract';
 export * from './state';
 export * from './messages';
 export * from './search';
+export * from './limit';

@@ -3,36 +3,58 @@
  * far. Pure and deterministic (workflow code calls it between points; no I/O, no clock, no
  * randomness), so a replayed or continued sweep makes the same decisions.
  *
- * `slo-limit`: the largest concurrency meeting the SLO. Bracket it (double from the highest passing
- * point until a point fails or maxConcurrency passes; halve from the lowest failing point until one
- * passes or minConcurrency fails), then bisect the bracket [lo, hi) until hi − lo ≤ the resolution.
- * A point past saturation (invalid: queueing refused requests, a drain that never ended, …), a
- * failed point and a point the operator skipped are evidence that the SLO fails there, never a
- * reason to stop the sweep. Noise does not break the bound: lo is the highest passing point below
- * the lowest failing one, and every bisection point lies strictly inside (lo, hi).
+ * `slo-limit`: the largest concurrency meeting the SLO, with its 95 % interval and the binding
+ * bound (./limit.ts): each point's probability of meeting the SLO from its requests' bootstrap,
+ * fitted monotone by PAVA; points that are invalid for a reason that is not load, client-limited,
+ * contradicting the fit or a coin flip at the bracket's ends are measured again (a fresh window,
+ * at most once) before the bracket moves; then the noise-free bracket/bisection on the fitted
+ * verdicts: double from the highest passing point, halve from the lowest failing one, bisect
+ * [lo, hi) until hi − lo ≤ the resolution. A point past saturation (invalid because of load),
+ * a failed and a skipped point are certain fails, never a reason to stop the sweep.
  *
- * Proven bound (searchPointBound in libs/core/src/search-bounds.ts): at most ⌈log2(max/min)⌉ bracket points plus
- * ⌈log2((max − min)/step(min))⌉ bisection points, where step(c) is the resolution at c (absolute n,
- * or max(1, ⌊c·relative⌋)). The bracket walks one way only (up while everything passes, down while
- * everything fails) and each point doubles or halves the distance to the end of [min, max]; each
- * bisection point keeps hi − lo ≤ ⌈(hi − lo)/2⌉ and step(lo) only grows as lo grows.
+ * Bound (searchPointBound in libs/core/src/search-bounds.ts): at most ⌈log2(max/min)⌉ bracket
+ * points plus ⌈log2((max − min)/step(min))⌉ bisection points, where step(c) is the resolution at c
+ * (absolute n, or max(1, ⌊c·relative⌋)), each measured at most MAX_WINDOWS (2) times. Without
+ * re-measures, the bracket walks one way only and each point doubles or halves the distance to the
+ * end of [min, max]; each bisection point keeps hi − lo ≤ ⌈(hi − lo)/2⌉ and step(lo) only grows as
+ * lo grows. Every measurement, re-measures included, counts against maxPoints and the budget.
  *
- * `frontier`: points where the Pareto curve of throughput per GPU against interactivity bends most:
- * the valid points sorted by concurrency, the knee is the interior point whose two segments (in
- * axes normalised to the largest value) turn by the largest angle; the next point halves (in
- * log-concurrency) the wider interval beside the knee, until both are within the resolution.
+ * `frontier`: the knee of throughput per GPU against concurrency (libs/stats `knee`, an elasticity
+ * fall ≥ 0.5 on the isotonic fit), its candidate points, or "no knee"; at most KNEE_REFINEMENTS
+ * points split the intervals beside a knee, none when there is none.
  */
 import type { Slo } from '@infersweep/topology';
 import { resolutionStep, searchCap } from '@infersweep/core';
-import type { Bracket, PointState, PointSummary, SearchResult, SweepProgress, SweepSearch } from './contract';
+import { knee, MIN_DROP } from '@infersweep/stats';
+import type {
+  Bracket,
+  PointState,
+  PointSummary,
+  PointWindow,
+  SearchResult,
+  SweepProgress,
+  SweepSearch,
+} from './contract';
+import { limitStep } from './limit';
 import { nextPoint } from './state';
 
-export type SearchDecision =
-  | { done: false; concurrency: number; reason: string; evidence: string[]; standing: SearchResult }
-  | { done: true; result: SearchResult & { stoppedBy: NonNullable<SearchResult['stoppedBy']> } };
+interface SearchStep {
+  concurrency: number;
+  reason: string;
+  /** measure this (already measured) concurrency again, a fresh window */
+  remeasure?: boolean;
+}
 
-const settled = (p: PointState) =>
-  p.status === 'done' || p.status === 'invalid' || p.status === 'failed' || p.status === 'skipped';
+export type SearchDecision =
+  | {
+      done: false;
+      concurrency: number;
+      reason: string;
+      remeasure: boolean;
+      evidence: string[];
+      standing: SearchResult;
+    }
+  | { done: true; result: SearchResult & { stoppedBy: NonNullable<SearchResult['stoppedBy']> } };
 
 /**
  * Longest excerpt of a failure a search evidence line carries, characters. Evidence is copied into
@@ -99,131 +121,53 @@ export function goodputViolations(slo: Slo | undefined, s: PointSummary): string
   return out;
 }
 
-interface Evidence {
-  passes: number[];
-  fails: number[];
-  lines: string[];
-}
+/** Points the frontier may add around a knee: one split on each side, never a chase after noise. */
+export const KNEE_REFINEMENTS = 2;
 
-function evidenceOf(slo: Slo | undefined, points: readonly PointState[]): Evidence {
-  const e: Evidence = { passes: [], fails: [], lines: [] };
-  for (const p of [...points].filter(settled).sort((a, b) => a.concurrency - b.concurrency)) {
-    const v = sloViolations(slo, p);
-    (v.length === 0 ? e.passes : e.fails).push(p.concurrency);
-    e.lines.push(`c=${p.concurrency} ${v.length === 0 ? 'meets the SLO' : `fails: ${v.join('; ')}`}`);
-  }
-  return e;
-}
-
-/** The current SLO-limit bracket from the evidence, and the point that narrows it (undefined: resolved). */
-function limitStep(s: SweepSearch, e: Evidence): { bracket: Bracket; next?: { concurrency: number; reason: string } } {
-  const hi = e.fails.length > 0 ? Math.min(...e.fails) : undefined;
-  const below = e.passes.filter((c) => hi === undefined || c < hi);
-  const lo = below.length > 0 ? Math.max(...below) : undefined;
-  const { minConcurrency: min, maxConcurrency: max } = s;
-  if (hi === undefined && lo === undefined) {
-    return {
-      bracket: { concurrency: null, status: 'unresolved', text: 'no point measured yet' },
-      next: { concurrency: min, reason: 'start' },
-    };
-  }
-  if (hi === undefined) {
-    const at = lo!;
-    if (at >= max)
-      return {
-        bracket: {
-          concurrency: at,
-          below: at,
-          status: 'at-max',
-          text: `c=${at} (maxConcurrency) meets the SLO: the limit is above the search range`,
-        },
-      };
-    const next = Math.min(2 * at, max);
-    return {
-      bracket: { concurrency: at, below: at, status: 'unresolved', text: `≥ ${at} (no failing point yet)` },
-      next: { concurrency: next, reason: `bracket: c=${at} meets the SLO, doubling to c=${next}` },
-    };
-  }
-  if (lo === undefined) {
-    if (hi <= min)
-      return {
-        bracket: {
-          concurrency: null,
-          above: hi,
-          status: 'never-meets',
-          text: `c=${hi} (minConcurrency) fails the SLO`,
-        },
-      };
-    const next = Math.max(Math.floor(hi / 2), min);
-    return {
-      bracket: { concurrency: null, above: hi, status: 'unresolved', text: `< ${hi} (no passing point yet)` },
-      next: { concurrency: next, reason: `bracket: c=${hi} fails the SLO, halving to c=${next}` },
-    };
-  }
-  const step = resolutionStep(s.resolution, lo);
-  if (hi - lo <= step)
-    return {
-      bracket: {
-        concurrency: lo,
-        below: lo,
-        above: hi,
-        status: 'found',
-        text: `${lo} (c=${lo} meets the SLO, c=${hi} fails; resolution ${step})`,
-      },
-    };
-  const mid = Math.floor((lo + hi) / 2);
-  return {
-    bracket: { concurrency: lo, below: lo, above: hi, status: 'unresolved', text: `in [${lo}, ${hi})` },
-    next: {
-      concurrency: mid,
-      reason: `bisect: c=${lo} meets the SLO, c=${hi} fails; c=${mid} halves the bracket (resolution ${step})`,
-    },
-  };
-}
-
-/** The knee of the valid points' throughput/interactivity curve and the point that refines it. */
-function kneeStep(
-  s: SweepSearch,
-  points: readonly PointState[],
-): { bracket: Bracket; next?: { concurrency: number; reason: string } } {
+/**
+ * The knee of throughput per GPU against concurrency (libs/stats `knee`: on the isotonic fit of log
+ * throughput against log concurrency, an interior point where the elasticity falls by ≥ 0.5; the
+ * candidates are every point whose fall reaches it). No candidate: "no knee", and no point is added
+ * for it. With a knee, at most KNEE_REFINEMENTS points split the intervals beside it (log midpoint).
+ */
+function kneeStep(s: SweepSearch, points: readonly PointState[]): { bracket: Bracket; next?: SearchStep } {
   const curve = points
-    .filter(
-      (p) =>
-        p.status === 'done' &&
-        p.summary?.valid &&
-        p.summary.totalThroughputPerGpu !== undefined &&
-        p.summary.interactivityP50 !== undefined,
-    )
-    .map((p) => ({ c: p.concurrency, x: p.summary!.interactivityP50!, y: p.summary!.totalThroughputPerGpu! }))
-    .sort((a, b) => a.c - b.c);
+    .filter((p) => p.status === 'done' && p.summary?.valid && (p.summary.totalThroughputPerGpu ?? 0) > 0)
+    .map((p) => ({ concurrency: p.concurrency, throughput: p.summary!.totalThroughputPerGpu! }))
+    .sort((a, b) => a.concurrency - b.concurrency);
   if (curve.length < 3)
     return {
       bracket: { concurrency: null, status: 'unresolved', text: `${curve.length} valid point(s): a knee needs 3` },
     };
-  const xMax = Math.max(...curve.map((p) => p.x)) || 1;
-  const yMax = Math.max(...curve.map((p) => p.y)) || 1;
-  const angle = (a: (typeof curve)[0], b: (typeof curve)[0]) => Math.atan2((b.y - a.y) / yMax, (b.x - a.x) / xMax);
-  let best = 1;
-  let bend = -1;
-  for (let i = 1; i < curve.length - 1; i++) {
-    let turn = Math.abs(angle(curve[i]!, curve[i + 1]!) - angle(curve[i - 1]!, curve[i]!));
-    if (turn > Math.PI) turn = 2 * Math.PI - turn;
-    if (turn > bend + 1e-12) [best, bend] = [i, turn];
-  }
-  const k = curve[best]!;
-  const left = curve[best - 1]!;
-  const right = curve[best + 1]!;
+  const k = knee(curve);
+  if (k.knee === null)
+    return {
+      bracket: {
+        concurrency: null,
+        status: 'found',
+        text: `no knee (no elasticity fall ≥ ${MIN_DROP} over ${curve.length} valid points)`,
+        candidates: [],
+      },
+    };
+  const i = curve.findIndex((p) => p.concurrency === k.knee);
+  const left = curve[i - 1]!.concurrency;
+  const right = curve[i + 1]!.concurrency;
+  const drop = k.drops.find((d) => d.concurrency === k.knee)!.drop;
   const bracket: Bracket = {
-    concurrency: k.c,
-    below: left.c,
-    above: right.c,
+    concurrency: k.knee,
+    below: left,
+    above: right,
     status: 'found',
-    text: `c=${k.c} (turn ${((bend * 180) / Math.PI).toFixed(0)}° between c=${left.c} and c=${right.c})`,
+    text: `c=${k.knee} (elasticity falls by ${drop.toFixed(2)} between c=${left} and c=${right}; candidates ${k.candidates.join(', ')})`,
+    ci: { lower: Math.min(...k.candidates), upper: Math.max(...k.candidates) },
+    candidates: k.candidates,
   };
+  const refined = points.filter((p) => p.origin === 'search' && p.searchReason?.startsWith('frontier')).length;
+  if (refined >= KNEE_REFINEMENTS) return { bracket };
   const taken = new Set(points.map((p) => p.concurrency));
   const wider = [
-    [left.c, k.c],
-    [k.c, right.c],
+    [left, k.knee],
+    [k.knee, right],
   ]
     .filter(([a, b]) => b! - a! > resolutionStep(s.resolution, a!))
     .sort(([a1, b1], [a2, b2]) => b2! / a2! - b1! / a1!);
@@ -232,10 +176,19 @@ function kneeStep(
     if (mid > a! && mid < b! && !taken.has(mid))
       return {
         bracket: { ...bracket, status: 'unresolved' },
-        next: { concurrency: mid, reason: `frontier: the curve bends most at c=${k.c}; c=${mid} splits [${a}, ${b}]` },
+        next: {
+          concurrency: mid,
+          reason: `frontier: the elasticity falls at c=${k.knee}; c=${mid} splits [${a}, ${b}]`,
+        },
       };
   }
   return { bracket };
+}
+
+/** Validity alone (no SLO): the frontier's range, doubling until a point is invalid. */
+function validityStep(s: SweepSearch, points: readonly PointState[]): SearchStep | undefined {
+  const st = limitStep({ ...s, slo: undefined }, points);
+  return st.next && !st.next.reason.startsWith('bisect') && !st.next.remeasure ? st.next : undefined;
 }
 
 /**
@@ -243,37 +196,47 @@ function kneeStep(
  * settled; `points` are all the sweep's points (configured and added, any status).
  */
 export function nextSearchPoint(s: SweepSearch, points: readonly PointState[]): SearchDecision {
-  const added = points.filter((p) => p.origin === 'search').length;
-  const planned = points.length - added;
+  const remeasures = points.reduce((n, p) => n + (p.windows?.length ?? 0), 0);
+  const addedPoints = points.filter((p) => p.origin === 'search').length;
+  // every measurement the search asked for counts against its cap: added points and re-measures
+  const added = addedPoints + remeasures;
+  const planned = points.length - addedPoints;
   const { cap, by } = searchCap({ ...s, maxPoints: s.maxAddedPoints }, planned);
   const wantsLimit = s.goal.includes('slo-limit');
   const wantsKnee = s.goal.includes('frontier');
-  // without an SLO, the frontier's bracket is validity alone: double until a point is invalid
-  const e = evidenceOf(wantsLimit ? s.slo : undefined, points);
-  const lim = limitStep(s, e);
+  const lim = wantsLimit ? limitStep(s, points) : undefined;
   const knee = wantsKnee ? kneeStep(s, points) : undefined;
   const taken = new Set(points.map((p) => p.concurrency));
   // frontier alone brackets the valid range only (no bisection of the validity boundary)
-  const limNext = wantsLimit || !lim.next?.reason.startsWith('bisect') ? lim.next : undefined;
-  const candidates = [limNext, ...(limNext || !knee ? [] : [knee.next])].filter(
-    (n): n is { concurrency: number; reason: string } => n !== undefined && !taken.has(n.concurrency),
+  const first = lim ? lim.next : validityStep(s, points);
+  const candidates = [first, ...(first || !knee ? [] : [knee.next])].filter(
+    (n): n is SearchStep => n !== undefined && (n.remeasure === true || !taken.has(n.concurrency)),
   );
   const standing: SearchResult = {
-    ...(wantsLimit ? { limit: lim.bracket } : {}),
+    ...(lim ? { limit: lim.bracket } : {}),
     ...(knee ? { knee: knee.bracket } : {}),
     pointsAdded: added,
   };
   const next = candidates[0];
   if (next === undefined) return { done: true, result: { ...standing, stoppedBy: 'resolved' } };
   if (added >= cap) return { done: true, result: { ...standing, stoppedBy: by } };
-  return { done: false, concurrency: next.concurrency, reason: next.reason, evidence: e.lines, standing };
+  const evidence = lim ? lim.lines : points.filter((p) => p.summary).map((p) => `c=${p.concurrency} ${p.status}`);
+  return {
+    done: false,
+    concurrency: next.concurrency,
+    reason: next.reason,
+    remeasure: next.remeasure === true,
+    evidence,
+    standing,
+  };
 }
 
 /**
  * The workflow's hook: the next point to run — the first unsettled one, else the point the search
- * adds (appended to the sweep's points as a search point, with its reason and evidence), else
- * undefined once the search has ended (its result kept in `progress.search`). Without a search: the
- * state machine's nextPoint. Deterministic: the same progress always gives the same point.
+ * adds (appended to the sweep's points as a search point, with its reason and evidence) or measures
+ * again (its window kept in `windows`, the point pending again for a fresh window), else undefined
+ * once the search has ended (its result kept in `progress.search`). Without a search: the state
+ * machine's nextPoint. Deterministic: the same progress always gives the same point.
  */
 export function nextPointOrSearch(p: SweepProgress, search: SweepSearch | undefined): PointState | undefined {
   const pending = nextPoint(p);
@@ -282,6 +245,13 @@ export function nextPointOrSearch(p: SweepProgress, search: SweepSearch | undefi
   if (d.done) {
     p.search = d.result;
     return undefined;
+  }
+  p.search = d.standing;
+  if (d.remeasure) {
+    const pt = p.points.find((x) => x.concurrency === d.concurrency)!;
+    reopenWindow(pt, d.reason);
+    pt.searchEvidence = d.evidence;
+    return pt;
   }
   const pt: PointState = {
     concurrency: d.concurrency,
@@ -292,13 +262,32 @@ export function nextPointOrSearch(p: SweepProgress, search: SweepSearch | undefi
     searchEvidence: d.evidence,
   };
   p.points.push(pt);
-  p.search = d.standing;
   return pt;
+}
+
+/** Keep a settled point's window and make it pending again for a fresh one (same concurrency). */
+function reopenWindow(pt: PointState, reason: string): void {
+  const w: PointWindow = { status: pt.status, remeasureReason: reason };
+  if (pt.summary) w.summary = pt.summary;
+  if (pt.lastError !== undefined) w.lastError = pt.lastError;
+  if (pt.finishedAt !== undefined) w.finishedAt = pt.finishedAt;
+  pt.windows = [...(pt.windows ?? []), w];
+  pt.status = 'pending';
+  pt.attempts = 0;
+  delete pt.summary;
+  delete pt.resultPath;
+  delete pt.lastError;
+}
+
+/** The window a point is on: 1 for its first measurement, 2 for the first re-measure, … */
+export function pointWindow(pt: Pick<PointState, 'windows'>): number {
+  return (pt.windows?.length ?? 0) + 1;
 }
 
 /**
  * The search in words, for `status`, `watch` and the report: the SLO limit and the knee with the
- * points that bracket them, then each added point and why. Empty for a sweep without a search.
+ * points that bracket them, then each added point and each re-measure and why. Empty for a sweep
+ * without a search.
  */
 export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string[] {
   const added = p.points.filter((pt) => pt.origin === 'search');
@@ -312,5 +301,7 @@ export function searchLines(p: Pick<SweepProgress, 'points' | 'search'>): string
     );
   if (s?.knee) lines.push(`knee ${s.knee.text}`);
   for (const pt of added) lines.push(`c=${pt.concurrency} added (${pt.searchReason ?? 'search'})`);
+  for (const pt of p.points)
+    for (const w of pt.windows ?? []) lines.push(`c=${pt.concurrency} measured again (${w.remeasureReason})`);
   return lines;
 }

@@ -3,6 +3,7 @@ import { resolutionStep, searchPointBound } from '@infersweep/core';
 import {
   EVIDENCE_EXCERPT_CHARS,
   finishPoint,
+  limitPoints,
   nextPointOrSearch,
   nextSearchPoint,
   searchLines,
@@ -107,23 +108,21 @@ describe('slo-limit on synthetic curves', () => {
     }
   });
 
-  it('a noisy curve: the bracket is the measured evidence (a pass below, a fail above), within the resolution and the bound', () => {
+  it('a noisy curve without per-point uncertainty: contradictions are measured again, the bracket is the fitted evidence', () => {
     let seed = 7;
     const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
     const s = search({ resolution: { absolute: 2 } });
     for (let run = 0; run < 40; run++) {
-      const seen = new Map<number, number>();
-      const curve: Curve = (c) => {
-        const ttft = 100 + 4 * c + 120 * rnd();
-        seen.set(c, ttft);
-        return { ttftP99Ms: ttft };
-      };
-      const { result, added } = runSearch(s, [4], curve);
+      const curve: Curve = (c) => ({ ttftP99Ms: 100 + 4 * c + 120 * rnd() });
+      const { p, result } = runSearch(s, [4], curve);
       const l = result.limit!;
-      expect(added.length).toBeLessThanOrEqual(searchPointBound(s));
+      const windows = p.points.reduce((n, x) => n + 1 + (x.windows?.length ?? 0), 0);
+      expect(windows).toBeLessThanOrEqual(2 * (searchPointBound(s) + 1));
       expect(l.status).toBe('found');
-      expect(seen.get(l.below!)!).toBeLessThanOrEqual(500);
-      expect(seen.get(l.above!)!).toBeGreaterThan(500);
+      const byC = new Map(limitPoints(s.slo, p.points).map((x) => [x.concurrency, x]));
+      // certain votes: the passing end passed at least half its windows, the failing end failed at least half
+      expect(byC.get(l.below!)!.pass!).toBeGreaterThanOrEqual(0.5);
+      expect(byC.get(l.above!)!.pass!).toBeLessThanOrEqual(0.5);
       expect(l.above! - l.below!).toBeLessThanOrEqual(2);
     }
   });
@@ -154,8 +153,8 @@ describe('slo-limit on synthetic curves', () => {
     expect(invalid.every((c) => c > saturatesAbove)).toBe(true);
     // every added point says why, with the evidence that bracketed it
     const last = p.points[p.points.length - 1]!;
-    expect(last.searchReason).toMatch(/^bisect: c=\d+ meets the SLO, c=\d+ fails/);
-    expect(last.searchEvidence).toContain('c=32 fails: invalid (past saturation): run_cancelled: queue is full');
+    expect(last.searchReason).toMatch(/^bisect: c=\d+ meets the SLO \(P 1.00\), c=\d+ fails \(P 0.00\)/);
+    expect(last.searchEvidence).toContain('c=32 P(meets the SLO) 0.00 (saturation), 1 window(s), latest load');
   });
 
   it('maxPoints and the GPU-hour budget stop the search with the bracket so far', () => {
@@ -210,7 +209,11 @@ describe('slo-limit on synthetic curves', () => {
     measure(p.points[0]!, linearTtft(50));
     const a = nextSearchPoint(s, p.points);
     expect(nextSearchPoint(s, structuredClone(p.points))).toEqual(a);
-    expect(a).toMatchObject({ done: false, concurrency: 8, reason: 'bracket: c=4 meets the SLO, doubling to c=8' });
+    expect(a).toMatchObject({
+      done: false,
+      concurrency: 8,
+      reason: 'bracket: c=4 meets the SLO (P 1.00), doubling to c=8',
+    });
     expect(nextPointOrSearch(p, s)).toMatchObject({ concurrency: 8, origin: 'search', status: 'pending' });
     expect(nextPointOrSearch(p, s)?.concurrency).toBe(8);
     expect(p.points).toHaveLength(2);
@@ -224,7 +227,7 @@ describe('slo-limit on synthetic curves', () => {
   });
 });
 
-describe('frontier: the knee of throughput per GPU against interactivity', () => {
+describe('frontier: the knee of throughput per GPU against concurrency', () => {
   // throughput per GPU grows with c until the batch is full at c=48, then flat; interactivity falls
   const kneeAt = 48;
   const curve: Curve = (c) => ({
@@ -259,16 +262,16 @@ describe('searchLines: the search in words for status and the report', () => {
     const { p } = runSearch(search({ minConcurrency: 2, maxConcurrency: 16 }), [2], linearTtft(5));
     expect(searchLines(p)).toEqual([
       '1 configured + 4 added point(s), ended: resolved',
-      'SLO limit 5 (c=5 meets the SLO, c=6 fails; resolution 1)',
-      'c=4 added (bracket: c=2 meets the SLO, doubling to c=4)',
-      'c=8 added (bracket: c=4 meets the SLO, doubling to c=8)',
-      'c=6 added (bisect: c=4 meets the SLO, c=8 fails; c=6 halves the bracket (resolution 1))',
-      'c=5 added (bisect: c=4 meets the SLO, c=6 fails; c=5 halves the bracket (resolution 1))',
+      'SLO limit 5, 95 % CI [5, 5] (c=5 meets the SLO, P 1.00; c=6 fails, P 0.00, TTFT p99; resolution 1)',
+      'c=4 added (bracket: c=2 meets the SLO (P 1.00), doubling to c=4)',
+      'c=8 added (bracket: c=4 meets the SLO (P 1.00), doubling to c=8)',
+      'c=6 added (bisect: c=4 meets the SLO (P 1.00), c=8 fails (P 0.00); c=6 halves the bracket (resolution 1))',
+      'c=5 added (bisect: c=4 meets the SLO (P 1.00), c=6 fails (P 0.00); c=5 halves the bracket (resolution 1))',
     ]);
     expect(searchLines(progress([4]))).toEqual([]);
     // the Web UI's current details and the memo say it too
     expect(summaryLine(p)).toBe(
-      'balanced on local: 5 points (5 done, 4 added by search), 0 allocation(s); SLO limit 5 (c=5 meets the SLO, c=6 fails; resolution 1)',
+      'balanced on local: 5 points (5 done, 4 added by search), 0 allocation(s); SLO limit 5, 95 % CI [5, 5] (c=5 meets the SLO, P 1.00; c=6 fails, P 0.00, TTFT p99; resolution 1)',
     );
   });
 });

@@ -5,7 +5,7 @@ import { POINT_RECORD_FILE, POINT_REQUESTS_FILE, tail } from '@infersweep/core';
 import type { AgentxSettings } from '@infersweep/topology';
 import { AiperfError } from '../errors';
 import { writeFileAtomic, writeJsonlAtomic } from '../io';
-import { accounting, metricCoverage, requestGoodput, requestMetrics } from '../metrics/aggregate';
+import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from '../metrics/aggregate';
 import { prefixCacheGate, validity } from '../metrics/validity';
 import { pointResultSchema, type PointIdentity, type PointResult, type RequestRecord } from '../result';
 import { recordHeader, type RunPointInput } from '../point';
@@ -138,6 +138,7 @@ export function aiperfRecord(
     request_accounting: m.acc,
     request_metrics: m.metrics,
     ...(input.goodput ? { goodput: requestGoodput(m.records, input.goodput) } : {}),
+    slo_uncertainty: sloUncertainty(m.records, input.concurrency),
     concurrency: {
       target_sessions: input.concurrency,
       time_weighted_sessions: null,

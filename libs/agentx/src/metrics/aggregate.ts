@@ -1,7 +1,7 @@
-import { goodput, type GoodputBounds } from '@infersweep/stats';
+import { bootstrapDistribution, goodput, seededRng, type GoodputBounds } from '@infersweep/stats';
 import type { GoodputSlo } from '@infersweep/topology';
-import type { PointGoodputRecord, RequestMetrics, RequestRecord } from '../result';
-import { reciprocalStats, stats } from './stats';
+import type { PointGoodputRecord, RequestMetrics, RequestRecord, SloUncertaintyRecord } from '../result';
+import { percentileSorted, reciprocalStats, stats } from './stats';
 
 export interface Accounting {
   records_total: number;
@@ -36,19 +36,81 @@ export function accounting(records: readonly RequestRecord[]): Accounting {
   };
 }
 
-/** Per-point request metrics (pure) over successful profiled requests; seconds, tokens/s. */
-export function requestMetrics(records: readonly RequestRecord[], gpuCount: number): RequestMetrics {
+/** The per-request values the latency statistics are taken over (successful profiled requests), seconds. */
+function latencyValues(records: readonly RequestRecord[]) {
   const ok = records.filter((r) => r.phase === 'profiling' && r.ok);
   const s = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
   const vals = (f: (r: RequestRecord) => number | null): number[] =>
     ok.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
-  const ttft = stats(vals((r) => s(r.ttft_ms)));
-  const e2el = stats(vals((r) => s(r.e2el_ms)));
-  const itl = stats(vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)));
-  // InferenceX request_metrics.py `_e2e_normalized_interactivity_stats`: E2EL and OSL both > 0
-  const e2eNorm = stats(
-    vals((r) => (r.osl !== null && r.osl > 0 && r.e2el_ms !== null && r.e2el_ms > 0 ? r.e2el_ms / 1000 / r.osl : null)),
-  );
+  return {
+    ok,
+    vals,
+    ttft: vals((r) => s(r.ttft_ms)),
+    e2el: vals((r) => s(r.e2el_ms)),
+    itl: vals((r) => (r.osl !== null && r.osl > 1 ? s(r.itl_ms) : null)),
+    // InferenceX request_metrics.py `_e2e_normalized_interactivity_stats`: E2EL and OSL both > 0
+    e2eNorm: vals((r) =>
+      r.osl !== null && r.osl > 0 && r.e2el_ms !== null && r.e2el_ms > 0 ? r.e2el_ms / 1000 / r.osl : null,
+    ),
+  };
+}
+
+/** Bootstrap resamples of a point's requests behind `sloUncertainty`. */
+export const SLO_BOOTSTRAP_RESAMPLES = 400;
+
+/**
+ * The search's per-point uncertainty (pure, seeded by the concurrency: the same requests give the
+ * same record): for each latency statistic an SLO bound reads, the SD of its log over
+ * SLO_BOOTSTRAP_RESAMPLES percentile-bootstrap resamples of the successful profiled requests
+ * (libs/stats `bootstrapDistribution`). The P90 E2E-normalized interactivity's is p90(E2EL/OSL)'s
+ * (the log of a reciprocal has the same SD). Null: fewer than 2 values or a non-positive replicate.
+ */
+export function sloUncertainty(records: readonly RequestRecord[], seed: number): SloUncertaintyRecord {
+  const v = latencyValues(records);
+  const rng = seededRng(seed);
+  const logSe = (xs: readonly number[], pct: number): number | null => {
+    if (xs.length < 2) return null;
+    // a typed array sorts numerically without a comparator: the bootstrap's cost is its sorts
+    const sorted = new Float64Array(xs.length);
+    const dist = bootstrapDistribution(
+      xs,
+      (r) => {
+        sorted.set(r);
+        sorted.sort();
+        return percentileSorted(sorted as unknown as number[], pct)!;
+      },
+      rng,
+      SLO_BOOTSTRAP_RESAMPLES,
+    );
+    if (dist.some((d) => !(d > 0))) return null;
+    const logs = dist.map(Math.log);
+    const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
+    return Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (logs.length - 1));
+  };
+  return {
+    method: 'percentile-bootstrap',
+    resamples: SLO_BOOTSTRAP_RESAMPLES,
+    seed,
+    log_se: {
+      ttft_p50: logSe(v.ttft, 50),
+      ttft_p99: logSe(v.ttft, 99),
+      itl_p50: logSe(v.itl, 50),
+      itl_p99: logSe(v.itl, 99),
+      e2el_p50: logSe(v.e2el, 50),
+      e2el_p99: logSe(v.e2el, 99),
+      e2e_norm_intvty_p90: logSe(v.e2eNorm, 90),
+    },
+  };
+}
+
+/** Per-point request metrics (pure) over successful profiled requests; seconds, tokens/s. */
+export function requestMetrics(records: readonly RequestRecord[], gpuCount: number): RequestMetrics {
+  const v = latencyValues(records);
+  const { ok, vals } = v;
+  const ttft = stats(v.ttft);
+  const e2el = stats(v.e2el);
+  const itl = stats(v.itl);
+  const e2eNorm = stats(v.e2eNorm);
   let duration: number | null = null;
   let qps = stats([]);
   if (ok.length > 0) {

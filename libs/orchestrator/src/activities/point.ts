@@ -29,7 +29,11 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
     async runPoint(req) {
       ctx.assertOwnSweep(req.sweepId);
       ctx.assertResultsDir(req.resultsDir, 'resultsDir');
-      const reuse = await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
+      // a re-measure is a fresh window: never the stored result of the first
+      const reuse =
+        (req.window ?? 1) > 1
+          ? undefined
+          : await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
       if (reuse) return reuse;
       const { plan, slurm } = await ctx.open(req);
       await ctx.assertOwnDeployment(slurm, plan, req.deployment);
@@ -123,7 +127,7 @@ async function measure(
       gpuCount: plan.topology.gpus,
       expectedEngines: dep.expectedEngines,
       identity: pointIdentity(plan, req),
-      outDir: layout.pointDir(req.concurrency),
+      outDir: layout.pointDir(req.concurrency, req.window),
       trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
@@ -134,7 +138,7 @@ async function measure(
       ...(aiperfRunner ? { aiperfRunner } : {}),
     },
   );
-  return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency), reused: false });
+  return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency, req.window), reused: false });
 }
 
 function pointIdentity(plan: SweepPlan, req: PointRequest) {
@@ -166,7 +170,7 @@ function invalidRecord(err: unknown, req: PointRequest): PointSummary {
     concurrency: req.concurrency,
     valid: false,
     reasons: err.reasons,
-    resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency),
+    resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency, req.window),
     reused: false,
     jobId: req.deployment.jobId,
     attempt: req.attempt,

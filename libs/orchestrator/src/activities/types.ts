@@ -64,6 +64,11 @@ export type PointRequest = PlanInput & {
   resultsDir: string;
   /** true when this server already served a point (the drain gate then runs first) */
   serverUsed: boolean;
+  /**
+   * The point's window when the search measures it again (2, …): a fresh measurement in its own
+   * folder (ResultsLayout.pointDir), never a stored result. Absent: the first window.
+   */
+  window?: number;
 };
 
 export interface ReleaseResult {

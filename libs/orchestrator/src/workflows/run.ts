@@ -24,6 +24,7 @@ import {
   initialProgress,
   nextPoint,
   nextPointOrSearch,
+  pointWindow,
   requeuePoint,
   searchAttributeKeys,
   skipPoint,
@@ -164,6 +165,8 @@ export class SweepRun implements LeaseHolder {
         pointBudgetSeconds,
         resultsDir,
         serverUsed: this.lease.held.serverUsed,
+        // a re-measure the search asked for: a fresh window in its own folder
+        ...(pt.windows?.length ? { window: pointWindow(pt) } : {}),
       }),
     );
     this.pointScope = undefined;

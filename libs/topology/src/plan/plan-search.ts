@@ -4,6 +4,7 @@ import type { PathSegment } from '../config/parse';
 import type { Budgets, Orientation } from '../config/schema';
 import type { Topology } from '../topology/validate';
 import type { PlanSearch } from './schema';
+import { perRank, type EngineSettings } from './engine';
 import { pointBudget } from './timelimit';
 
 /** What this step reads from the plan draft (./draft.ts PlanDraft has it). */
@@ -79,4 +80,34 @@ export function planSearch(
     worstCaseSeconds: worstCasePoints * pointSeconds,
     summary,
   };
+}
+
+/**
+ * How a search stands to the engine settings (a plan note): the engine is the recipe's, derived from
+ * the configured points (./plan.ts), so a search sweep and the fixed recipe run the same engine and
+ * the same engine fingerprint at the same concurrency. The note names the added points that would
+ * queue in the scheduler under that engine and the pin that sizes the engine for the search range
+ * instead (a different engine, and a different fingerprint, on purpose).
+ */
+export function noteSearchEngine(
+  d: Pick<SearchDraft, 'oName' | 'notes'>,
+  topology: Pick<Topology, 'dp'>,
+  settings: Pick<EngineSettings, 'maxNumSeqs' | 'maxNumSeqsSource' | 'maxNumSeqsDerivation'>,
+  addable: readonly number[],
+): void {
+  const dp = topology.dp;
+  const top = Math.max(0, ...addable);
+  const queued = addable.filter((c) => perRank(c, dp) > settings.maxNumSeqs);
+  const engine = `--max-num-seqs ${settings.maxNumSeqs} (${settings.maxNumSeqsDerivation})`;
+  if (queued.length === 0) {
+    d.notes.push(`search: the engine is the recipe's, ${engine}; no point the search may add queues in the scheduler`);
+    return;
+  }
+  const sized = perRank(top, dp);
+  d.notes.push(
+    `search: the engine is the recipe's, ${engine}, whatever points the search adds; an added point above c=${settings.maxNumSeqs * dp} puts more than ${settings.maxNumSeqs} sessions on a DP rank and measures scheduler queueing` +
+      (settings.maxNumSeqsSource === 'pinned'
+        ? ''
+        : `; to size the engine for the search range instead, pin orientations.${d.oName}.engine.maxNumSeqs: ${sized} (⌈${top} / DP ${dp}⌉: a different engine than the recipe's, with its own engine fingerprint)`),
+  );
 }

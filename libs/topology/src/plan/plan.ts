@@ -9,7 +9,7 @@ import { openDraft, type PlanOptions } from './draft';
 import { planAgentx } from './plan-agentx';
 import { planAllocation } from './plan-allocation';
 import { planEndpoints } from './plan-endpoints';
-import { planSearch } from './plan-search';
+import { noteSearchEngine, planSearch } from './plan-search';
 import { planSecrets } from './plan-secrets';
 import { resolveOverride } from './resolve-override';
 import { resolveTopology } from './resolve-topology';
@@ -34,9 +34,12 @@ export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
   const points = selectPoints(d);
   const search = planSearch(d, { topology, points, budgets, agentx });
   d.issues.throwIfAny();
-  // the engine settings, the capacity check and the time limit cover the points a search may add
+  // the engine is the recipe's: derived from the configured points, never from the points a search
+  // may add (a search sweep and the fixed recipe run the same engine at the same concurrency); the
+  // capacity check and the time limit cover the points a search may add
   const covered = [...points, ...(search?.budgetedPoints ?? [])];
-  const settings = deriveEngineSettings(d, topology, covered, agentx);
+  const settings = deriveEngineSettings(d, topology, points, agentx);
+  if (search) noteSearchEngine(d, topology, settings, search.budgetedPoints);
   const capacity = checkCapacity(d, { topology, settings, agentx, points: covered });
   const { commands, nodes } = buildNodes(d, topology, settings, override);
   const { endpoints, engineIds } = planEndpoints(d, topology, commands, override);

@@ -40,9 +40,15 @@ describe('planSearch: the search bounds and the worst case in the plan', () => {
     expect(plan.warnings).toContain(
       'orientation latency: the SLO limit may stay unresolved: bracketing and bisecting [1, 64] to resolution 1 takes up to 12 points, the search may add 6 (max-points)',
     );
-    // the engine is sized for the top of the search range, so no added point queues in the scheduler
-    expect(plan.engine.settings.maxNumSeqs).toBe(64);
-    expect(planOf(shippedText).engine.settings.maxNumSeqs).toBe(8);
+    // the engine is the recipe's: the same --max-num-seqs and argv as the plan without a search
+    const recipe = planOf(shippedText);
+    expect(plan.engine.settings.maxNumSeqs).toBe(8);
+    expect(recipe.engine.settings.maxNumSeqs).toBe(8);
+    expect(plan.nodes[0]!.commonArgs).toEqual(recipe.nodes[0]!.commonArgs);
+    // the plan says which added points queue under it and how to size the engine for the search instead
+    expect(plan.notes).toContain(
+      "search: the engine is the recipe's, --max-num-seqs 8 (⌈8 / DP 1⌉ = 8), whatever points the search adds; an added point above c=8 puts more than 8 sessions on a DP rank and measures scheduler queueing; to size the engine for the search range instead, pin orientations.latency.engine.maxNumSeqs: 64 (⌈64 / DP 1⌉: a different engine than the recipe's, with its own engine fingerprint)",
+    );
   });
 
   it('a GPU-hour budget caps the added points', () => {

@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import {
+  finishPoint,
+  invalidClass,
+  limitPoints,
+  limitStep,
+  nextPointOrSearch,
+  pointWindow,
+  searchLines,
+  startPoint,
+  type PointState,
+  type PointSummary,
+  type SweepSearch,
+} from '../src';
+import { progress } from './progress-fixture';
+
+const search: SweepSearch = {
+  goal: ['slo-limit'],
+  slo: { ttftMs: { p99: 500 } },
+  minConcurrency: 1,
+  maxConcurrency: 64,
+  maxAddedPoints: 20,
+  resolution: { absolute: 1 },
+  pointGpuHours: 0,
+};
+
+const done = (c: number, s: Partial<PointSummary>, windows?: PointState['windows']): PointState => ({
+  concurrency: c,
+  status: s.valid === false ? 'invalid' : 'done',
+  attempts: 1,
+  ...(windows ? { windows } : {}),
+  summary: { concurrency: c, valid: true, reasons: [], resultPath: `c${c}`, reused: false, ...s },
+});
+
+describe('invalidClass: why a window is invalid', () => {
+  it('load wins; then the client; an idle rank alone is not load', () => {
+    expect(invalidClass(['idle_dp_rank: engine 1 served nothing'])).toBe('not-load');
+    expect(invalidClass(['client_saturated: lag', 'idle_dp_rank: x'])).toBe('client');
+    expect(invalidClass(['concurrency_not_held: 80 %'])).toBe('client');
+    expect(invalidClass(['error_rate_exceeded: 9/10', 'client_saturated: lag'])).toBe('load');
+    expect(invalidClass(['run_cancelled: failed-request threshold exceeded'])).toBe('load');
+    expect(invalidClass([])).toBe('load');
+  });
+});
+
+describe('limitPoints: a point’s probability of meeting the SLO', () => {
+  it('is Φ(log(bound/estimate)/se), the smallest over the bounds, pooled over windows', () => {
+    const slo = { ttftMs: { p99: 500 }, itlMs: { p50: 20 } };
+    const [p] = limitPoints(slo, [done(8, { ttftP99Ms: 500, itlP50Ms: 10, logSe: { ttftP99Ms: 0.1, itlP50Ms: 0.1 } })]);
+    expect(p).toMatchObject({ binding: 'TTFT p99', windows: 1, counted: 1 });
+    expect(p!.pass).toBeCloseTo(0.5, 6);
+    // two windows at ±1 SE around the bound pool to a margin of 0
+    const w1 = { status: 'done' as const, remeasureReason: 'coin flip', summary: done(8, {}).summary! };
+    w1.summary = { ...w1.summary, ttftP99Ms: 500 * Math.exp(0.1), logSe: { ttftP99Ms: 0.1 } };
+    const [q] = limitPoints({ ttftMs: { p99: 500 } }, [
+      done(8, { ttftP99Ms: 500 * Math.exp(-0.1), logSe: { ttftP99Ms: 0.1 } }, [w1]),
+    ]);
+    expect(q!.pass).toBeCloseTo(0.5, 6);
+    expect(q!.windows).toBe(2);
+  });
+
+  it('a load-invalid window is a certain fail; a spurious one is superseded by its re-measure', () => {
+    const spurious = {
+      status: 'invalid' as const,
+      remeasureReason: 'invalid for a reason not load',
+      summary: { ...done(8, {}).summary!, valid: false, reasons: ['idle_dp_rank: engine 1'] },
+    };
+    const pts = limitPoints(search.slo, [
+      done(8, { ttftP99Ms: 100 }, [spurious]),
+      done(64, { valid: false, reasons: ['error_rate_exceeded: 40/100'] }),
+    ]);
+    expect(pts.map((p) => [p.concurrency, p.pass, p.binding])).toEqual([
+      [8, 1, 'TTFT p99'],
+      [64, 0, 'saturation'],
+    ]);
+  });
+});
+
+describe('limitStep: what to measure next', () => {
+  it('re-measures a point invalid for a reason that is not load before it counts', () => {
+    const st = limitStep(search, [
+      done(8, { ttftP99Ms: 100 }),
+      done(16, { valid: false, reasons: ['idle_dp_rank: engine 1 served no request'] }),
+    ]);
+    expect(st.next).toMatchObject({ concurrency: 16, remeasure: true });
+    expect(st.next!.reason).toContain('invalid for a reason not load');
+  });
+
+  it('re-measures the less certain point of a pass above a fail', () => {
+    const st = limitStep(search, [
+      done(8, { ttftP99Ms: 520, logSe: { ttftP99Ms: 0.1 } }),
+      done(16, { ttftP99Ms: 300, logSe: { ttftP99Ms: 0.1 } }),
+      done(32, { ttftP99Ms: 2000, logSe: { ttftP99Ms: 0.1 } }),
+    ]);
+    expect(st.next).toMatchObject({ concurrency: 8, remeasure: true });
+    expect(st.next!.reason).toMatch(/contradicts the monotone fit/);
+  });
+
+  it('re-measures a bracket end whose pass/fail is a coin flip, once', () => {
+    const coin = done(16, { ttftP99Ms: 510, logSe: { ttftP99Ms: 0.1 } });
+    const pts = [done(8, { ttftP99Ms: 100, logSe: { ttftP99Ms: 0.1 } }), coin];
+    expect(limitStep(search, pts).next).toMatchObject({ concurrency: 16, remeasure: true });
+    const again = { ...coin, windows: [{ status: 'done' as const, summary: coin.summary!, remeasureReason: 'x' }] };
+    // pooled over two windows still a coin flip: no third window; the bracket moves on
+    expect(limitStep(search, [pts[0]!, again]).next).toMatchObject({ concurrency: 12 });
+  });
+
+  it('a client limit bounds the search and is never the server limit', () => {
+    const client = (c: number): PointState => ({
+      ...done(c, { valid: false, reasons: ['client_saturated: event loop lag 900 ms'] }),
+      windows: [
+        {
+          status: 'invalid',
+          remeasureReason: 'the client could not hold it',
+          summary: { ...done(c, {}).summary!, valid: false, reasons: ['client_saturated: lag'] },
+        },
+      ],
+    });
+    const st = limitStep(search, [done(8, { ttftP99Ms: 100 }), done(15, { ttftP99Ms: 120 }), client(16)]);
+    expect(st.next).toBeUndefined();
+    expect(st.bracket).toMatchObject({
+      concurrency: 15,
+      below: 15,
+      above: 16,
+      status: 'client-bound',
+      ci: { lower: 15, upper: null },
+    });
+    expect(st.bracket.text).toContain("a client-side limit, not the server's");
+  });
+
+  it('resolved: the limit, its interval, the binding bound and the bracketing points', () => {
+    const st = limitStep(search, [
+      done(8, { ttftP99Ms: 100, logSe: { ttftP99Ms: 0.1 } }),
+      done(20, { ttftP99Ms: 400, logSe: { ttftP99Ms: 0.1 } }),
+      done(21, { ttftP99Ms: 620, logSe: { ttftP99Ms: 0.1 } }),
+      done(24, { ttftP99Ms: 900, logSe: { ttftP99Ms: 0.1 } }),
+    ]);
+    expect(st.next).toBeUndefined();
+    // P(20) = Φ(2.23) ≈ 0.987 ≥ 0.975: the interval starts there; P(21) = Φ(−2.15) ≈ 0.016 ≤ 0.025
+    expect(st.bracket).toMatchObject({
+      concurrency: 20,
+      below: 20,
+      above: 21,
+      status: 'found',
+      ci: { lower: 20, upper: 20 },
+      binding: 'TTFT p99',
+    });
+  });
+});
+
+describe('nextPointOrSearch: a re-measure is a fresh window of the same point', () => {
+  it('keeps the first window, reopens the point and counts the re-measure against the cap', () => {
+    const p = progress([8]);
+    const pt = nextPointOrSearch(p, search)!;
+    startPoint(pt, 'job', 't');
+    finishPoint(
+      pt,
+      { concurrency: 8, valid: false, reasons: ['idle_dp_rank: engine 1'], resultPath: 'c8', reused: false },
+      't1',
+    );
+    const again = nextPointOrSearch(p, search)!;
+    expect(again).toBe(p.points[0]);
+    expect(again).toMatchObject({ status: 'pending', attempts: 0, concurrency: 8 });
+    expect(again.summary).toBeUndefined();
+    expect(again.windows).toEqual([
+      {
+        status: 'invalid',
+        summary: expect.objectContaining({ reasons: ['idle_dp_rank: engine 1'] }),
+        lastError: 'idle_dp_rank: engine 1',
+        finishedAt: 't1',
+        remeasureReason: 're-measure c=8: invalid for a reason not load',
+      },
+    ]);
+    expect(pointWindow(again)).toBe(2);
+    expect(p.points).toHaveLength(1);
+    expect(p.search?.pointsAdded).toBe(0);
+    startPoint(again, 'job', 't2');
+    finishPoint(
+      again,
+      { concurrency: 8, valid: true, reasons: [], resultPath: 'c8/w2', reused: false, ttftP99Ms: 1 },
+      't3',
+    );
+    expect(nextPointOrSearch(p, search)).toMatchObject({ concurrency: 16, origin: 'search' });
+    expect(p.search?.pointsAdded).toBe(1);
+    expect(searchLines(p)).toContain('c=8 measured again (re-measure c=8: invalid for a reason not load)');
+  });
+});
