@@ -6,7 +6,10 @@
  */
 import pg from 'pg';
 import {
+  HistoryFormatError,
   historyPointSchema,
+  olderFormat,
+  parseStoredPoint,
   seriesId,
   seriesKeySchema,
   type HistoryPoint,
@@ -75,7 +78,7 @@ export class PgHistoryStore implements HistoryStore {
       `SELECT point FROM ${TABLE} ${where} ORDER BY run_time, run_id`,
       args,
     );
-    return r.rows.map((row) => historyPointSchema.parse(row.point));
+    return r.rows.map((row) => parseStoredPoint(row.point, this.where));
   }
 
   series(key: SeriesKey): Promise<HistoryPoint[]> {
@@ -90,7 +93,11 @@ export class PgHistoryStore implements HistoryStore {
     const r = await this.pool.query<{ key: unknown }>(
       `SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`,
     );
-    return r.rows.map((row) => seriesKeySchema.parse(row.key));
+    return r.rows.map((row) => {
+      const old = olderFormat({ key: row.key });
+      if (old) throw new HistoryFormatError(this.where, old);
+      return seriesKeySchema.parse(row.key);
+    });
   }
 
   async close(): Promise<void> {
