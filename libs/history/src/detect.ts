@@ -88,7 +88,7 @@ export function replicateSe(p: HistoryPoint, metric: MetricName): number | undef
 
 // ---------------------------------------------------------------- series
 
-/** The raw test of one run of a series, for the family decision of ./verdict.ts. */
+/** The raw test of one run of a series (the newest, and every flagged one), for the family decision of ./verdict.ts. */
 export interface RunTest {
   test: ShiftTestResult;
   baseline: number[];
@@ -107,7 +107,7 @@ export interface SeriesAnalysis {
   changes: ChangePoint[];
   /** the evaluation at every run of the series, in time order (invalid runs included, untested) */
   evaluations: MetricEvaluation[];
-  /** the raw test at each tested run, by run id */
+  /** the raw test of the newest run and of every flagged run, by run id */
   tests: Map<string, RunTest>;
 }
 
@@ -216,19 +216,21 @@ export function analyzeSeries(
     const lb = mean(bv.map(Math.log));
     const moved = w.map((x) => (test.worse === higherIsBetter ? -1 : 1) * (Math.log(x.v) - lb) >= gate);
     const firstMoved = Math.max(0, moved.indexOf(true));
-    const candidate = changeOf(ev, b, w, firstMoved, lb, test.worse);
-    tests.set(p.runId, {
-      test,
-      baseline: bv,
-      window: wv,
-      noise,
-      pendingWorse: pending?.worse === true,
-      pendingBetter: pending?.worse === false,
-      candidate,
-    });
+    // the change point this window would be: built for a flag, and for the newest run (its family decides)
+    const candidate = flagged || p === ordered.at(-1) ? changeOf(ev, b, w, firstMoved, lb, test.worse) : undefined;
+    if (candidate)
+      tests.set(p.runId, {
+        test,
+        baseline: bv,
+        window: wv,
+        noise,
+        pendingWorse: pending?.worse === true,
+        pendingBetter: pending?.worse === false,
+        candidate,
+      });
     if (flagged && !continuing) {
-      ev.change = candidate;
-      changes.push(candidate);
+      ev.change = candidate!;
+      changes.push(candidate!);
     }
     evaluations.push(ev);
     // the walk: a new flag opens a pending change; a continuing one holds until confirmed; a quiet night ends it
