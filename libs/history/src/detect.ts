@@ -152,102 +152,136 @@ export function analyzeSeries(
 ): SeriesAnalysis {
   const s = detectionSettingsSchema.parse(settingsIn);
   if (metric === 'errorRate') return analyzeErrors(points, s);
-  const higherIsBetter = HIGHER_IS_BETTER[metric];
-  const level = s.q / Math.max(1, familySize);
   const ordered = inTimeOrder(points);
-  const usable: UsablePoint[] = [];
-  const changes: ChangePoint[] = [];
-  const evaluations: MetricEvaluation[] = [];
-  const tests = new Map<string, RunTest>();
-  const excluded = new Set<number>();
-  let pending: Pending | undefined;
-  let segStart = 0;
+  const walk: Walk = { usable: [], excluded: new Set(), segStart: 0 };
+  const out: SeriesAnalysis = { metric, changes: [], evaluations: [], tests: new Map() };
   for (const p of ordered) {
     const v = p.metrics[metric];
     const base = emptyEvaluation(metric, p.runId, v);
-    if (!p.valid) {
-      evaluations.push({ ...base, status: 'invalid' });
+    if (!p.valid || v === null || !(v > 0)) {
+      out.evaluations.push({ ...base, status: p.valid ? 'not-measured' : 'invalid' });
       continue;
     }
-    if (v === null || !(v > 0)) {
-      evaluations.push({ ...base, status: 'not-measured' });
-      continue;
-    }
-    const prev = usable[usable.length - 1];
+    const prev = walk.usable[walk.usable.length - 1];
     if (prev && contextChanges(prev.p.context, p.context, s.segmentOn).length > 0) {
-      segStart = usable.length;
-      pending = undefined;
+      walk.segStart = walk.usable.length;
+      walk.pending = undefined;
     }
-    usable.push({ p, v });
-    const t = usable.length - 1;
-    const winStart = t - s.confirmRuns + 1;
-    const baseIdx: number[] = [];
-    for (let i = winStart - 1; i >= segStart && baseIdx.length < s.baselineRuns; i--)
-      if (!excluded.has(i)) baseIdx.unshift(i);
-    if (winStart < segStart || baseIdx.length < s.minBaselineRuns) {
-      evaluations.push(base);
-      continue;
-    }
-    const b = baseIdx.map((i) => usable[i]!);
-    const w = usable.slice(winStart, t + 1);
-    const bv = b.map((x) => x.v);
-    const wv = w.map((x) => x.v);
-    const test = shiftTest(bv, wv, { higherIsBetter });
-    const noise = Math.max(test.sigma, replicateSe(p, metric) ?? 0);
-    const gate = gateThreshold(noise, { minRelative: s.minRelativeChange, sigmas: s.gateSigmas });
-    // the p-value in the direction the window moved (the t-test's other tail)
-    const pDir = test.worse ? test.pValue : 1 - test.pValue;
-    const flagged = pDir <= level && Math.abs(test.effect) >= gate;
-    const continuing = flagged && pending !== undefined && pending.worse === test.worse;
-    const ev: MetricEvaluation = {
-      ...base,
-      status: flagged ? (test.worse ? 'regression' : 'improvement') : 'unchanged',
-      baseline: median(bv),
-      relativeChange: Math.expm1(test.effect),
-      pValue: pDir,
-      baselineRunIds: b.map((x) => x.p.runId),
-      windowRunIds: w.map((x) => x.p.runId),
-      relativeNoise: test.sigma,
-      rho: test.rho,
-      gate,
-      ...(continuing ? { pending: true } : {}),
-    };
-    // the runs of the window that moved past the gate the way the window did: where the change starts
-    const lb = mean(bv.map(Math.log));
-    const moved = w.map((x) => (test.worse === higherIsBetter ? -1 : 1) * (Math.log(x.v) - lb) >= gate);
-    const firstMoved = Math.max(0, moved.indexOf(true));
-    // the change point this window would be: built for a flag, and for the newest run (its family decides)
-    const candidate = flagged || p === ordered.at(-1) ? changeOf(ev, b, w, firstMoved, lb, test.worse) : undefined;
-    if (candidate)
-      tests.set(p.runId, {
-        test,
-        baseline: bv,
-        window: wv,
-        noise,
-        pendingWorse: pending?.worse === true,
-        pendingBetter: pending?.worse === false,
-        candidate,
-      });
-    if (flagged && !continuing) {
-      ev.change = candidate!;
-      changes.push(candidate!);
-    }
-    evaluations.push(ev);
-    // the walk: a new flag opens a pending change; a continuing one holds until confirmed; a quiet night ends it
-    if (!flagged) pending = undefined;
-    else {
-      moved.forEach((m, j) => m && excluded.add(winStart + j));
-      if (!continuing) pending = { first: winStart + firstMoved, worse: test.worse };
-      else if (t - pending!.first >= s.minBaselineRuns) {
-        // confirmed: the new level becomes the baseline (its runs are back in), which already holds
-        // minBaselineRuns runs for the next night's test
-        segStart = pending!.first;
-        for (const i of [...excluded]) if (i >= segStart) excluded.delete(i);
-        pending = undefined;
-      }
-    }
+    walk.usable.push({ p, v });
+    const r = testNewest(walk, base, s, s.q / Math.max(1, familySize), p === ordered.at(-1));
+    out.evaluations.push(r?.ev ?? base);
+    if (!r) continue;
+    if (r.run) out.tests.set(p.runId, r.run);
+    if (r.ev.change) out.changes.push(r.ev.change);
+    advance(walk, r, s);
   }
-  return { metric, changes, evaluations, tests };
+  return out;
+}
+
+/** The state of the walk along one series: its valid runs, the flagged runs left out, the segment, a pending change. */
+interface Walk {
+  usable: UsablePoint[];
+  excluded: Set<number>;
+  segStart: number;
+  pending?: Pending;
+}
+
+interface NewestTest {
+  ev: MetricEvaluation;
+  flagged: boolean;
+  continuing: boolean;
+  worse: boolean;
+  /** the window's runs that moved past the gate the flagged way (usable indices), and the first of them */
+  moved: number[];
+  first: number;
+  run?: RunTest;
+}
+
+/**
+ * Test the newest usable run's window against the runs before it in its segment (flagged ones left
+ * out), decided per point at `level` and the gate; undefined when the baseline is too short.
+ */
+function testNewest(
+  walk: Walk,
+  base: MetricEvaluation,
+  s: DetectionSettings,
+  level: number,
+  newest: boolean,
+): NewestTest | undefined {
+  const t = walk.usable.length - 1;
+  const winStart = t - s.confirmRuns + 1;
+  const baseIdx: number[] = [];
+  for (let i = winStart - 1; i >= walk.segStart && baseIdx.length < s.baselineRuns; i--)
+    if (!walk.excluded.has(i)) baseIdx.unshift(i);
+  if (winStart < walk.segStart || baseIdx.length < s.minBaselineRuns) return undefined;
+  const higherIsBetter = HIGHER_IS_BETTER[base.metric];
+  const b = baseIdx.map((i) => walk.usable[i]!);
+  const w = walk.usable.slice(winStart, t + 1);
+  const bv = b.map((x) => x.v);
+  const wv = w.map((x) => x.v);
+  const test = shiftTest(bv, wv, { higherIsBetter });
+  const noise = Math.max(test.sigma, replicateSe(w[w.length - 1]!.p, base.metric) ?? 0);
+  const gate = gateThreshold(noise, { minRelative: s.minRelativeChange, sigmas: s.gateSigmas });
+  // the p-value in the direction the window moved (the t-test's other tail)
+  const pDir = test.worse ? test.pValue : 1 - test.pValue;
+  const flagged = pDir <= level && Math.abs(test.effect) >= gate;
+  const pending = walk.pending;
+  const continuing = flagged && pending !== undefined && pending.worse === test.worse;
+  const ev: MetricEvaluation = {
+    ...base,
+    status: flagged ? (test.worse ? 'regression' : 'improvement') : 'unchanged',
+    baseline: median(bv),
+    relativeChange: Math.expm1(test.effect),
+    pValue: pDir,
+    baselineRunIds: b.map((x) => x.p.runId),
+    windowRunIds: w.map((x) => x.p.runId),
+    relativeNoise: test.sigma,
+    rho: test.rho,
+    gate,
+    ...(continuing ? { pending: true } : {}),
+  };
+  // the runs of the window that moved past the gate the way the window did: where the change starts
+  const lb = mean(bv.map(Math.log));
+  const moved = w.map((x) => (test.worse === higherIsBetter ? -1 : 1) * (Math.log(x.v) - lb) >= gate);
+  const firstMoved = Math.max(0, moved.indexOf(true));
+  // the change point this window would be: built for a flag, and for the newest run (its family decides)
+  const candidate = flagged || newest ? changeOf(ev, b, w, firstMoved, lb, test.worse) : undefined;
+  if (flagged && !continuing) ev.change = candidate!;
+  const run: RunTest | undefined = candidate && {
+    test,
+    baseline: bv,
+    window: wv,
+    noise,
+    pendingWorse: pending?.worse === true,
+    pendingBetter: pending?.worse === false,
+    candidate,
+  };
+  return {
+    ev,
+    flagged,
+    continuing,
+    worse: test.worse,
+    moved: moved.flatMap((m, j) => (m ? [winStart + j] : [])),
+    first: winStart + firstMoved,
+    ...(run ? { run } : {}),
+  };
+}
+
+/** The walk after a tested run: a new flag opens a pending change; a continuing one holds until confirmed; a quiet night ends it. */
+function advance(walk: Walk, r: NewestTest, s: DetectionSettings): void {
+  if (!r.flagged) {
+    walk.pending = undefined;
+    return;
+  }
+  for (const i of r.moved) walk.excluded.add(i);
+  if (!r.continuing) walk.pending = { first: r.first, worse: r.worse };
+  else if (walk.usable.length - 1 - walk.pending!.first >= s.minBaselineRuns) {
+    // confirmed: the new level becomes the baseline (its runs are back in), which already holds
+    // minBaselineRuns runs for the next night's test
+    walk.segStart = walk.pending!.first;
+    for (const i of [...walk.excluded]) if (i >= walk.segStart) walk.excluded.delete(i);
+    walk.pending = undefined;
+  }
 }
 
 function emptyEvaluation(metric: MetricName, runId: string, value: number | null): MetricEvaluation {
