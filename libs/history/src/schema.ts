@@ -9,6 +9,7 @@
  * (image, engine version, the plan's launch fingerprint, the plan hash; the cluster is kept there
  * too): change detection attributes a shift to it.
  */
+import { InfersweepError } from '@infersweep/core';
 import { z } from 'zod';
 
 const str = z.string().min(1);
@@ -152,17 +153,17 @@ export function orientationId(k: Omit<SeriesKey, 'concurrency'>): string {
 
 /**
  * A store written before cluster, client and workload joined the series key (or otherwise in another
- * format): it cannot be read, and the error says how to rewrite it.
+ * format): it cannot be read, and the error says how to rewrite it. `fatal`: retrying cannot help.
  */
-export class HistoryFormatError extends Error {
+export class HistoryFormatError extends InfersweepError {
   constructor(
     readonly where: string,
     readonly detail: string,
   ) {
     super(
       `the history store ${where} holds points in an older format (${detail}); rewrite it from the results folders with \`infersweep history rebuild --root <results root>\` (pre-1.0: the old format is not read)`,
+      { kind: 'fatal', context: { step: 'history', store: where } },
     );
-    this.name = 'HistoryFormatError';
   }
 }
 
