@@ -150,6 +150,18 @@ describe('honest inputs and attribution', () => {
     expect(a.evaluations.at(-1)!.status).toBe('insufficient-history');
   });
 
+  it("scales the gate by the newest run's replicate CI when the point was replicated", () => {
+    const pts = series([...flat(8), ...flat(2, 920)]);
+    expect(analyzeSeries(pts, 'throughputPerGpu', settings).evaluations.at(-1)!.status).toBe('regression');
+    // 5 allocations with a 95 % CI of ±12 %: SE = 0.12 / t(0.975, 4) ≈ 4.3 %, so the gate is 2 × 4.3 % > 8 %
+    const last = pts.at(-1)!;
+    const v = last.metrics.throughputPerGpu!;
+    pts[pts.length - 1] = { ...last, n: 5, ci: { throughputPerGpu: { lower: v * 0.88, upper: v * 1.12 } } };
+    const ev = analyzeSeries(pts, 'throughputPerGpu', settings).evaluations.at(-1)!;
+    expect(ev.gate).toBeCloseTo((2 * 0.12) / 2.7764451, 3);
+    expect(ev.status).toBe('unchanged');
+  });
+
   it('reads lower as better for latencies: a TTFT rise is a regression', () => {
     const specs = [
       ...flat(8).map((s) => ({ ...s, ttftP50Ms: 200 })),
