@@ -129,7 +129,7 @@ export const historyPointSchema = z
     /** replicates of the point (allocations it was measured on); absent: one */
     n: z.number().int().positive().optional(),
     /** per metric, the replicates' 95 % CI of the point's value (absent: not replicated) */
-    ci: z.record(metricNameSchema, z.object({ lower: z.number(), upper: z.number() }).strict()).optional(),
+    ci: z.partialRecord(metricNameSchema, z.object({ lower: z.number(), upper: z.number() }).strict()).optional(),
   })
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;
@@ -159,9 +159,10 @@ export class HistoryFormatError extends InfersweepError {
   constructor(
     readonly where: string,
     readonly detail: string,
+    fix = 'rewrite it from the results folders with `infersweep history rebuild --root <results root>`',
   ) {
     super(
-      `the history store ${where} holds points in an older format (${detail}); rewrite it from the results folders with \`infersweep history rebuild --root <results root>\` (pre-1.0: the old format is not read)`,
+      `the history store ${where} holds points in an older format (${detail}); ${fix} (pre-1.0: the old format is not read)`,
       { kind: 'fatal', context: { step: 'history', store: where } },
     );
   }
@@ -173,13 +174,6 @@ export function olderFormat(raw: unknown): string | undefined {
   if (!key || typeof key !== 'object') return undefined;
   const missing = (['cluster', 'client', 'workload'] as const).filter((f) => !(f in key));
   return missing.length ? `series keys without ${missing.join(', ')}` : undefined;
-}
-
-/** A stored point, validated; an older format is a {@link HistoryFormatError}. */
-export function parseStoredPoint(raw: unknown, where: string): HistoryPoint {
-  const old = olderFormat(raw);
-  if (old) throw new HistoryFormatError(where, old);
-  return historyPointSchema.parse(raw);
 }
 
 /** True when `query` names this series: its whole id, or a prefix of it ending at a `:`. */
