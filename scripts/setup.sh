@@ -2,7 +2,7 @@
 # One-shot, idempotent set-up on a fresh Debian machine (run as root):
 #   Debian packages (Slurm, munge, sshd, squashfs-tools, chromium), npm packages,
 #   the Temporal CLI and llm-d-inference-sim built from their Go modules, and the
-#   aiperf peer in its own venv, the vLLM CPU engine (scripts/setup-vllm.sh). Re-running it only
+#   aiperf peer and Apache Otava in their own venvs, the vLLM CPU engine (scripts/setup-vllm.sh). Re-running it only
 #   checks what is there.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -92,6 +92,10 @@ aiperf_branch() { # the aiperf peer (benchmarks and the InferenceX adapter) in i
   [ -x "$venv/bin/aiperf" ] || fail "aiperf $AIPERF_VERSION installed no $venv/bin/aiperf"
 }
 
+otava_branch() { # Apache Otava, the change-point referee of libs/history/test/otava-referee.test.ts (~20 s cold)
+  bash "$ROOT/scripts/setup-otava.sh" || fail "scripts/setup-otava.sh (apache-otava into $INFERSWEEP_TOOLS/otava-venv)"
+}
+
 branch() { # name function: runs it in the background, its output to its log and (prefixed) here
   local log=$INFERSWEEP_TOOLS/setup-logs/$1.log
   ( set -o pipefail; "$2" 2>&1 | tee "$log" | sed -u "s/^/[$1] /" ) &
@@ -105,6 +109,7 @@ bash "$ROOT/scripts/setup-vllm.sh" --uv-only || fail "uv (scripts/setup-vllm.sh 
 branch node+vllm node_vllm_branch
 branch go go_branch
 branch aiperf aiperf_branch
+branch otava otava_branch
 failed=()
 for k in "${!pids[@]}"; do wait "${pids[$k]}" || failed+=("${names[$k]}"); done
 if [ ${#failed[@]} -gt 0 ]; then

@@ -65,6 +65,22 @@ describe('history on the command line', { timeout: 90_000 }, () => {
     expect(none.stderr).toContain('no series matches nope:x');
   });
 
+  it('`history analyze` finds the step over the whole series, places the nightly change on it, and says so', async () => {
+    const root2 = mkdtempSync(join(tmpdir(), 'cli-hist-analyze-'));
+    const settings = historySettingsSchema.parse({});
+    for (let i = 0; i < 24; i++)
+      await recordRun(
+        writeRun(root2, `day-${String(i).padStart(2, '0')}`, i + 1, { 2: (i >= 12 ? 800 : 1000) * wobble(i) }),
+        settings,
+      );
+    const r = await runCli(['history', 'analyze', '--root', root2], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/tok\/s\/GPU \(24 valid runs\)\n {2}change points: day-12 \(-20\.\d %, p 0\.\d+\)/);
+    expect(r.stdout).toMatch(/step \(regression\): at day-12, -20\.\d %/);
+    expect(r.stdout).toContain('nightly change at day-12: confirmed by the whole series');
+    expect(r.stdout).toMatch(/0 drift\(s\), 0 nightly change\(s\) moved or not confirmed, over 1 series/);
+  });
+
   it('`compare` shows both runs, the change, the context difference and the later run against its history', async () => {
     const r = await runCli(['compare', 'night-4', 'night-6', '--root', root], { env: env() });
     expect(r.code, r.stderr).toBe(0);

@@ -1,17 +1,23 @@
 /**
- * Change detection per series: a permutation test of the last `confirmRuns` runs against a rolling
- * baseline of the runs before them, walked along the series so that every detected change starts a
- * new segment (the baseline never mixes levels), in the spirit of E-divisive change points.
- *
- * The statistic is the smallest shift among the last k runs (each run's distance from the baseline
- * median, in the worse direction): only a shift that every one of the k runs shows scores high, so a
- * single outlier never does. Its null distribution is the same statistic over every way of choosing
- * k of the n + k values (exactly when that is at most `permutations` ways, else `permutations`
- * random draws from a seeded generator): the test adapts to each series' own noise and its
- * false-positive rate is at most `alpha` by construction. A change must also be at least
- * `minRelativeChange` of the baseline median in every one of the k runs to count. Pure and deterministic.
+ * Change detection per series and metric (docs/history.md "How a change is detected"): at every valid
+ * run the newest `confirmRuns` runs are tested against the valid runs before them (libs/stats
+ * `shiftTest`: a one-sided t-test on log values with the baseline's AR(1) autocorrelation, continuous
+ * p-values), walked along the series. A flag does not restart the baseline: the flagged runs leave
+ * later baselines (pending) until the change has held for `minBaselineRuns` tested runs (confirmed:
+ * the series restarts at its first run) or a night no longer tests worse (transient: its runs stay
+ * out). Past nights are judged per point at the Bonferroni level `q / familySize` and the magnitude
+ * gate; the night being judged is decided by its family in ./verdict.ts. The error rate is tested on
+ * absolute change (binomial). Pure and deterministic.
  */
-import { errorRateChange, mulberry32 } from '@infersweep/stats';
+import {
+  errorRateChange,
+  gateThreshold,
+  mean,
+  MIN_BASELINE,
+  shiftTest,
+  tQuantile,
+  type ShiftTestResult,
+} from '@infersweep/stats';
 import { z } from 'zod';
 import {
   CONTEXT_FIELDS,
@@ -28,29 +34,37 @@ import {
 
 export const detectionSettingsSchema = z
   .object({
-    /** false-positive rate per metric and direction of one test */
-    alpha: z.number().gt(0).lt(1).default(0.05),
-    /** smallest change that counts, as a fraction of the baseline median */
+    /** the error rate's binomial test level (the continuous metrics are controlled by `q` across the family) */
+    alpha: z.number().gt(0).lt(1).default(0.01),
+    /** Benjamini–Hochberg level across a run's family of units */
+    q: z.number().gt(0).lt(1).default(0.05),
+    /** smallest change that counts (log scale ≈ relative) */
     minRelativeChange: z.number().min(0).default(0.05),
-    /** baseline runs a test needs (with k = 2, 5 are the fewest for alpha 0.05: 1 / C(7, 2) < 0.05) */
-    minBaselineRuns: z.number().int().min(1).default(5),
-    /** the rolling baseline: at most this many runs before the tested ones */
+    /** and at least this many run-SDs of the series */
+    gateSigmas: z.number().min(0).default(2),
+    /** baseline runs a test needs (at least libs/stats MIN_BASELINE) */
+    minBaselineRuns: z.number().int().min(MIN_BASELINE).default(5),
+    /** the baseline: at most this many valid runs before the tested ones */
     baselineRuns: z.number().int().positive().default(20),
-    /** k: the last k runs must all show the shift (2 ignores a single outlier) */
+    /** k: the newest k runs are the window (2: one outlier night is half the evidence) */
     confirmRuns: z.number().int().positive().default(2),
-    /** exact test up to this many arrangements, else this many seeded random draws */
-    permutations: z.number().int().positive().default(5000),
-    seed: z.number().int().default(1),
-    /** the metrics whose regression counts in a run's verdict */
+    /** the primary metrics: their regressions count in a run's verdict and notify */
     metrics: z.array(metricNameSchema).min(1).default(['throughputPerGpu', 'interactivityP50', 'errorRate']),
+    /** the secondary metrics: a family of their own, reported, never counted */
+    secondaryMetrics: z.array(metricNameSchema).default(['ttftP99Ms', 'itlP99Ms']),
     /** the error rate regresses when it rises by at least this much (absolute, 0.02 = 2 points) at p ≤ alpha */
     minErrorRateRise: z.number().min(0).max(1).default(0.02),
     /** a run whose context differs in one of these fields from the run before starts a new segment */
     segmentOn: z.array(z.enum(CONTEXT_FIELDS as [ContextField, ...ContextField[]])).default([]),
+    /** ad-hoc runs enter a scheduled run's baseline too (default: only its schedule's runs) */
+    includeAdhoc: z.boolean().default(false),
+    /** `history analyze`: E-divisive permutations per candidate and their seed */
+    permutations: z.number().int().positive().default(199),
+    seed: z.number().int().default(1),
   })
   .strict();
 export type DetectionSettingsInput = z.input<typeof detectionSettingsSchema>;
-type DetectionSettings = z.infer<typeof detectionSettingsSchema>;
+export type DetectionSettings = z.infer<typeof detectionSettingsSchema>;
 
 // ---------------------------------------------------------------- statistics
 
@@ -61,101 +75,40 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-/** Median absolute deviation, scaled to σ for normal noise. */
-export function mad(xs: readonly number[]): number {
-  const m = median(xs);
-  return 1.4826 * median(xs.map((x) => Math.abs(x - m)));
-}
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export const prng = mulberry32;
-
-function binomial(n: number, k: number): number {
-  let r = 1;
-  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
-  return Math.round(r);
-}
-
-/** Every k-subset of 0..n-1 (lexicographic), passed to `visit` as an index array it must not keep. */
-function forEachSubset(n: number, k: number, visit: (idx: readonly number[]) => void): void {
-  const idx = Array.from({ length: k }, (_, i) => i);
-  for (;;) {
-    visit(idx);
-    let i = k - 1;
-    while (i >= 0 && idx[i] === n - k + i) i--;
-    if (i < 0) return;
-    idx[i]!++;
-    for (let j = i + 1; j < k; j++) idx[j] = idx[j - 1]! + 1;
-  }
-}
-
 /**
- * The smallest worse-direction shift of `window` from the median of `baseline` (`sign` +1: larger is
- * worse, -1: smaller is worse).
+ * The standard error of a point's value on the log scale from its replicates' 95 % CI (half-width /
+ * t(0.975, n − 1), relative to the value); undefined when the point was not replicated.
  */
-function minShift(baseline: readonly number[], window: readonly number[], sign: 1 | -1): number {
-  const m = median(baseline);
-  return Math.min(...window.map((x) => sign * (x - m)));
-}
-
-export interface ShiftTest {
-  /** one-sided p-value of "the last k runs moved in this direction" */
-  pValue: number;
-  /** arrangements the p-value counts over, and whether all of them were enumerated */
-  arrangements: number;
-  exact: boolean;
-}
-
-/** Permutation test of `window` against `baseline`, one-sided in direction `sign`. */
-export function shiftTest(
-  baseline: readonly number[],
-  window: readonly number[],
-  sign: 1 | -1,
-  opts: { permutations: number; seed: number },
-): ShiftTest {
-  const pooled = [...baseline, ...window];
-  const n = pooled.length;
-  const k = window.length;
-  const observed = minShift(baseline, window, sign);
-  const total = binomial(n, k);
-  const statOf = (picked: readonly number[]): number => {
-    const inWin = new Set(picked);
-    const w: number[] = [];
-    const b: number[] = [];
-    pooled.forEach((x, i) => (inWin.has(i) ? w : b).push(x));
-    return minShift(b, w, sign);
-  };
-  // a tolerance for floating-point ties: an arrangement as extreme as the observed one counts
-  const eps = 1e-12 * Math.max(1, Math.abs(observed));
-  if (total <= opts.permutations) {
-    let atLeast = 0;
-    forEachSubset(n, k, (idx) => {
-      if (statOf(idx) >= observed - eps) atLeast++;
-    });
-    return { pValue: atLeast / total, arrangements: total, exact: true };
-  }
-  const rand = prng(opts.seed);
-  const order = Array.from({ length: n }, (_, i) => i);
-  let atLeast = 0;
-  for (let b = 0; b < opts.permutations; b++) {
-    // partial Fisher-Yates: the first k of a random permutation
-    for (let i = 0; i < k; i++) {
-      const j = i + Math.floor(rand() * (n - i));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
-    if (statOf(order.slice(0, k)) >= observed - eps) atLeast++;
-  }
-  // the observed arrangement is one of the draws' population: (1 + count) / (1 + B) keeps p > 0
-  return { pValue: (1 + atLeast) / (1 + opts.permutations), arrangements: opts.permutations, exact: false };
+export function replicateSe(p: HistoryPoint, metric: MetricName): number | undefined {
+  const ci = p.ci?.[metric];
+  const v = p.metrics[metric];
+  if (!ci || p.n === undefined || p.n < 2 || v === null || !(v > 0)) return undefined;
+  return (ci.upper - ci.lower) / 2 / tQuantile(0.975, p.n - 1) / v;
 }
 
 // ---------------------------------------------------------------- series
+
+/** The raw test of one run of a series (the newest, and every flagged one), for the family decision of ./verdict.ts. */
+export interface RunTest {
+  test: ShiftTestResult;
+  baseline: number[];
+  window: number[];
+  /** the gate's noise: max(σ̂, the newest run's replicate SE) */
+  noise: number;
+  /** a change flagged on an earlier night, in the direction this window moved, was still pending */
+  pendingWorse: boolean;
+  pendingBetter: boolean;
+  /** the change point this window would be (at its first run, with its attribution) */
+  candidate: ChangePoint;
+}
 
 export interface SeriesAnalysis {
   metric: MetricName;
   changes: ChangePoint[];
   /** the evaluation at every run of the series, in time order (invalid runs included, untested) */
   evaluations: MetricEvaluation[];
+  /** the raw test of the newest run and of every flagged run, by run id */
+  tests: Map<string, RunTest>;
 }
 
 export function contextChanges(
@@ -171,39 +124,225 @@ export function inTimeOrder(points: readonly HistoryPoint[]): HistoryPoint[] {
   return [...points].sort((a, b) => a.time.localeCompare(b.time) || a.runId.localeCompare(b.runId));
 }
 
+/** A valid point with the metric measured, and its value. */
+interface UsablePoint {
+  p: HistoryPoint;
+  v: number;
+}
+
+/** A flagged change still pending: its first run (a usable index) and its direction. */
+interface Pending {
+  first: number;
+  worse: boolean;
+}
+
 /**
- * Walk one metric of one series in time order. At each valid run t the last k valid runs of the
- * current segment are tested against up to `baselineRuns` valid runs before them (same segment);
- * a significant, large-enough shift is a change point at the first of the k runs, and the segment
- * restarts there. A run whose context differs in a `segmentOn` field from the previous valid run
- * restarts the segment too. Invalid points and points without the metric are never in a baseline.
+ * Walk one metric of one series in time order (docs/history.md "A flag does not blind the series").
+ * At each valid run t the newest k valid runs of the current segment are tested against up to
+ * `baselineRuns` valid runs before them, flagged-and-pending runs left out. Each run is decided per
+ * point at the level `q / familySize` with the gate (the caller overrides the newest run's decision
+ * by its family). A run whose context differs in a `segmentOn` field from the previous valid run
+ * starts a new segment. Invalid points and points without the metric are never in a baseline.
  */
 export function analyzeSeries(
   points: readonly HistoryPoint[],
   metric: MetricName,
   settingsIn: DetectionSettingsInput = {},
+  familySize = 1,
 ): SeriesAnalysis {
   const s = detectionSettingsSchema.parse(settingsIn);
-  const sign: 1 | -1 = HIGHER_IS_BETTER[metric] ? -1 : 1; // worse = smaller when higher is better
+  if (metric === 'errorRate') return analyzeErrors(points, s);
   const ordered = inTimeOrder(points);
+  const walk: Walk = { usable: [], excluded: new Set(), segStart: 0 };
+  const out: SeriesAnalysis = { metric, changes: [], evaluations: [], tests: new Map() };
+  for (const p of ordered) {
+    const v = p.metrics[metric];
+    const base = emptyEvaluation(metric, p.runId, v);
+    if (!p.valid || v === null || !(v > 0)) {
+      out.evaluations.push({ ...base, status: p.valid ? 'not-measured' : 'invalid' });
+      continue;
+    }
+    const prev = walk.usable[walk.usable.length - 1];
+    if (prev && contextChanges(prev.p.context, p.context, s.segmentOn).length > 0) {
+      walk.segStart = walk.usable.length;
+      walk.pending = undefined;
+    }
+    walk.usable.push({ p, v });
+    const r = testNewest(walk, base, s, s.q / Math.max(1, familySize), p === ordered.at(-1));
+    out.evaluations.push(r?.ev ?? base);
+    if (!r) continue;
+    if (r.run) out.tests.set(p.runId, r.run);
+    if (r.ev.change) out.changes.push(r.ev.change);
+    advance(walk, r, s);
+  }
+  return out;
+}
+
+/** The state of the walk along one series: its valid runs, the flagged runs left out, the segment, a pending change. */
+interface Walk {
+  usable: UsablePoint[];
+  excluded: Set<number>;
+  segStart: number;
+  pending?: Pending;
+}
+
+interface NewestTest {
+  ev: MetricEvaluation;
+  flagged: boolean;
+  continuing: boolean;
+  worse: boolean;
+  /** the window's runs that moved past the gate the flagged way (usable indices), and the first of them */
+  moved: number[];
+  first: number;
+  run?: RunTest;
+}
+
+/**
+ * Test the newest usable run's window against the runs before it in its segment (flagged ones left
+ * out), decided per point at `level` and the gate; undefined when the baseline is too short.
+ */
+function testNewest(
+  walk: Walk,
+  base: MetricEvaluation,
+  s: DetectionSettings,
+  level: number,
+  newest: boolean,
+): NewestTest | undefined {
+  const t = walk.usable.length - 1;
+  const winStart = t - s.confirmRuns + 1;
+  const baseIdx: number[] = [];
+  for (let i = winStart - 1; i >= walk.segStart && baseIdx.length < s.baselineRuns; i--)
+    if (!walk.excluded.has(i)) baseIdx.unshift(i);
+  if (winStart < walk.segStart || baseIdx.length < s.minBaselineRuns) return undefined;
+  const higherIsBetter = HIGHER_IS_BETTER[base.metric];
+  const b = baseIdx.map((i) => walk.usable[i]!);
+  const w = walk.usable.slice(winStart, t + 1);
+  const bv = b.map((x) => x.v);
+  const wv = w.map((x) => x.v);
+  const test = shiftTest(bv, wv, { higherIsBetter });
+  const noise = Math.max(test.sigma, replicateSe(w[w.length - 1]!.p, base.metric) ?? 0);
+  const gate = gateThreshold(noise, { minRelative: s.minRelativeChange, sigmas: s.gateSigmas });
+  // the p-value in the direction the window moved (the t-test's other tail)
+  const pDir = test.worse ? test.pValue : 1 - test.pValue;
+  const flagged = pDir <= level && Math.abs(test.effect) >= gate;
+  const pending = walk.pending;
+  const continuing = flagged && pending !== undefined && pending.worse === test.worse;
+  const ev: MetricEvaluation = {
+    ...base,
+    status: flagged ? (test.worse ? 'regression' : 'improvement') : 'unchanged',
+    baseline: median(bv),
+    relativeChange: Math.expm1(test.effect),
+    pValue: pDir,
+    baselineRunIds: b.map((x) => x.p.runId),
+    windowRunIds: w.map((x) => x.p.runId),
+    relativeNoise: test.sigma,
+    rho: test.rho,
+    gate,
+    ...(continuing ? { pending: true } : {}),
+  };
+  // the runs of the window that moved past the gate the way the window did: where the change starts
+  const lb = mean(bv.map(Math.log));
+  const moved = w.map((x) => (test.worse === higherIsBetter ? -1 : 1) * (Math.log(x.v) - lb) >= gate);
+  const firstMoved = Math.max(0, moved.indexOf(true));
+  // the change point this window would be: built for a flag, and for the newest run (its family decides)
+  const candidate = flagged || newest ? changeOf(ev, b, w, firstMoved, lb, test.worse) : undefined;
+  if (flagged && !continuing) ev.change = candidate!;
+  const run: RunTest | undefined = candidate && {
+    test,
+    baseline: bv,
+    window: wv,
+    noise,
+    pendingWorse: pending?.worse === true,
+    pendingBetter: pending?.worse === false,
+    candidate,
+  };
+  return {
+    ev,
+    flagged,
+    continuing,
+    worse: test.worse,
+    moved: moved.flatMap((m, j) => (m ? [winStart + j] : [])),
+    first: winStart + firstMoved,
+    ...(run ? { run } : {}),
+  };
+}
+
+/** The walk after a tested run: a new flag opens a pending change; a continuing one holds until confirmed; a quiet night ends it. */
+function advance(walk: Walk, r: NewestTest, s: DetectionSettings): void {
+  if (!r.flagged) {
+    walk.pending = undefined;
+    return;
+  }
+  for (const i of r.moved) walk.excluded.add(i);
+  if (!r.continuing) walk.pending = { first: r.first, worse: r.worse };
+  else if (walk.usable.length - 1 - walk.pending!.first >= s.minBaselineRuns) {
+    // confirmed: the new level becomes the baseline (its runs are back in), which already holds
+    // minBaselineRuns runs for the next night's test
+    walk.segStart = walk.pending!.first;
+    for (const i of [...walk.excluded]) if (i >= walk.segStart) walk.excluded.delete(i);
+    walk.pending = undefined;
+  }
+}
+
+function emptyEvaluation(metric: MetricName, runId: string, value: number | null): MetricEvaluation {
+  return {
+    metric,
+    runId,
+    value,
+    status: 'insufficient-history',
+    baseline: null,
+    relativeChange: null,
+    pValue: null,
+    baselineRunIds: [],
+    windowRunIds: [],
+    relativeNoise: null,
+  };
+}
+
+/**
+ * The change point of a flagged window: at the first window run that moved past the gate (a step
+ * found on its first night sits at the newest run, not at the run before it), its change the mean
+ * log level of the runs from there against the baseline's, attributed to what changed in the context.
+ */
+function changeOf(
+  ev: MetricEvaluation,
+  b: readonly UsablePoint[],
+  w: readonly UsablePoint[],
+  firstMoved: number,
+  baselineLogMean: number,
+  worse: boolean,
+): ChangePoint {
+  const first = w[firstMoved]!.p;
+  const before = firstMoved > 0 ? w[firstMoved - 1]!.p : b[b.length - 1]!.p;
+  const after = w.slice(firstMoved).map((x) => x.v);
+  return {
+    metric: ev.metric,
+    direction: worse ? 'regression' : 'improvement',
+    firstRunId: first.runId,
+    previousRunId: before.runId,
+    detectedAtRunId: w[w.length - 1]!.p.runId,
+    baseline: ev.baseline ?? Number.NaN,
+    value: median(after),
+    relativeChange: Math.expm1(mean(after.map(Math.log)) - baselineLogMean),
+    pValue: ev.pValue ?? 1,
+    baselineRunIds: ev.baselineRunIds,
+    windowRunIds: ev.windowRunIds,
+    attribution: contextChanges(before.context, first.context),
+  };
+}
+
+/**
+ * The error rate along a series: each valid run with counted requests against the pooled runs before
+ * it in its segment (at least `minBaselineRuns`); a flag starts a new segment at that run.
+ */
+function analyzeErrors(points: readonly HistoryPoint[], s: DetectionSettings): SeriesAnalysis {
   const usable: UsablePoint[] = [];
   const changes: ChangePoint[] = [];
   const evaluations: MetricEvaluation[] = [];
   let segStart = 0;
-  for (const p of ordered) {
-    const v = p.metrics[metric];
-    const base: MetricEvaluation = {
-      metric,
-      runId: p.runId,
-      value: v,
-      status: 'insufficient-history',
-      baseline: null,
-      relativeChange: null,
-      pValue: null,
-      baselineRunIds: [],
-      windowRunIds: [],
-      relativeNoise: null,
-    };
+  for (const p of inTimeOrder(points)) {
+    const v = p.metrics.errorRate;
+    const base = emptyEvaluation('errorRate', p.runId, v);
     if (!p.valid) {
       evaluations.push({ ...base, status: 'invalid' });
       continue;
@@ -216,88 +355,19 @@ export function analyzeSeries(
     if (prev && contextChanges(prev.p.context, p.context, s.segmentOn).length > 0) segStart = usable.length;
     usable.push({ p, v });
     const t = usable.length - 1;
-    const winStart = t - s.confirmRuns + 1;
-    const baseStart = Math.max(segStart, winStart - s.baselineRuns);
-    const short =
-      metric === 'errorRate'
-        ? t - Math.max(segStart, t - s.baselineRuns) < s.minBaselineRuns
-        : winStart < segStart || winStart - baseStart < s.minBaselineRuns;
-    if (short) {
+    const from = Math.max(segStart, t - s.baselineRuns);
+    if (t - from < s.minBaselineRuns) {
       evaluations.push(base);
       continue;
     }
-    const ev =
-      metric === 'errorRate'
-        ? compareErrors(base, usable.slice(Math.max(segStart, t - s.baselineRuns), t), usable[t]!, s)
-        : compareWindow(base, usable.slice(baseStart, winStart), usable.slice(winStart, t + 1), sign, s);
+    const ev = compareErrors(base, usable.slice(from, t), usable[t]!, s);
     if (ev.change) {
       changes.push(ev.change);
-      segStart = metric === 'errorRate' ? t : winStart;
+      segStart = t;
     }
     evaluations.push(ev);
   }
-  return { metric, changes, evaluations };
-}
-
-/** A valid point with the metric measured, and its value. */
-interface UsablePoint {
-  p: HistoryPoint;
-  v: number;
-}
-
-/**
- * Test the window `w` (the last k valid runs, the last of them the run being evaluated) against its
- * baseline `b` (pure): the shift in the direction the window moved, and its magnitude. A significant,
- * large-enough shift carries its change point (at the window's first run).
- */
-function compareWindow(
-  base: MetricEvaluation,
-  b: UsablePoint[],
-  w: UsablePoint[],
-  sign: 1 | -1,
-  s: DetectionSettings,
-): MetricEvaluation {
-  const bv = b.map((x) => x.v);
-  const wv = w.map((x) => x.v);
-  const bMed = median(bv);
-  const wMed = median(wv);
-  const rel =
-    bMed === 0 ? (wMed === 0 ? 0 : Number.POSITIVE_INFINITY * Math.sign(wMed)) : (wMed - bMed) / Math.abs(bMed);
-  // test the direction the window moved (the other direction's p-value would be large)
-  const worse = sign * (wMed - bMed) > 0;
-  const dirSign: 1 | -1 = worse ? sign : (-sign as 1 | -1);
-  const test = shiftTest(bv, wv, dirSign, { permutations: s.permutations, seed: s.seed });
-  // the magnitude gate, like the statistic, asks every one of the k runs to have moved that far
-  const smallestMove = bMed === 0 ? 0 : minShift(bv, wv, dirSign) / Math.abs(bMed);
-  const significant = test.pValue <= s.alpha && smallestMove >= s.minRelativeChange;
-  const ev: MetricEvaluation = {
-    ...base,
-    status: significant ? (worse ? 'regression' : 'improvement') : 'unchanged',
-    baseline: bMed,
-    relativeChange: rel,
-    pValue: test.pValue,
-    baselineRunIds: b.map((x) => x.p.runId),
-    windowRunIds: w.map((x) => x.p.runId),
-    relativeNoise: bMed === 0 ? null : mad(bv) / Math.abs(bMed),
-  };
-  if (!significant) return ev;
-  const first = w[0]!.p;
-  const before = b[b.length - 1]!.p;
-  ev.change = {
-    metric: base.metric,
-    direction: worse ? 'regression' : 'improvement',
-    firstRunId: first.runId,
-    previousRunId: before.runId,
-    detectedAtRunId: w[w.length - 1]!.p.runId,
-    baseline: bMed,
-    value: wMed,
-    relativeChange: rel,
-    pValue: test.pValue,
-    baselineRunIds: ev.baselineRunIds,
-    windowRunIds: ev.windowRunIds,
-    attribution: contextChanges(before.context, first.context),
-  };
-  return ev;
+  return { metric: 'errorRate', changes, evaluations, tests: new Map() };
 }
 
 /** Errors and requests of a valid run (its error rate × the requests it issued); undefined when it did not keep the count. */

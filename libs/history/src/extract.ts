@@ -5,7 +5,7 @@
  * rewrites a file: a record that does not validate is reported and left out.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
@@ -54,6 +54,28 @@ export function headlineMetrics(r: PointResult): HeadlineMetrics {
     itlP99Ms: orNull(ms(m.latency.itl.p99)),
     errorRate: issued > 0 ? Math.min(1, acc.records_error_dropped / issued) : null,
   };
+}
+
+/**
+ * What the client replayed, as the series key holds it: the dataset's source and loader, its file's
+ * name (not its path: a staged copy lives in a per-run folder) and its seed, e.g.
+ * `file/weka/traces.jsonl@7`.
+ */
+export function workloadOf(d: PointResult['dataset']): string {
+  return (
+    [d.source_type, d.loader, d.path === null ? null : basename(d.path)].filter((x) => x).join('/') +
+    (d.seed === null ? '' : `@${d.seed}`)
+  );
+}
+
+/**
+ * The schedule that started a run, from its sweep id: a schedule's runs are
+ * `infersweep-sched-<name>-<time>` (apps/cli/src/commands/schedule.ts, Temporal appends the time)
+ * with `-<orientation>` (libs/core childSweepId); the schedule is `infersweep-sched-<name>`.
+ * Undefined: an ad-hoc run.
+ */
+export function scheduleOf(runId: string): string | undefined {
+  return /^(infersweep-sched-.+?)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-|$)/.exec(runId)?.[1];
 }
 
 /** The GPU of a plan's deployment: type and count, e.g. `h200x32`. */
@@ -115,6 +137,21 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
     launchFingerprint,
     planHash: p.planHash,
   });
+  const schedule = scheduleOf(runId);
+  const origin = schedule === undefined ? {} : { schedule };
+  // a failed point has no record: its client and workload are the run's (another point's record), else unknown
+  const client = records[0]?.client.name ?? 'unknown';
+  const workload = records[0] ? workloadOf(records[0].dataset) : 'unknown';
+  const keyOf = (model: string, concurrency: number, r?: PointResult) => ({
+    config: p.sweep,
+    orientation: p.orientation,
+    model,
+    gpu: gpuOf(p),
+    cluster: p.cluster,
+    client: r?.client.name ?? client,
+    workload: r ? workloadOf(r.dataset) : workload,
+    concurrency,
+  });
   const recorded = new Set(records.map((r) => r.conc));
   const failed = p.points
     .filter((c) => !recorded.has(c))
@@ -123,7 +160,8 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
         runId,
         time,
         resultsDir,
-        key: { config: p.sweep, orientation: p.orientation, model: p.model.servedName, gpu: gpuOf(p), concurrency: c },
+        key: keyOf(p.model.servedName, c),
+        ...origin,
         // no record, no fingerprint: the plan hash stands in (a launch change changes it too)
         context: context(p.planHash),
         valid: false,
@@ -137,7 +175,8 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
       runId,
       time,
       resultsDir,
-      key: { config: p.sweep, orientation: p.orientation, model: r.identity.model, gpu: gpuOf(p), concurrency: r.conc },
+      key: keyOf(r.identity.model, r.conc, r),
+      ...origin,
       context: context(r.identity.engineArgsFingerprint),
       valid: r.submission_valid,
       invalidReasons: r.submission_invalid_reasons,

@@ -1,5 +1,6 @@
 export * from './schema';
 export * from './detect';
+export * from './analyze';
 export * from './verdict';
 export * from './render';
 export * from './extract';

@@ -6,7 +6,9 @@
  */
 import pg from 'pg';
 import {
+  HistoryFormatError,
   historyPointSchema,
+  olderFormat,
   seriesId,
   seriesKeySchema,
   type HistoryPoint,
@@ -16,6 +18,9 @@ import {
 } from './schema';
 
 const TABLE = 'infersweep_history_points';
+
+/** How a team database in the older format is rewritten: every root that writes into it rebuilt, the rest deleted. */
+const PG_FIX = `rebuild every results root that writes into it (\`infersweep history rebuild --root <results root> --store <url>\`), then delete the rows whose results folders are gone: \`DELETE FROM ${TABLE} WHERE NOT (point->'key' ? 'workload')\``;
 
 const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
   run_id text NOT NULL,
@@ -75,7 +80,11 @@ export class PgHistoryStore implements HistoryStore {
       `SELECT point FROM ${TABLE} ${where} ORDER BY run_time, run_id`,
       args,
     );
-    return r.rows.map((row) => historyPointSchema.parse(row.point));
+    return r.rows.map((row) => {
+      const old = olderFormat(row.point);
+      if (old) throw new HistoryFormatError(this.where, old, PG_FIX);
+      return historyPointSchema.parse(row.point);
+    });
   }
 
   series(key: SeriesKey): Promise<HistoryPoint[]> {
@@ -90,7 +99,11 @@ export class PgHistoryStore implements HistoryStore {
     const r = await this.pool.query<{ key: unknown }>(
       `SELECT DISTINCT ON (series) point->'key' AS key FROM ${TABLE} ORDER BY series`,
     );
-    return r.rows.map((row) => seriesKeySchema.parse(row.key));
+    return r.rows.map((row) => {
+      const old = olderFormat({ key: row.key });
+      if (old) throw new HistoryFormatError(this.where, old, PG_FIX);
+      return seriesKeySchema.parse(row.key);
+    });
   }
 
   async close(): Promise<void> {

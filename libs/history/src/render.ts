@@ -11,6 +11,7 @@ import {
   type PointVerdict,
   type TrendPoint,
 } from './schema';
+import type { WholeSeriesAnalysis } from './analyze';
 import type { RunVerdict } from './verdict';
 
 export function fmtNum(v: number | null | undefined): string {
@@ -55,7 +56,7 @@ export function pointVerdictsText(points: readonly PointVerdict[]): string {
         fmtNum(m.baseline),
         fmtChange(m.relativeChange),
         fmtConfidence(m.pValue),
-        m.status,
+        `${m.status}${m.pending ? ' (pending)' : ''}${m.secondary ? ' (secondary)' : ''}`,
         m.baselineRunIds.length
           ? `${m.baselineRunIds.length} runs (${m.baselineRunIds[0]} … ${m.baselineRunIds.at(-1)})`
           : '—',
@@ -84,13 +85,24 @@ function unmeasuredLine(v: RunVerdict): string {
     : `unmeasured: ${pts.length} (${pts.join(', ')}): invalid or failed where a measurement was due (a finding, not a pass)\n`;
 }
 
-/** A run's verdict: `regressions: none | N`, the points it could not measure, then its points. */
+/**
+ * The family a verdict controlled and what it costs in false alarms (docs/history.md "The bound"):
+ * `family: 2 primary units (… tests), BH q 0.05: expected false alarms per night ≤ 0.05 (before the gate)`.
+ */
+export function familyLine(v: RunVerdict): string {
+  const f = v.family;
+  if (!f) return '';
+  const secondary = f.secondaryUnits ? `, ${f.secondaryUnits} secondary units (reported, not counted)` : '';
+  return `family: ${f.primaryUnits} primary unit(s) (orientation × metric) of ${f.tests} tested series${secondary}; BH at q ${f.q} and a gate of max(${fmtChange(v.settings.minRelativeChange)}, ${v.settings.gateSigmas} run-SDs): expected false alarms of this run ≤ ${f.falseAlarmBound} from the p-values alone, near 0 with the gate at 3 % noise (docs/history.md "Measured")\n`;
+}
+
+/** A run's verdict: `regressions: none | N`, the points it could not measure, its family, then its points. */
 export function verdictText(v: RunVerdict): string {
   const skipped = v.skippedLines
     ? `warning: ${v.skippedLines} line(s) of the history store did not validate and were skipped: their runs are missing from the baselines\n`
     : '';
   const head = `run ${v.runId}: regressions: ${v.regressions === 0 ? 'none' : v.regressions}\n`;
-  return `${head}${unmeasuredLine(v)}${skipped}${pointVerdictsText(v.points)}`;
+  return `${head}${unmeasuredLine(v)}${skipped}${familyLine(v)}${pointVerdictsText(v.points)}`;
 }
 
 /** A series as a table, oldest run first, with the change points found along it. */
@@ -153,4 +165,31 @@ export function trendSvg(
     .join('');
   const label = `trend of ${trend.length} runs, ${fmtNum(vals[0])} to ${fmtNum(vals.at(-1))}`;
   return `<svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${label}"><polyline points="${pts.join(' ')}" fill="none" stroke="#888" stroke-width="1"/>${dots}</svg>`;
+}
+
+/** The whole-series pass of one series and metric (`history analyze`): change points, steps and drifts, the nightly's changes placed. */
+export function wholeSeriesText(a: WholeSeriesAnalysis): string {
+  const lines = [`series ${a.series} ${METRIC_LABELS[a.metric]} (${a.runs} valid runs)`];
+  lines.push(
+    `  change points: ${
+      a.changePoints.length
+        ? a.changePoints.map((c) => `${c.runId} (${fmtChange(c.relativeChange)}, p ${c.pValue.toFixed(3)})`).join(', ')
+        : 'none'
+    }`,
+  );
+  for (const sh of a.shifts)
+    lines.push(
+      sh.kind === 'drift'
+        ? `  drift (${sh.direction}): from ${sh.fromRunId} to ${sh.toRunId}, ${sh.changePoints} change points, ${fmtChange(sh.relativeChange)} in all`
+        : `  step (${sh.direction}): at ${sh.fromRunId}, ${fmtChange(sh.relativeChange)}`,
+    );
+  for (const r of a.relocations)
+    lines.push(
+      r.status === 'confirmed'
+        ? `  nightly change at ${r.nightlyRunId}: confirmed by the whole series`
+        : r.status === 'moved'
+          ? `  nightly change at ${r.nightlyRunId}: moved to ${r.wholeSeriesRunId} by the whole series`
+          : `  nightly change at ${r.nightlyRunId}: not confirmed by the whole series`,
+    );
+  return lines.join('\n');
 }

@@ -4,10 +4,12 @@
  * Pure: no I/O.
  *
  * A point of history is one ConcurrencyPoint of one sweep run. Runs are comparable when their
- * {@link SeriesKey} is equal (same config, orientation, model, GPU and concurrency). What may change
- * from night to night inside one series is the {@link RunContext} (cluster, image, engine version,
- * the plan's launch fingerprint, the plan hash): change detection attributes a shift to it.
+ * {@link SeriesKey} is equal (same config, orientation, model, GPU, cluster, client, workload and
+ * concurrency). What may change from night to night inside one series is the {@link RunContext}
+ * (image, engine version, the plan's launch fingerprint, the plan hash; the cluster is kept there
+ * too): change detection attributes a shift to it.
  */
+import { InfersweepError } from '@infersweep/core';
 import { z } from 'zod';
 
 const str = z.string().min(1);
@@ -22,6 +24,12 @@ export const seriesKeySchema = z
     model: str,
     /** GPU type and count of the deployment, e.g. `h200x32` */
     gpu: str,
+    /** the cluster the run measured (config clusters.<name>) */
+    cluster: str,
+    /** the load generator and its version's name, e.g. `infersweep`, `aiperf` */
+    client: str,
+    /** what the client replayed: the dataset's source, loader, file and seed (extract.ts workloadOf) */
+    workload: str,
     concurrency: z.number().int().positive(),
   })
   .strict();
@@ -116,6 +124,12 @@ export const historyPointSchema = z
     requests: z.number().int().nonnegative().optional(),
     /** the point failed (no record: no metrics); absent: it has a record */
     failed: z.boolean().optional(),
+    /** the schedule that started the run (`infersweep schedule`); absent: an ad-hoc run */
+    schedule: str.optional(),
+    /** replicates of the point (allocations it was measured on); absent: one */
+    n: z.number().int().positive().optional(),
+    /** per metric, the replicates' 95 % CI of the point's value (absent: not replicated) */
+    ci: z.partialRecord(metricNameSchema, z.object({ lower: z.number(), upper: z.number() }).strict()).optional(),
   })
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;
@@ -124,12 +138,42 @@ export type HistoryPoint = z.infer<typeof historyPointSchema>;
 const idPart = (s: string) => s.replace(/%/g, '%25').replace(/:/g, '%3A');
 
 /**
- * The series id the CLI prints and accepts: `config:orientation:model:gpu:c<N>`, each part with `%` and
- * `:` escaped (a model `a:b` of config `c` and a model `b` of config `c:a` no longer collide; a key
- * without either character keeps the id it always had).
+ * The series id the CLI prints and accepts: `config:orientation:model:gpu:cluster:client:workload:c<N>`,
+ * each part with `%` and `:` escaped (a model `a:b` of config `c` and a model `b` of config `c:a` never
+ * collide).
  */
 export function seriesId(k: SeriesKey): string {
-  return [k.config, k.orientation, k.model, k.gpu].map(idPart).join(':') + `:c${k.concurrency}`;
+  return `${orientationId(k)}:c${k.concurrency}`;
+}
+
+/** The id of a series without its concurrency: an orientation's points share it (one unit per metric). */
+export function orientationId(k: Omit<SeriesKey, 'concurrency'>): string {
+  return [k.config, k.orientation, k.model, k.gpu, k.cluster, k.client, k.workload].map(idPart).join(':');
+}
+
+/**
+ * A store written before cluster, client and workload joined the series key (or otherwise in another
+ * format): it cannot be read, and the error says how to rewrite it. `fatal`: retrying cannot help.
+ */
+export class HistoryFormatError extends InfersweepError {
+  constructor(
+    readonly where: string,
+    readonly detail: string,
+    fix = 'rewrite it from the results folders with `infersweep history rebuild --root <results root>`',
+  ) {
+    super(
+      `the history store ${where} holds points in an older format (${detail}); ${fix} (pre-1.0: the old format is not read)`,
+      { kind: 'fatal', context: { step: 'history', store: where } },
+    );
+  }
+}
+
+/** A stored point of an older format: a series key without the fields the current one requires. */
+export function olderFormat(raw: unknown): string | undefined {
+  const key = (raw as { key?: Record<string, unknown> } | null)?.key;
+  if (!key || typeof key !== 'object') return undefined;
+  const missing = (['cluster', 'client', 'workload'] as const).filter((f) => !(f in key));
+  return missing.length ? `series keys without ${missing.join(', ')}` : undefined;
 }
 
 /** True when `query` names this series: its whole id, or a prefix of it ending at a `:`. */
@@ -223,9 +267,20 @@ export const metricEvaluationSchema = z
     pValue: z.number().nullable(),
     baselineRunIds: z.array(z.string()),
     windowRunIds: z.array(z.string()),
-    /** baseline noise (MAD scaled to σ) relative to the baseline median */
+    /** the baseline's run-to-run SD on the log scale (≈ relative), corrected for its autocorrelation */
     relativeNoise: z.number().nullable(),
     change: changePointSchema.optional(),
+    /** the baseline's AR(1) coefficient the test used */
+    rho: z.number().optional(),
+    /** the magnitude gate the change had to pass (log scale ≈ relative) */
+    gate: z.number().optional(),
+    /** the combined one-sided p-value of the point's unit (its orientation's points for this metric), and its BH adjustment across the family (q-value) */
+    unitPValue: z.number().optional(),
+    qValue: z.number().optional(),
+    /** a change flagged on an earlier night still holds: shown, not counted or notified again */
+    pending: z.boolean().optional(),
+    /** a secondary metric: its own family, reported, never counted */
+    secondary: z.boolean().optional(),
   })
   .strict();
 export type MetricEvaluation = z.infer<typeof metricEvaluationSchema>;

@@ -21,7 +21,9 @@ import {
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import {
+  HistoryFormatError,
   historyPointSchema,
+  olderFormat,
   seriesId,
   type HistoryPoint,
   type HistoryStore,
@@ -39,6 +41,16 @@ function parseLine(line: string): z.infer<typeof runLineSchema> | undefined {
   try {
     const parsed = runLineSchema.safeParse(JSON.parse(line));
     return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a whole line (valid JSON of a run) is of an older format, when it is. */
+function olderLine(line: string): string | undefined {
+  try {
+    const raw = JSON.parse(line) as { points?: unknown };
+    return Array.isArray(raw.points) ? raw.points.map(olderFormat).find((x) => x !== undefined) : undefined;
   } catch {
     return undefined;
   }
@@ -79,6 +91,7 @@ export class FileHistoryStore implements HistoryStore {
     return existsSync(this.file) ? readFileSync(this.file, 'utf8').split('\n') : [];
   }
 
+  /** An older format (series keys without cluster, client, workload) is a {@link HistoryFormatError}, not a torn line. */
   private load(): Map<string, HistoryPoint[]> {
     const runs = new Map<string, HistoryPoint[]>();
     this.skippedLines = 0;
@@ -86,6 +99,8 @@ export class FileHistoryStore implements HistoryStore {
       if (line.trim() === '') continue;
       const run = parseLine(line);
       if (run === undefined) {
+        const old = olderLine(line);
+        if (old) throw new HistoryFormatError(this.file, old);
         this.skippedLines++;
         continue;
       }

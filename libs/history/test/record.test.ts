@@ -14,6 +14,7 @@ import {
   HISTORY_SETTINGS_ENV,
   KILL_GRACE_MS,
   NOTIFIED_FILE,
+  evaluatePoint,
   extractRun,
   hookEnv,
   historySettingsSchema,
@@ -22,6 +23,7 @@ import {
   rebuildHistory,
   recordRun,
   resultsFolders,
+  scheduleOf,
   seriesId,
   verdictText,
 } from '@infersweep/history';
@@ -52,10 +54,14 @@ describe('history on results folders', () => {
     const run = extractRun(writeRun(root, 'night-1', 1, { 1: 500, 2: 900 }));
     expect(run.skipped).toEqual([]);
     expect(run.runId).toBe('night-1');
+    // the key holds the cluster, the client and the workload (the record's dataset: source, loader, seed)
+    const prefix = `${plan.sweep}:latency:${record.identity.model}:${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}`;
+    const workload = `${record.dataset.source_type}/${record.dataset.loader}@${record.dataset.seed}`;
     expect(run.points.map((p) => seriesId(p.key))).toEqual([
-      `${plan.sweep}:latency:${record.identity.model}:${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}:c1`,
-      `${plan.sweep}:latency:${record.identity.model}:${plan.slurm.gpu.toLowerCase()}x${plan.topology.gpus}:c2`,
+      `${prefix}:local:${record.client.name}:${workload}:c1`,
+      `${prefix}:local:${record.client.name}:${workload}:c2`,
     ]);
+    expect(run.points[0]!.schedule).toBeUndefined();
     expect(run.points[0]!.context).toEqual({
       cluster: 'local',
       image: plan.image,
@@ -160,6 +166,47 @@ describe('history on results folders', () => {
     expect(verdictText(last)).toContain(
       'c=2 tok/s/GPU: regression from night-4 to night-5: nothing in the run context changed',
     );
+  });
+
+  it("keeps ad-hoc runs out of a schedule's baseline unless asked, and knows a schedule's runs by their id", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const nightly = (i: number) => `infersweep-sched-nightly-2026-01-0${i + 1}T02-00-00Z-latency`;
+    expect(scheduleOf(nightly(0))).toBe('infersweep-sched-nightly');
+    expect(scheduleOf('sweep-kimik3-latency-local-manual')).toBeUndefined();
+    for (let i = 0; i < 6; i++) await recordRun(writeRun(root, nightly(i), i + 1, { 2: 900 * wobble(i) }), settings);
+    // a manual run of the same config at half the throughput (a debugging run), between two nights
+    const adhoc = await recordRun(writeRun(root, 'manual-debug', 7, { 2: 450 }), settings);
+    // an ad-hoc run is compared with every run of its series
+    expect(adhoc.verdict.points[0]!.status).toBe('regression');
+    const night = await recordRun(writeRun(root, nightly(7), 8, { 2: 900 }), settings);
+    const tput = night.verdict.points[0]!.metrics.find((m) => m.metric === 'throughputPerGpu')!;
+    expect(tput.baselineRunIds).not.toContain('manual-debug');
+    expect(tput.windowRunIds).toEqual([nightly(5), nightly(7)]);
+    expect(night.label).toBe('none');
+    const store = new FileHistoryStore(join(root, HISTORY_FILE));
+    const pts = await store.run(nightly(7));
+    const all = await store.series(pts[0]!.key);
+    const withAdhoc = evaluatePoint(pts[0]!, all, { ...settings.detection, includeAdhoc: true });
+    expect(withAdhoc.metrics[0]!.windowRunIds).toEqual(['manual-debug', nightly(7)]);
+  });
+
+  it('an old store (series keys without cluster, client, workload) stops with an error naming the fix', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dir = writeRun(root, 'n0', 1, { 2: 900 });
+    const [pt] = extractRun(dir).points;
+    const { cluster: _c, client: _l, workload: _w, ...oldKey } = pt!.key;
+    writeFileSync(
+      join(root, HISTORY_FILE),
+      `${JSON.stringify({ runId: 'old', points: [{ ...pt, runId: 'old', key: oldKey }] })}\n`,
+    );
+    await expect(recordRun(writeRun(root, 'n1', 2, { 2: 900 }), settings)).rejects.toThrow(
+      /holds points in an older format \(series keys without cluster, client, workload\); rewrite it .*infersweep history rebuild --root/,
+    );
+    // the fix works: the rebuild rewrites the runs it finds and drops the old lines
+    const store = new FileHistoryStore(join(root, HISTORY_FILE));
+    const r = await rebuildHistory(store, resultsFolders(root), settings);
+    expect([r.runs, r.droppedLines]).toEqual([2, 1]);
+    expect((await store.seriesKeys()).map((k) => k.cluster)).toEqual(['local']);
   });
 
   it('keeps an invalid night out of the baseline and reports it unmeasured, never none', async () => {

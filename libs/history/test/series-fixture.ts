@@ -1,7 +1,17 @@
 /** Synthetic series of history points: a level, seeded normal noise, steps, outliers, context changes. */
-import { NO_METRICS, prng, type HistoryPoint, type RunContext } from '@infersweep/history';
+import { NO_METRICS, type HistoryPoint, type RunContext } from '@infersweep/history';
+import { mulberry32 as prng } from '@infersweep/stats';
 
-export const KEY = { config: 'kimik3', orientation: 'tep8', model: 'kimi-k3', gpu: 'h200x8', concurrency: 32 } as const;
+export const KEY = {
+  config: 'kimik3',
+  orientation: 'tep8',
+  model: 'kimi-k3',
+  gpu: 'h200x8',
+  cluster: 'alpha',
+  client: 'infersweep',
+  workload: 'public/weka',
+  concurrency: 32,
+} as const;
 export const CONTEXT: RunContext = {
   cluster: 'alpha',
   image: 'vllm/vllm-openai:v0.11.0',

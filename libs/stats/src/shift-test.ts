@@ -7,8 +7,8 @@ import { ar1, ar1QuadraticForm, ar1SampleVarianceFactor, effectiveN } from './ar
 import { mean, variance } from './describe';
 import { tCdf } from './student-t';
 
-/** The fewest baseline runs the test accepts. */
-export const MIN_BASELINE = 5;
+/** The fewest baseline runs the test accepts (two degrees of freedom for σ̂; docs/history.md asks 5 by default). */
+export const MIN_BASELINE = 3;
 
 export interface ShiftTestResult {
   /** mean(log window) − mean(log baseline): ≈ the relative change */

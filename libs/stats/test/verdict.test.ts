@@ -77,8 +77,9 @@ describe('shiftTest', () => {
     expect(r.df).toBeLessThan(smooth.length - 1);
   });
 
-  it('refuses fewer than 5 baseline runs and non-positive values', () => {
-    expect(() => shiftTest([1, 2, 3, 4], [1], { higherIsBetter: true })).toThrow(/needs ≥ 5/);
+  it('refuses fewer than 3 baseline runs (a variance of one degree of freedom) and non-positive values', () => {
+    expect(() => shiftTest([1, 2], [1], { higherIsBetter: true })).toThrow(/needs ≥ 3/);
+    expect(shiftTest([1, 1.1, 0.9], [1], { higherIsBetter: true }).df).toBe(2);
     expect(() => shiftTest([1, 2, 3, 4, 0], [1], { higherIsBetter: true })).toThrow(/positive/);
   });
 });

@@ -1,14 +1,16 @@
 /**
- * `infersweep history [SERIES] [--root DIR] [--store URL] [--json]`: the series the history holds
+ * `infersweep history [SERIES] [--root DIR] [--store URL] [--include-adhoc] [--json]`: the series the history holds
  * (without SERIES), or each series SERIES names (its id `config:orientation:model:gpu:c<N>`, or a
  * prefix ending at a `:`), oldest run first, with each run's verdict as of that run and the newest
  * run's comparison. `infersweep history rebuild` replaces the runs found under the results root in the
- * store (nothing else is deleted). Lines of the file store that do not validate are reported on stderr.
+ * store (nothing else is deleted). `infersweep history analyze [SERIES]` runs the whole-series pass
+ * (E-divisive change points, steps and drifts, the nightly's changes placed). Lines of the file store that do not validate are reported on stderr.
  * The store and the detection settings are the worker's (`INFERSWEEP_HISTORY_SETTINGS`) when that
  * file is readable here; otherwise the file store under the results root.
  */
 import type { Command } from 'commander';
 import {
+  analyzeWhole,
   evaluatePoint,
   loadHistorySettings,
   openStore,
@@ -18,6 +20,7 @@ import {
   seriesMatches,
   seriesText,
   pointVerdictsText,
+  wholeSeriesText,
   type HistorySettings,
   type HistoryStore,
 } from '@infersweep/history';
@@ -28,13 +31,16 @@ export interface HistoryOpts {
   root?: string;
   store?: string;
   json?: boolean;
+  /** ad-hoc runs enter a scheduled run's baseline (detection.includeAdhoc) */
+  includeAdhoc?: boolean;
 }
 
 /** The settings and the store the history commands read: flags first, then the worker's settings, then the results root. */
 export async function openHistory(
   opts: HistoryOpts,
 ): Promise<{ settings: HistorySettings; store: HistoryStore; root: string }> {
-  const settings = loadHistorySettings();
+  const loaded = loadHistorySettings();
+  const settings = opts.includeAdhoc ? { ...loaded, detection: { ...loaded.detection, includeAdhoc: true } } : loaded;
   const root = opts.root ?? resultsRoot();
   return { settings, store: await openStore(opts.store ?? settings.store ?? root), root };
 }
@@ -67,6 +73,35 @@ async function showSeries(query: string, opts: HistoryOpts): Promise<number> {
       }
     }
     if (opts.json) out(JSON.stringify(shown, null, 2));
+    warnSkipped(store);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The whole-series pass over every series (or those `query` names), per primary continuous metric. */
+async function analyze(query: string | undefined, opts: HistoryOpts): Promise<number> {
+  const { settings, store } = await openHistory(opts);
+  try {
+    const keys = (await store.seriesKeys()).filter((k) => query === undefined || seriesMatches(k, query));
+    if (keys.length === 0 && query !== undefined)
+      throw new UsageError(`no series matches ${query} in ${store.where} (see \`infersweep history\`)`);
+    const metrics = settings.detection.metrics.filter((m) => m !== 'errorRate');
+    const shown = [];
+    for (const key of keys.sort((a, b) => seriesId(a).localeCompare(seriesId(b)))) {
+      const points = await store.series(key);
+      for (const m of metrics) {
+        const a = analyzeWhole(points, m, settings.detection);
+        shown.push(a);
+        if (!opts.json) out(wholeSeriesText(a));
+      }
+    }
+    if (opts.json) out(JSON.stringify(shown, null, 2));
+    else
+      out(
+        `\n${shown.reduce((n, a) => n + a.shifts.filter((s) => s.kind === 'drift').length, 0)} drift(s), ${shown.reduce((n, a) => n + a.relocations.filter((r) => r.status !== 'confirmed').length, 0)} nightly change(s) moved or not confirmed, over ${keys.length} series`,
+      );
     warnSkipped(store);
     return 0;
   } finally {
@@ -116,21 +151,24 @@ export function register(program: Command): void {
     program
       .command('history')
       .description(
-        'The history of results per series, with change detection (`history rebuild` re-indexes the results folders)',
+        'The history of results per series, with change detection (`history rebuild` re-indexes the results folders, `history analyze` finds drifts and change points over whole series)',
       )
       .argument(
         '[series]',
-        'a series id config:orientation:model:gpu:c<N>, or a prefix of one ending at ":"; or `rebuild`',
+        'a series id config:orientation:model:gpu:cluster:client:workload:c<N>, or a prefix of one ending at ":"; or `rebuild`; or `analyze`',
       )
+      .argument('[prefix]', 'with `analyze`: the series (an id or a prefix ending at ":") to analyse; default all')
       .option('--root <dir>', 'the results root (default: the data directory results/)')
       .option(
         '--store <location>',
         'a history store: a .jsonl file, a folder, or postgresql://… (default: the worker settings, else the results root)',
       )
+      .option('--include-adhoc', "let ad-hoc runs into a scheduled run's baseline (default: its schedule's runs only)")
       .option('--json', 'machine-readable output')
       .action(
-        action('history', async (series: string | undefined, opts: HistoryOpts) => {
+        action('history', async (series: string | undefined, prefix: string | undefined, opts: HistoryOpts) => {
           if (series === 'rebuild') return rebuild(opts);
+          if (series === 'analyze') return analyze(prefix, opts);
           return series ? showSeries(series, opts) : listSeries(opts);
         }),
       ),
