@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from './agentx';
+import { replicatesSchema } from './replicates';
 import { searchSchema } from './search';
 
 /**
@@ -400,6 +401,8 @@ export const orientationSchema = z
     allowUnvalidated: z.boolean().optional(),
     /** Adaptive points after the configured ones (config/search.ts, docs/search.md). */
     search: searchSchema.optional(),
+    /** Error bars across allocations for this orientation (config/replicates.ts); overrides the sweep's block. */
+    replicates: replicatesSchema.optional(),
   })
   .strict();
 
@@ -433,6 +436,8 @@ export const sweepConfigSchema = z
     orientations: z
       .record(nameKey, orientationSchema)
       .refine((o) => Object.keys(o).length > 0, 'define at least one orientation'),
+    /** Error bars across allocations for every orientation without its own block (config/replicates.ts). */
+    replicates: replicatesSchema.optional(),
   })
   .strict();
 
