@@ -110,6 +110,8 @@ export interface AllocationRecord {
   reason?: string;
   /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/lease.ts) */
   warnings?: string[];
+  /** nodes it was asked to exclude (independent replicates; empty: the partition had too few others) */
+  excluded?: string[];
 }
 
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
