@@ -206,6 +206,23 @@ export function replicatesPending(r: ReplicatesProgress, spec: SweepReplicates):
     .reduce((s, rp) => s + Math.max(0, cap - rp.replicates.length), 0);
 }
 
+/**
+ * What `status` shows: a headline (points replicating, the next replicate) and one line per point
+ * with its CI, n and status; empty before the replicates start (and without a replicates block).
+ */
+export function replicateStatusLines(p: SweepProgress): string[] {
+  const r = p.replicates;
+  if (!r) return [];
+  const open = r.points.filter((rp) => rp.status === 'replicating');
+  const fewest = open.length > 0 ? Math.min(...open.map((rp) => rp.replicates.length)) : 0;
+  const next = open.find((rp) => rp.replicates.length === fewest);
+  const head =
+    open.length === 0
+      ? `${r.points.length} point(s) replicated, none pending`
+      : `${open.length} of ${r.points.length} point(s) still replicating; next: replicate ${fewest + 1} of c=${next!.concurrency}`;
+  return [head, ...replicateLines(r), ...(r.unresolved ?? []).map((u) => `not replicated: ${u}`)];
+}
+
 /** One line per replicated point: `c=8 totalThroughputPerGpu 1234.5 ± 2.1 % (n 4, target-met)`. */
 export function replicateLines(r: ReplicatesProgress): string[] {
   return r.points.map((rp) => {

@@ -7,6 +7,8 @@ import {
   needsFreshAllocation,
   nextReplicate,
   replicateLines,
+  replicateStatusLines,
+  summaryLine,
   replicatedConcurrencies,
   replicatesPending,
   requeuePoint,
@@ -207,6 +209,22 @@ describe('the stopping rule', () => {
       status: 'failed',
       note: 'no ttftP99Ms in replicate 1: the target cannot be judged',
     });
+  });
+});
+
+describe('what status shows', () => {
+  it('nothing before replicates start; then the pending points, the next replicate and each CI', () => {
+    const p = firstPass({ 4: 1000, 8: 2000 });
+    const s = spec({ target: {} });
+    expect(replicateStatusLines(p)).toEqual([]);
+    startReplicates(p, s);
+    step(p, s, 'job2', 1010);
+    expect(replicateStatusLines(p)).toEqual([
+      '2 of 2 point(s) still replicating; next: replicate 2 of c=8',
+      'c=4 totalThroughputPerGpu 1005.0 ± 6.3 %, interactivityP50 50.0 ± 0.0 % (n 2, replicating)',
+      'c=8 no CI yet (n 1, replicating)',
+    ]);
+    expect(summaryLine(p)).toMatch(/; replicates: 2 of 2 point\(s\) pending$/);
   });
 });
 
