@@ -29,7 +29,11 @@ import type {
 } from './contract';
 
 /** The metrics every replicated point gets a CI for (a target may name any of REPLICATE_METRICS). */
-export const SHOWN_METRICS = ['totalThroughputPerGpu', 'interactivityP50'] as const satisfies ReplicateMetric[];
+export const SHOWN_METRICS = [
+  'totalThroughputPerGpu',
+  'interactivityP50',
+  'e2eNormInteractivityP90',
+] as const satisfies ReplicateMetric[];
 
 const valuesOf = (s: PointSummary, metrics: readonly ReplicateMetric[]): Partial<Record<ReplicateMetric, number>> =>
   Object.fromEntries(metrics.flatMap((m) => (typeof s[m] === 'number' ? [[m, s[m]]] : [])));
