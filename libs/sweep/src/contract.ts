@@ -112,6 +112,8 @@ export interface AllocationRecord {
   warnings?: string[];
   /** nodes it was asked to exclude (independent replicates; empty: the partition had too few others) */
   excluded?: string[];
+  /** the local stack's speed multiplier on the simulator's latencies for this allocation (the truth of its replicates) */
+  speedMultiplier?: number;
 }
 
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */

@@ -30,6 +30,8 @@ export interface Deployment {
   expectedEngines: number[] | null;
   logDir: string;
   launchedAt: string;
+  /** the local stack's per-allocation speed multiplier on the simulator's latencies (engineOverride.allocationSpeed) */
+  speedMultiplier?: number;
 }
 
 export interface Allocation {

@@ -126,6 +126,10 @@ export class Lease {
       resultsDir,
     });
     this.data.deployment = deployment;
+    if (deployment.speedMultiplier !== undefined) {
+      const rec = this.run.state.allocations.find((x) => x.jobId === alloc.jobId);
+      if (rec) rec.speedMultiplier = deployment.speedMultiplier;
+    }
     this.run.publish('waiting-ready');
     await this.act.waitReady({ ...this.plan, deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
     this.data.deployment = deployment;

@@ -229,6 +229,14 @@ export const loginHostSchema = z.union([
     }),
 ]);
 
+export const allocationSpeedSchema = z
+  .object({
+    seed: z.number().int().nonnegative(),
+    /** SD of the log multiplier, e.g. 0.05 (≈ 5 % between allocations) */
+    sd: z.number().positive().max(1),
+  })
+  .strict();
+
 export const simulatorOverrideSchema = z
   .object({
     kind: z.literal('simulator'),
@@ -241,6 +249,13 @@ export const simulatorOverrideSchema = z
     maxNumSeqs: posInt.optional(),
     mode: z.enum(['random', 'echo']).default('random'),
     extraArgs: z.array(nonEmpty).default([]),
+    /**
+     * Between-allocation variance on the local stack: each server launch scales the simulator's
+     * latencies by a multiplier drawn per allocation (lognormal, SD `sd` on the log scale, seeded by
+     * `seed` and the job id), recorded on the allocation's record, so replicates differ the way
+     * allocations do on a real cluster and the truth is known.
+     */
+    allocationSpeed: allocationSpeedSchema.optional(),
   })
   .strict();
 

@@ -63,6 +63,7 @@ function enginePart(d: PlanDraft, p: PlanParts): SweepPlan['engine'] {
     version: engine.version,
     launch: p.override.sim !== undefined ? 'simulator' : p.override.cpu !== undefined ? 'vllm-cpu' : 'vllm',
     ...(engine.maxModelLen === undefined ? {} : { maxModelLen: engine.maxModelLen }),
+    ...(p.override.sim?.allocationSpeed ? { allocationSpeed: p.override.sim.allocationSpeed } : {}),
     settings: {
       gpuMemoryUtilization: es.gpuMemoryUtilization,
       maxNumSeqs: es.maxNumSeqs,

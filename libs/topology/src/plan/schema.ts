@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from '../config/agentx';
-import { budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import { allocationSpeedSchema, budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
 import { replicateAnswerSchema, replicateMetricSchema } from '../config/replicates';
 import { resolutionSchema, searchGoalSchema, sloSchema } from '../config/search';
 import { topologySchema } from '../topology/validate';
@@ -213,6 +213,8 @@ export const sweepPlanSchema = z
         launch: z.enum(['vllm', 'simulator', 'vllm-cpu']),
         maxModelLen: z.number().int().positive().optional(),
         settings: engineSettingsSchema,
+        /** the simulator's per-allocation speed multiplier (engineOverride.allocationSpeed) */
+        allocationSpeed: allocationSpeedSchema.optional(),
       })
       .strict(),
     topology: topologySchema,
