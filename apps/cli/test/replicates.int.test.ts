@@ -69,7 +69,16 @@ describe('replicates across allocations on the local stack', () => {
     const h = await start(client, input, taskQueue);
     const during = await waitProgress(
       h,
-      (p) => p.phase === 'running-point' && p.replicates?.points[0]?.replicates.length === 2,
+      (p) => {
+        // the third replicate under way on its own allocation (not the second's, being released)
+        const rp = p.replicates?.points[0];
+        return (
+          rp?.replicates.length === 2 &&
+          rp.current?.status === 'running' &&
+          p.allocation !== undefined &&
+          !rp.replicates.some((x) => x.jobId === p.allocation!.jobId)
+        );
+      },
       420_000,
       'the third replicate running',
     );

@@ -73,9 +73,9 @@ export function planReplicates(
   const replicatedPoints = r.points === 'all' ? firstPass : new Set(r.points).size;
   const extraPoints = (max - 1) * replicatedPoints;
   // each round is a fresh allocation with a fresh server: its startup is paid once per round
-  const extraAllocationHours = ((max - 1) * gpus * p.budgets.startupSeconds) / 3600;
-  const worstCaseGpuHours = (firstPass + extraPoints) * pointGpuHours + extraAllocationHours;
-  const singlePassGpuHours = firstPass * pointGpuHours;
+  const startupGpuHours = (gpus * p.budgets.startupSeconds) / 3600;
+  const singlePassGpuHours = firstPass * pointGpuHours + startupGpuHours;
+  const worstCaseGpuHours = singlePassGpuHours + extraPoints * pointGpuHours + (max - 1) * startupGpuHours;
   if (r.gpuHourBudget !== undefined && worstCaseGpuHours > r.gpuHourBudget + 1e-9)
     d.issues.add(
       [...where, 'gpuHourBudget'],
@@ -98,6 +98,7 @@ export function planReplicates(
     independentAllocations: r.independentAllocations,
     ...(r.gpuHourBudget === undefined ? {} : { gpuHourBudget: r.gpuHourBudget }),
     pointGpuHours,
+    startupGpuHours,
     replicatedPoints,
     worstCaseExtraPoints: extraPoints,
     worstCaseExtraAllocations: max - 1,

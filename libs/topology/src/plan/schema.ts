@@ -180,6 +180,8 @@ export const planReplicatesSchema = z
     gpuHourBudget: z.number().positive().optional(),
     /** GPUs × the point budget, hours */
     pointGpuHours: z.number().nonnegative(),
+    /** GPUs × the server's startup budget, hours (paid once per allocation) */
+    startupGpuHours: z.number().nonnegative(),
     /** points that may be replicated, at most */
     replicatedPoints: z.number().int().nonnegative(),
     /** (max − 1) × replicatedPoints */
@@ -188,7 +190,7 @@ export const planReplicatesSchema = z
     worstCaseExtraAllocations: z.number().int().nonnegative(),
     /** the whole sweep (first pass, search, every replicate, each round's startup), GPU-hours */
     worstCaseGpuHours: z.number().nonnegative(),
-    /** the first pass alone (with the search's worst case), GPU-hours */
+    /** the first pass alone (with the search's worst case and one startup), GPU-hours */
     singlePassGpuHours: z.number().nonnegative(),
     summary: str,
   })

@@ -17,6 +17,7 @@ const planOf = (text: string, orientation = 'latency') => {
 
 // local: 16 GPUs (TP8 × PP2), each point 60 s, a server's startup budget 60 s
 const POINT_GPU_H = (16 * 60) / 3600;
+const STARTUP_GPU_H = (16 * 60) / 3600;
 
 describe('the replicates block', () => {
   it('defaults: all points, min 3, max = min, no target, independent allocations', () => {
@@ -32,9 +33,9 @@ describe('the replicates block', () => {
       replicatedPoints: 4,
       worstCaseExtraPoints: 20,
       worstCaseExtraAllocations: 5,
-      singlePassGpuHours: 4 * POINT_GPU_H,
+      singlePassGpuHours: 4 * POINT_GPU_H + STARTUP_GPU_H,
     });
-    expect(plan.replicates!.worstCaseGpuHours).toBeCloseTo(24 * POINT_GPU_H + (5 * 16 * 60) / 3600, 9);
+    expect(plan.replicates!.worstCaseGpuHours).toBeCloseTo(24 * POINT_GPU_H + 6 * STARTUP_GPU_H, 9);
     expect(plan.notes.find((n) => n.startsWith('replicates: '))).toContain(
       'worst case 24 points on 5 more allocation(s)',
     );
@@ -48,7 +49,7 @@ describe('the replicates block', () => {
       ),
     );
     expect(plan.replicates).toMatchObject({ points: ['slo-limit'], replicatedPoints: 1, worstCaseExtraPoints: 4 });
-    expect(plan.replicates!.singlePassGpuHours).toBeCloseTo(8 * POINT_GPU_H, 9);
+    expect(plan.replicates!.singlePassGpuHours).toBeCloseTo(8 * POINT_GPU_H + STARTUP_GPU_H, 9);
   });
 
   it('the sweep-level block applies to every orientation without its own', () => {
@@ -85,7 +86,7 @@ describe('the replicates block', () => {
     const b = configErrorOf(() => planOf(withReplicates('gpuHourBudget: 1')));
     expect(b.message).toContain('orientations.latency.replicates.gpuHourBudget');
     expect(b.message).toMatch(
-      /worst case .* costs 3\.7 GPU-hours; raise the budget, lower max or replicate fewer points/,
+      /worst case .* costs 4\.0 GPU-hours; raise the budget, lower max or replicate fewer points/,
     );
   });
 });
