@@ -151,15 +151,7 @@ function decide(point: ReplicatedPoint, spec: SweepReplicates): void {
     const v = series(m);
     if (v.length < 2) continue;
     const target = spec.target[m];
-    const ci: MeanInterval =
-      target === undefined
-        ? tInterval(v)
-        : (calibratedSequentialDecision(v, {
-            min: spec.min,
-            max: Math.max(spec.min, spec.max),
-            relativeHalfWidth: target,
-          }).interval ?? tInterval(v));
-    point.stats[m] = statOf(ci, target);
+    point.stats[m] = statOf(replicateInterval(v, target, spec), target);
   }
   if (point.status !== 'replicating') return;
   if (targets.length === 0) {
@@ -187,6 +179,20 @@ function decide(point: ReplicatedPoint, spec: SweepReplicates): void {
       )
       .join(', ')}`;
   }
+}
+
+/**
+ * The published CI of a metric's allocation values: the calibrated sequential rule's interval where
+ * the metric has a target (the rule that stopped it), else the exact t-interval (a fixed n).
+ */
+export function replicateInterval(
+  values: readonly number[],
+  target: number | undefined,
+  spec: Pick<SweepReplicates, 'min' | 'max'>,
+): MeanInterval {
+  if (target === undefined) return tInterval(values);
+  const rule = { min: spec.min, max: Math.max(spec.min, spec.max), relativeHalfWidth: target };
+  return calibratedSequentialDecision(values, rule).interval ?? tInterval(values);
 }
 
 function statOf(ci: MeanInterval, target: number | undefined): ReplicateStat {
