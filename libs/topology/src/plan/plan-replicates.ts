@@ -3,7 +3,7 @@ import type { PathSegment } from '../config/parse';
 import type { Budgets, SweepConfig, Orientation } from '../config/schema';
 import type { Topology } from '../topology/validate';
 import type { PlanReplicates, PlanSearch } from './schema';
-import { pointBudget } from './timelimit';
+import { pointCost } from './timelimit';
 
 /** What this step reads from the plan draft (./draft.ts PlanDraft has it). */
 export interface ReplicatesDraft {
@@ -61,14 +61,7 @@ export function planReplicates(
         );
     });
   }
-  const gpus = p.topology.tp * p.topology.pp * p.topology.dp;
-  const pointSeconds = pointBudget(
-    0,
-    p.budgets,
-    p.agentx.profileDurationSeconds,
-    p.agentx.drain.deadlineSeconds,
-  ).totalSeconds;
-  const pointGpuHours = (gpus * pointSeconds) / 3600;
+  const { gpus, pointGpuHours } = pointCost(p);
   const firstPass = search?.worstCasePoints ?? points.length;
   const replicatedPoints = r.points === 'all' ? firstPass : new Set(r.points).size;
   const extraPoints = (max - 1) * replicatedPoints;
