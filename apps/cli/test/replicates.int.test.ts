@@ -43,7 +43,10 @@ describe('replicates across allocations on the local stack', () => {
   const plan = testPlan(
     'latency',
     [2],
-    (p) => notSaturationGated(p),
+    (p) => {
+      notSaturationGated(p);
+      p.agentx.profileDurationSeconds = 5; // four allocations: keep each point short
+    },
     (cfg) => {
       const sim = cfg.clusters.local!.engineOverride;
       if (sim?.kind !== 'simulator') throw new Error('the local cluster profile runs the simulator');
