@@ -5,11 +5,13 @@
  *   timing    receive − send per event against the bench's tick server: the client, aiperf, the bare reader
  *   overhead  a real local sweep's wall time outside the profiled windows, from its Temporal history
  *   scaling   the client's CPU and memory vs concurrency and context length
+ *   replicates GPU-hours of a 6-point sweep: replicates of every point, of the search's answer, a single pass
  *   all       ceiling, timing, overhead and scaling in one run, then a summary of the ratios
  */
 import { agentxBench } from './agentx';
 import { ceilingBench } from './ceiling';
 import { overheadBench } from './overhead';
+import { replicatesBench } from './replicates';
 import { scalingBench } from './scaling';
 import { timingBench } from './timing';
 import { summaryLines } from './lib/summary';
@@ -47,6 +49,7 @@ const benches: Record<string, (args: string[]) => Promise<unknown>> = {
   timing: timingBench,
   overhead: overheadBench,
   scaling: scalingBench,
+  replicates: replicatesBench,
   all,
 };
 

@@ -2,7 +2,7 @@
  * `results --format inferencex` leaves invalid points out unless asked, and every exported file says, in its
  * warnings and its `.infersweep` sidecar, whether it is valid and whether it ran InferenceX's workload.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inferencexAggSchema } from '@infersweep/agentx';
@@ -75,5 +75,50 @@ describe('results --format inferencex: invalid points and comparability', () => 
     expect(w.notComparable[0]).toMatchObject({ sweepId: 'sweep-ix-comparable', orientation: 'balanced' });
     // the sidecar does not end in .json: InferenceX's collector globs <RESULT_FILENAME>_*.json
     expect(existsSync(`${w.written[0]!.path}.infersweep`)).toBe(true);
+  });
+});
+
+describe('results --format inferencex of a replicated point', () => {
+  it('one file per replicate; every sidecar carries the mean’s 95 % CI over allocations, n and the share', () => {
+    const { dir, results } = sweep('sweep-ix-replicates');
+    const layout = new ResultsLayout(dir);
+    const paths = [2, 3].map((k) => {
+      const d = layout.replicateDir(4, k);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, 'result.json'), readFileSync(layout.pointRecord(4), 'utf8'));
+      writeFileSync(join(d, 'requests.jsonl'), readFileSync(layout.pointRequests(4), 'utf8'));
+      return join(d, 'result.json');
+    });
+    const stat = { n: 3, mean: 300, lower: 290, upper: 310, halfWidth: 10, relativeHalfWidth: 0.033, level: 0.95 };
+    const replicated = {
+      ...results,
+      replicates: [
+        {
+          concurrency: 4,
+          n: 3,
+          status: 'fixed-n' as const,
+          note: null,
+          stats: { totalThroughputPerGpu: stat },
+          betweenShare: 0.4,
+          jobIds: ['1', '2', '3'],
+          resultPaths: [layout.pointRecord(4), ...paths],
+        },
+      ],
+    };
+    const w = writeInferencex([replicated], join(dir, 'ix'));
+    expect(w.skipped).toEqual([]);
+    expect(w.written.map((x) => basename(x.path).replace(/^.*_conc/, 'conc'))).toEqual([
+      'conc4.json',
+      'conc4_r2.json',
+      'conc4_r3.json',
+    ]);
+    for (const [i, x] of w.written.entries()) {
+      inferencexAggSchema.parse(JSON.parse(readFileSync(x.path, 'utf8')));
+      expect(sidecarOf(x.path)).toMatchObject({
+        conc: 4,
+        replicate: i + 1,
+        replicates: { n: 3, status: 'fixed-n', ci95: { totalThroughputPerGpu: stat }, betweenAllocationShare: 0.4 },
+      });
+    }
   });
 });

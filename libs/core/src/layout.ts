@@ -7,6 +7,7 @@
  *   <resultsDir>/points/c<N>/result.json        one point's record (libs/agentx PointResult)
  *   <resultsDir>/points/c<N>/requests.jsonl     its raw per-request lines
  *   <resultsDir>/points/c<N>/window-<k>/…        the same for a re-measure the search asked for (k ≥ 2)
+ *   <resultsDir>/replicates/c<N>/r<k>/result.json   replicate k ≥ 2 of point N (the config's replicates block)
  *   <resultsDir>/logs/server-<k>/<node>.log     server logs copied at teardown
  *   <resultsDir>/progress.json                  the sweep's progress snapshot (the report)
  *   <resultsDir>/report.html                    the report
@@ -54,6 +55,13 @@ export class ResultsLayout {
   }
   pointRequests(concurrency: number, window = 1): string {
     return join(this.pointDir(concurrency, window), POINT_REQUESTS_FILE);
+  }
+  /** Replicate `replicate` (≥ 2; replicate 1 is the point's own folder) of a point. */
+  replicateDir(concurrency: number, replicate: number): string {
+    return join(this.resultsDir, 'replicates', `c${concurrency}`, `r${replicate}`);
+  }
+  replicateRecord(concurrency: number, replicate: number): string {
+    return join(this.replicateDir(concurrency, replicate), POINT_RECORD_FILE);
   }
   get logsDir(): string {
     return join(this.resultsDir, 'logs');

@@ -8,8 +8,9 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
-import { sweepPlanSchema, type SweepPlan } from '@infersweep/topology';
-import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint } from './schema';
+import { sweepPlanSchema, type ReplicateMetric, type SweepPlan } from '@infersweep/topology';
+import { replicateInterval } from '@infersweep/sweep';
+import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint, type MetricName } from './schema';
 
 export interface ExtractedRun {
   runId: string;
@@ -182,9 +183,57 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
       invalidReasons: r.submission_invalid_reasons,
       metrics: headlineMetrics(r),
       requests: issuedRequests(r),
+      ...replicateMeans(layout, p, r),
     }),
   );
   return { runId, points: [...points, ...failed].sort((a, b) => a.key.concurrency - b.key.concurrency), skipped };
+}
+
+/** The replicate metric a history metric's precision target is set on (libs/topology REPLICATE_METRICS). */
+const TARGET_OF: Partial<Record<MetricName, ReplicateMetric>> = {
+  throughputPerGpu: 'totalThroughputPerGpu',
+  outputThroughputPerGpu: 'outputThroughputPerGpu',
+  interactivityP50: 'interactivityP50',
+  ttftP50Ms: 'ttftP50Ms',
+  ttftP99Ms: 'ttftP99Ms',
+  itlP50Ms: 'itlP50Ms',
+  itlP99Ms: 'itlP99Ms',
+};
+
+/**
+ * A replicated point (`replicates/c<N>/r<k>/result.json` beside its first pass): its metrics as the
+ * means over the valid replicates of this run, with n and each mean's 95 % CI (the interval the sweep
+ * published: libs/sweep replicateInterval); nothing when the point was measured once.
+ */
+function replicateMeans(
+  layout: ResultsLayout,
+  plan: SweepPlan,
+  first: PointResult,
+): { metrics?: HeadlineMetrics; n?: number; ci?: Partial<Record<MetricName, { lower: number; upper: number }>> } {
+  const spec = plan.replicates;
+  if (!spec || !first.submission_valid) return {};
+  const runs = [first];
+  for (let k = 2; k <= spec.max; k++) {
+    const file = layout.replicateRecord(first.conc, k);
+    if (!existsSync(file)) break;
+    const json = readJson(file);
+    const rec = json.ok ? pointResultSchema.safeParse(json.value) : undefined;
+    if (!rec?.success || !rec.data.submission_valid || rec.data.identity.sweepId !== first.identity.sweepId) break;
+    runs.push(rec.data);
+  }
+  if (runs.length < 2) return {};
+  const each = runs.map(headlineMetrics);
+  const metrics = { ...each[0]! };
+  const ci: Partial<Record<MetricName, { lower: number; upper: number }>> = {};
+  for (const m of Object.keys(metrics) as MetricName[]) {
+    const v = each.map((x) => x[m]);
+    if (v.some((x) => x === null)) continue;
+    const target = TARGET_OF[m] === undefined ? undefined : spec.target[TARGET_OF[m]!];
+    const iv = replicateInterval(v as number[], target, spec);
+    metrics[m] = iv.mean;
+    ci[m] = { lower: iv.lower, upper: iv.upper };
+  }
+  return { metrics, n: runs.length, ci };
 }
 
 /** Every results folder under `resultsRoot` (a folder holding a plan), one level deep, sorted. */

@@ -126,9 +126,9 @@ export const historyPointSchema = z
     failed: z.boolean().optional(),
     /** the schedule that started the run (`infersweep schedule`); absent: an ad-hoc run */
     schedule: str.optional(),
-    /** replicates of the point (allocations it was measured on); absent: one */
+    /** replicates of the point (allocations it was measured on; `metrics` are then the means over them, extract.ts); absent: one */
     n: z.number().int().positive().optional(),
-    /** per metric, the replicates' 95 % CI of the point's value (absent: not replicated) */
+    /** per metric, the replicates' 95 % CI of the point's value (libs/sweep replicateInterval; absent: not replicated) */
     ci: z.partialRecord(metricNameSchema, z.object({ lower: z.number(), upper: z.number() }).strict()).optional(),
   })
   .strict();

@@ -77,6 +77,17 @@ export function buildSweepInput(plan: SweepPlan, meta: SweepMeta): SweepInput {
     operatorTimeout: meta.operatorTimeout,
     deploymentTag: meta.deploymentTag ?? currentDeploymentTag(),
     ...(plan.search === undefined ? {} : { search: plan.search }),
+    ...(plan.replicates === undefined
+      ? {}
+      : {
+          replicates: {
+            points: plan.replicates.points,
+            min: plan.replicates.min,
+            max: plan.replicates.max,
+            target: plan.replicates.target,
+            independentAllocations: plan.replicates.independentAllocations,
+          },
+        }),
   };
 }
 

@@ -947,3 +947,102 @@ describe('a point that crashes its server', () => {
     await keepFixture(input.sweepId, 'server-lost-under-point');
   });
 });
+
+describe('replicates across allocations (the config’s replicates block)', () => {
+  const fixedN = { points: 'all' as const, min: 3, max: 3, target: {}, independentAllocations: true };
+  /** Each allocation on its own nodes (the mock's default gives every job the same two). */
+  const ownNodes = (i: Record<string, unknown>) => ({
+    ...(defaults.allocate(i) as Allocation),
+    nodes: [`n${String(i.attempt)}a`, `n${String(i.attempt)}b`],
+  });
+  const replicateCalls = (input: SweepInput) =>
+    callsOf(input, 'runPoint').map(
+      (i) => `c${String(i.concurrency)}r${String(i.replicate ?? 1)}@${(i.deployment as Deployment).jobId}`,
+    );
+
+  it('min 3: every point measured on 3 distinct allocations in interleaved rounds, each avoiding the last one’s nodes', async () => {
+    const input = sweep({ allocate: ownNodes }, { points: [1, 2], replicates: fixedN });
+    const r = await (await run(input)).result;
+    expect(r.status).toBe('completed');
+    expect(replicateCalls(input)).toEqual(['c1r1@100', 'c2r1@100', 'c1r2@200', 'c2r2@200', 'c1r3@300', 'c2r3@300']);
+    expect(r.replicates!.points.map((rp) => [rp.concurrency, rp.status, rp.replicates.map((x) => x.jobId)])).toEqual([
+      [1, 'fixed-n', ['100', '200', '300']],
+      [2, 'fixed-n', ['100', '200', '300']],
+    ]);
+    expect(callsOf(input, 'allocate').map((i) => i.avoidNodes)).toEqual([undefined, ['n1a', 'n1b'], ['n2a', 'n2b']]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released', 'released', 'released']);
+  });
+
+  it('sequential: a steady point stops at min, a noisy one replicates to max and says the target was not met', async () => {
+    const noisy = [1000, 1300, 800, 1200, 900];
+    const input = sweep(
+      {
+        runPoint: (i) => ({
+          ...(defaults.runPoint(i) as PointSummary),
+          totalThroughputPerGpu:
+            i.concurrency === 1 ? 1000 + Number(i.replicate ?? 1) : noisy[Number(i.replicate ?? 1) - 1],
+        }),
+      },
+      { points: [1, 2], replicates: { ...fixedN, max: 5, target: { totalThroughputPerGpu: 0.03 } } },
+    );
+    const r = await (await run(input)).result;
+    const [steady, wild] = r.replicates!.points;
+    expect([steady!.status, steady!.replicates.length]).toEqual(['target-met', 3]);
+    expect([wild!.status, wild!.replicates.length]).toEqual(['max-reached', 5]);
+    expect(wild!.note).toMatch(/^target not met within max 5: totalThroughputPerGpu/);
+    expect(steady!.stats.totalThroughputPerGpu).toMatchObject({ n: 3, mean: 1002, level: 0.95 });
+    expect(replicateCalls(input).slice(4)).toEqual(['c1r3@300', 'c2r3@300', 'c2r4@400', 'c2r5@500']);
+  });
+
+  it('a lost allocation mid-replicate: the replicate reruns on a fresh allocation, no settled replicate is measured again', async () => {
+    const input = sweep(
+      {
+        allocate: ownNodes,
+        runPoint: (i, n) => {
+          if (n === 5)
+            throw new AllocationLostError('allocation 300 is NODE_FAIL', {
+              state: 'NODE_FAIL',
+              reason: 'NodeDown',
+              context: { jobId: '300' },
+            });
+          return defaults.runPoint(i);
+        },
+      },
+      { points: [1, 2], replicates: fixedN },
+    );
+    const r = await (await run(input)).result;
+    expect(replicateCalls(input)).toEqual([
+      'c1r1@100',
+      'c2r1@100',
+      'c1r2@200',
+      'c2r2@200',
+      'c1r3@300',
+      'c1r3@400',
+      'c2r3@400',
+    ]);
+    expect(r.allocations.map((a) => a.ended)).toEqual(['released', 'released', 'NODE_FAIL', 'released']);
+    expect(r.replicates!.points.map((rp) => rp.replicates.map((x) => x.jobId))).toEqual([
+      ['100', '200', '400'],
+      ['100', '200', '400'],
+    ]);
+  });
+
+  it('continues as new in the middle of the rounds: the replicates carried over, none measured twice', async () => {
+    const input = sweep({}, { points: [1, 2, 4], replicates: fixedN, historyEventLimit: 60 });
+    const { handle, result } = await run(input);
+    const r = await result;
+    const first = env.client.workflow.getHandle(input.sweepId, handle.firstExecutionRunId);
+    expect((await first.describe()).status.name).toBe('CONTINUED_AS_NEW');
+    const measured = replicateCalls(input).map((c) => c.split('@')[0]);
+    expect(measured).toHaveLength(9);
+    expect(new Set(measured).size).toBe(9);
+    expect(r.replicates!.points.every((rp) => rp.status === 'fixed-n' && rp.replicates.length === 3)).toBe(true);
+  });
+
+  it('a listed point only: the other points are measured once', async () => {
+    const input = sweep({}, { points: [1, 2, 4], replicates: { ...fixedN, points: [2] } });
+    const r = await (await run(input)).result;
+    expect(replicateCalls(input)).toEqual(['c1r1@100', 'c2r1@100', 'c4r1@100', 'c2r2@200', 'c2r3@300']);
+    expect(r.replicates!.points.map((rp) => rp.concurrency)).toEqual([2]);
+  });
+});

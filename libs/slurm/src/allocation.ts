@@ -68,7 +68,7 @@ export interface AllocateHooks {
 }
 
 /** Node states in which a node cannot run a job now but may again (sinfo's compact `%t` names). */
-const UNAVAILABLE_NODE =
+export const UNAVAILABLE_NODE =
   /^(down|drain|drng|drained|fail|failg|maint|boot|npc|powered_down|powering_down|powering_up|reboot)/i;
 
 /**

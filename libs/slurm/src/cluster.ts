@@ -4,13 +4,13 @@
  * them: the queries and job state (./queries.ts), allocations (./allocation.ts), steps
  * (./steps.ts), logs (./logs.ts), liveness watching (./liveness-watch.ts) and images (./image.ts).
  */
-import type { AllocateRequest } from './commands';
-import { allocate, withdraw, type AllocateHooks, type GrantedJob } from './allocation';
+import { sinfoNodesArgv, type AllocateRequest } from './commands';
+import { allocate, UNAVAILABLE_NODE, withdraw, type AllocateHooks, type GrantedJob } from './allocation';
 import { importImage, type ImportImageRequest, type ImportImageResult } from './image';
 import { observe, watchLiveness, type LivenessWatch } from './liveness-watch';
 import type { LivenessJudgeOptions, LivenessVerdict, WatchedStep } from './liveness';
 import { copyLogs, fetchLogs, type LogRef, type LogTail } from './logs';
-import type { LivenessObservation } from './parse';
+import { parseNodeStates, type LivenessObservation } from './parse';
 import { SlurmQueries } from './queries';
 import { launchStep, stepStatus, stopStep, type StepHandle, type StepState } from './steps';
 
@@ -22,6 +22,13 @@ export class SlurmCluster extends SlurmQueries {
   /** A running allocation for the request, however long the queue (./allocation.ts). */
   allocate(req: AllocateRequest, hooks: AllocateHooks = {}): Promise<GrantedJob> {
     return allocate(this, req, hooks);
+  }
+
+  /** The partition's nodes that can run a job now (not down, drained, …), each once. */
+  async availableNodes(partition?: string): Promise<string[]> {
+    const r = await this.query(sinfoNodesArgv(partition), { step: 'allocate' });
+    const up = parseNodeStates(r.stdout).filter((n) => !UNAVAILABLE_NODE.test(n.state));
+    return [...new Set(up.map((n) => n.node))];
   }
 
   /** Withdraw every trace of an allocation request (its launcher and every live job of the name). */

@@ -28,6 +28,8 @@ export interface AllocateRequest {
   logFile?: string;
   /** Site-specific salloc flags (--qos, --constraint, --reservation, …), passed verbatim as argv. */
   extraArgs?: string[];
+  /** Nodes the job must not get (`--exclude`): an independent replicate avoids the last allocation's nodes. */
+  exclude?: string[];
 }
 
 const JOB_NAME_OK = /^[^,\x00-\x1f\x7f]{1,200}$/;
@@ -75,6 +77,11 @@ export function sallocArgv(req: AllocateRequest): string[] {
   if (req.exclusive) argv.push('--exclusive');
   if (req.partition) argv.push(`--partition=${req.partition}`);
   if (req.account) argv.push(`--account=${req.account}`);
+  if (req.exclude && req.exclude.length > 0) {
+    for (const n of req.exclude)
+      if (!/^[A-Za-z0-9._-]+$/.test(n)) throw new TypeError(`not a node name: ${JSON.stringify(n)}`);
+    argv.push(`--exclude=${req.exclude.join(',')}`);
+  }
   argv.push(...(req.extraArgs ?? []));
   return argv;
 }

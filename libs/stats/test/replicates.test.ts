@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   bootstrapCi,
+  calibratedSequentialDecision,
+  CALIBRATED_CRITICAL_LEVEL,
+  tCritical,
   clusterBootstrapCi,
   quantile,
   runSequential,
@@ -112,6 +115,35 @@ describe('the sequential rule', () => {
   it('refuses a min below 3 or a max below min', () => {
     expect(() => sequentialDecision([1, 2], { ...rule, min: 2 })).toThrow(/min must be an integer ≥ 3/);
     expect(() => sequentialDecision([1, 2], { ...rule, max: 2 })).toThrow(/max must be an integer ≥ min/);
+  });
+});
+
+describe('the calibrated sequential rule (R6)', () => {
+  const rule = { min: 3, max: 6, relativeHalfWidth: 0.03 };
+
+  it('builds its interval with t(0.99, n − 1) and publishes it as a 95 % interval', () => {
+    const values = [1000, 1010, 990, 1005];
+    const d = calibratedSequentialDecision(values, { ...rule, relativeHalfWidth: 0.5 });
+    const plain = tInterval(values);
+    expect(d.stop).toBe(true);
+    expect(d.criticalLevel).toBe(CALIBRATED_CRITICAL_LEVEL);
+    expect(d.interval!.level).toBe(0.95);
+    expect(d.interval!.halfWidth / plain.halfWidth).toBeCloseTo(tCritical(0.98, 3) / tCritical(0.95, 3), 10);
+  });
+
+  it('keeps replicating where the uncalibrated rule would already stop', () => {
+    // half-width at 0.95: 4.30·10/√3/1000 = 2.48 % ≤ 3 %; at 0.98: 6.96·10/√3/1000 = 4.0 % > 3 %
+    const values = [990, 1000, 1010];
+    expect(sequentialDecision(values, rule)).toMatchObject({ stop: true, reason: 'target-met' });
+    expect(calibratedSequentialDecision(values, rule)).toMatchObject({ stop: false, reason: 'target-not-met' });
+  });
+
+  it('never stops below min, and stops at max with the target unmet', () => {
+    expect(calibratedSequentialDecision([100, 100], rule)).toMatchObject({ stop: false, reason: 'below-min' });
+    expect(calibratedSequentialDecision([90, 110, 100, 95, 105, 100], rule)).toMatchObject({
+      stop: true,
+      reason: 'max-reached',
+    });
   });
 });
 

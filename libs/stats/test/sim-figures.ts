@@ -5,6 +5,7 @@
  */
 import {
   bootstrapCi,
+  calibratedSequentialDecision,
   eDivisive,
   knee,
   mean,
@@ -116,7 +117,7 @@ export interface RuleFigures {
 
 /**
  * R1b, R2b, R5: 2000-sweep figures of every replicate rule on the same allocations (common random
- * numbers): fixed n = 3 and 5, the sequential rule, Stein with n0 = 3, 6, 8, and the fixed-n rule
+ * numbers): fixed n = 3 and 5, the sequential rule, the calibrated sequential rule (R6), Stein with n0 = 3, 6, 8, and the fixed-n rule
  * for the target (smallest n meeting it in ≥ 90 % of sweeps).
  */
 export function replicateRules(
@@ -142,6 +143,10 @@ export function replicateRules(
       'sequential min 3',
       runSequential(() => values[i++]!, { min: 3, max, relativeHalfWidth: target }).decision.interval,
     );
+    const rule = { min: 3, max, relativeHalfWidth: target };
+    let k = rule.min;
+    while (!calibratedSequentialDecision(values.slice(0, k), rule).stop) k++;
+    add('calibrated sequential min 3', calibratedSequentialDecision(values.slice(0, k), rule).interval!);
     for (const n0 of [3, 6, 8]) {
       const total = steinTotal(values.slice(0, n0), { max, relativeHalfWidth: target });
       add(`stein n0=${n0}`, steinInterval(values.slice(0, total), n0));

@@ -3,7 +3,7 @@
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
 import type { AllocationEnd } from '@infersweep/core';
-import type { PlanSearch, SweepPlan } from '@infersweep/topology';
+import type { PlanReplicates, PlanSearch, ReplicateMetric, SweepPlan } from '@infersweep/topology';
 
 export type { AllocationEnd };
 
@@ -110,6 +110,10 @@ export interface AllocationRecord {
   reason?: string;
   /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/lease.ts) */
   warnings?: string[];
+  /** nodes it was asked to exclude (independent replicates; empty: the partition had too few others) */
+  excluded?: string[];
+  /** the local stack's speed multiplier on the simulator's latencies for this allocation (the truth of its replicates) */
+  speedMultiplier?: number;
 }
 
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
@@ -159,6 +163,54 @@ export interface SearchResult {
   pointsAdded: number;
 }
 
+// ---------------------------------------------------------------- replicates (./replicates.ts decides)
+
+/** What the workflow needs: the plan's `replicates` block (libs/topology plan/plan-replicates.ts). */
+export type SweepReplicates = Pick<PlanReplicates, 'points' | 'min' | 'max' | 'target' | 'independentAllocations'>;
+
+/** One settled replicate: where and what it measured (values: the summary's metrics). */
+export interface Replicate {
+  jobId: string;
+  nodes: string[];
+  resultPath: string;
+  values: Partial<Record<ReplicateMetric, number>>;
+}
+
+/** A point's CI over its replicates for one metric (mean over allocations, t-interval). */
+export interface ReplicateStat {
+  n: number;
+  mean: number;
+  lower: number;
+  upper: number;
+  halfWidth: number;
+  relativeHalfWidth: number;
+  /** the coverage the interval is published with (0.95) */
+  level: number;
+  /** the precision target of this metric, when the config sets one */
+  target?: number;
+}
+
+export type ReplicationStatus = 'replicating' | 'target-met' | 'max-reached' | 'fixed-n' | 'failed';
+
+export interface ReplicatedPoint {
+  concurrency: number;
+  status: ReplicationStatus;
+  /** settled replicates, in order; [0] is the first pass */
+  replicates: Replicate[];
+  /** the replicate being measured (its own attempts and errors; a point state like the first pass's) */
+  current?: PointState;
+  stats: Partial<Record<ReplicateMetric, ReplicateStat>>;
+  /** why it stopped short (failed: the replicate's error) or why the target was not met */
+  note?: string;
+}
+
+/** SweepProgress.replicates: absent until the first pass has settled. */
+export interface ReplicatesProgress {
+  points: ReplicatedPoint[];
+  /** configured entries that named no point (a search without an answer, an unmeasured point) */
+  unresolved?: string[];
+}
+
 export type SweepPhase =
   | 'starting'
   | 'importing-image'
@@ -197,6 +249,8 @@ export interface SweepProgress extends Pick<
   abortRequested?: string;
   /** the adaptive search's brackets so far, and why it ended (SweepInput.search; absent until its first decision) */
   search?: SearchResult;
+  /** replicates across allocations (SweepInput.replicates; absent until the first pass has settled) */
+  replicates?: ReplicatesProgress;
   startedAt: string;
   updatedAt: string;
   message?: string;
@@ -243,6 +297,8 @@ export interface SweepInput {
   deploymentTag: string;
   /** adaptive points after the configured ones (the plan's search block); absent: the configured points only */
   search?: SweepSearch;
+  /** replicates across allocations after the first pass (the plan's replicates block); absent: one measurement per point */
+  replicates?: SweepReplicates;
 }
 
 /** Input of the parent workflow for `--orientation all`. */
@@ -271,6 +327,8 @@ export interface SweepResult {
   unmeasured?: number;
   /** the search's brackets and why it ended (SweepProgress.search); absent: no search, or a sweep closed before it was returned */
   search?: SearchResult;
+  /** the replicated points with their CIs (SweepProgress.replicates); absent: no replicates */
+  replicates?: ReplicatesProgress;
   /** the sweep's last message (SweepProgress.message), e.g. its verdict against the history */
   message?: string;
 }

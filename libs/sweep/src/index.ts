@@ -8,3 +8,4 @@ export * from './state';
 export * from './messages';
 export * from './search';
 export * from './limit';
+export * from './replicates';

@@ -147,7 +147,9 @@ export function summaryLine(p: SweepProgress): string {
   const added = p.points.filter((pt) => pt.origin === 'search').length;
   if (added > 0) parts.push(`${added} added by search`);
   const limit = p.search?.limit ? `; SLO limit ${p.search.limit.text}` : '';
-  return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)${limit}`;
+  const open = p.replicates?.points.filter((rp) => rp.status === 'replicating').length;
+  const reps = p.replicates ? `; replicates: ${open} of ${p.replicates.points.length} point(s) pending` : '';
+  return `${p.orientation} on ${p.cluster}: ${p.points.length} points (${parts.join(', ')}), ${p.allocations.length} allocation(s)${limit}${reps}`;
 }
 
 /** The points that ended without a measurement (failed or skipped) and why: the history records them (libs/history). */

@@ -8,6 +8,7 @@ export * from './config/errors';
 export * from './config/env';
 export * from './config/schema';
 export * from './config/search';
+export * from './config/replicates';
 export * from './config/files';
 export { parseSweepConfig, type LoadedConfig } from './config/parse';
 export * from './topology/validate';

@@ -3,7 +3,13 @@
  * ConcurrencyPoint (live requests done / in flight / ETA for the running one) and one per
  * Allocation. Pure functions over SweepView, so unit tests cover them.
  */
-import { searchLines, type AllocationRecord, type PointState, type SweepProgress } from '@infersweep/sweep';
+import {
+  replicateStatusLines,
+  searchLines,
+  type AllocationRecord,
+  type PointState,
+  type SweepProgress,
+} from '@infersweep/sweep';
 import { fmtDuration } from './cli';
 import type { LiveDetail, SweepView } from './temporal';
 import type { FailureView } from './failure';
@@ -106,6 +112,7 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
       `    ${pointLine(pt, liveFor(view, pt.concurrency))}${pt.origin === 'search' ? '  (added by search)' : ''}`,
     );
   searchLines(p).forEach((l, i) => lines.push(`  ${i === 0 ? 'search       ' : '    '}${l}`));
+  replicateStatusLines(p).forEach((l, i) => lines.push(`  ${i === 0 ? 'replicates   ' : '    '}${l}`));
   lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
   for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
   return lines;

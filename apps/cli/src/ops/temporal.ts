@@ -307,6 +307,7 @@ function resultAsProgress(
     points: r.points,
     allocations: r.allocations,
     ...(r.search ? { search: r.search } : {}),
+    ...(r.replicates ? { replicates: r.replicates } : {}),
     ...(r.message ? { message: r.message } : {}),
     maxAllocationAttempts: 0,
     startedAt: desc.startTime.toISOString(),

@@ -10,6 +10,9 @@ export interface ChartPoint {
   label: string;
   /** tooltip lines */
   detail?: string;
+  /** 95 % CIs over allocations (replicates): drawn as error bars, [lower, upper] */
+  xErr?: [number, number];
+  yErr?: [number, number];
 }
 
 export interface ChartSeries {
@@ -126,8 +129,8 @@ function plotFrame(series: readonly ChartSeries[], opts: ChartOptions): PlotFram
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
   const all = series.flatMap((s) => s.points);
-  const xt = niceTicks(Math.max(0, ...all.map((p) => p.x)) * 1.05);
-  const yt = niceTicks(Math.max(0, ...all.map((p) => p.y)) * 1.05);
+  const xt = niceTicks(Math.max(0, ...all.map((p) => p.xErr?.[1] ?? p.x)) * 1.05);
+  const yt = niceTicks(Math.max(0, ...all.map((p) => p.yErr?.[1] ?? p.y)) * 1.05);
   const xMax = xt[xt.length - 1]!;
   const yMax = yt[yt.length - 1]!;
   return { W, H, m, pw, ph, xt, yt, X: (v) => m.l + (v / xMax) * pw, Y: (v) => m.t + ph - (v / yMax) * ph };
@@ -204,6 +207,7 @@ function seriesMarks({ X, Y }: PlotFrame, s: ChartSeries, i: number, opts: Chart
   for (const p of [...s.points].sort((a, b) => a.x - b.x)) {
     const onFront = front.includes(p);
     o.push(`<g>`);
+    o.push(...errorBars({ X, Y }, p, color));
     o.push(
       marker(
         shape,
@@ -220,6 +224,25 @@ function seriesMarks({ X, Y }: PlotFrame, s: ChartSeries, i: number, opts: Chart
     o.push(
       `<text x="${(X(p.x) + 8).toFixed(1)}" y="${(Y(p.y) - 7).toFixed(1)}" font-size="10" fill="#374151">${esc(p.label)}</text>`,
     );
+  }
+  return o;
+}
+
+/** A point's CIs over allocations as whiskers with caps (class `error-bar`, data-axis x or y). */
+function errorBars({ X, Y }: Pick<PlotFrame, 'X' | 'Y'>, p: ChartPoint, color: string): string[] {
+  const o: string[] = [];
+  const cap = 4;
+  const line = (axis: 'x' | 'y', x1: number, y1: number, x2: number, y2: number) =>
+    `<line class="error-bar" data-axis="${axis}" x1="${x1.toFixed(1)}" y1="${y1.toFixed(1)}" x2="${x2.toFixed(1)}" y2="${y2.toFixed(1)}" stroke="${color}" stroke-width="1.3"/>`;
+  if (p.yErr) {
+    const [lo, hi] = p.yErr.map(Y) as [number, number];
+    const x = X(p.x);
+    o.push(line('y', x, lo, x, hi), line('y', x - cap, lo, x + cap, lo), line('y', x - cap, hi, x + cap, hi));
+  }
+  if (p.xErr) {
+    const [lo, hi] = p.xErr.map(X) as [number, number];
+    const y = Y(p.y);
+    o.push(line('x', lo, y, hi, y), line('x', lo, y - cap, lo, y + cap), line('x', hi, y - cap, hi, y + cap));
   }
   return o;
 }

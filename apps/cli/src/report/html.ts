@@ -6,7 +6,7 @@
  */
 import { slurmReason } from '../ops/render';
 import { isAbsolute, join, relative } from 'node:path';
-import type { AllocationRecord } from '@infersweep/sweep';
+import type { AllocationRecord, ReplicateStat } from '@infersweep/sweep';
 import { esc, fmtNum, paretoFrontier, paretoSvg, type ChartSeries } from './chart';
 import { addedTag, searchHtml, searchMarks } from './search-marks';
 import type { PointRow, SweepResults } from './records';
@@ -20,8 +20,13 @@ export const X_AXES = {
   'e2e-norm-p90': {
     label: 'interactivity (tok/s/user, InferenceX: 1 / P90 of E2E latency ÷ output tokens)',
     of: (p: PointRow) => p.e2eNormInteractivityP90,
+    metric: 'e2eNormInteractivityP90',
   },
-  'itl-p50': { label: 'interactivity (tok/s/user, p50 = 1 / ITL p50)', of: (p: PointRow) => p.interactivityP50 },
+  'itl-p50': {
+    label: 'interactivity (tok/s/user, p50 = 1 / ITL p50)',
+    of: (p: PointRow) => p.interactivityP50,
+    metric: 'interactivityP50',
+  },
 } as const;
 export type XAxis = keyof typeof X_AXES;
 export const DEFAULT_X_AXIS: XAxis = 'e2e-norm-p90';
@@ -43,23 +48,54 @@ export function plottable(p: PointRow, axis: XAxis = DEFAULT_X_AXIS): boolean {
   return p.valid === true && p.totalThroughputPerGpu !== null && X_AXES[axis].of(p) !== null;
 }
 
+/** A replicated point is plotted at its mean over allocations, with its 95 % CIs as error bars. */
 export function seriesOf(s: SweepResults, axis: XAxis = DEFAULT_X_AXIS): ChartSeries {
   return {
     name: s.orientation,
     points: s.points
       .filter((p) => plottable(p, axis))
-      .map((p) => ({
-        x: X_AXES[axis].of(p)!,
-        y: p.totalThroughputPerGpu!,
-        label: `c=${p.concurrency}`,
-        detail: [
-          p.outputThroughputPerGpu !== null ? `output tok/s/GPU: ${fmtNum(p.outputThroughputPerGpu)}` : '',
-          p.ttftP50Ms !== null ? `TTFT p50: ${fmtNum(p.ttftP50Ms)} ms` : '',
-        ]
-          .filter(Boolean)
-          .join('\n'),
-      })),
+      .map((p) => {
+        const rep = s.replicates?.find((r) => r.concurrency === p.concurrency);
+        const xs = rep?.stats[X_AXES[axis].metric];
+        const ys = rep?.stats.totalThroughputPerGpu;
+        return {
+          x: xs?.mean ?? X_AXES[axis].of(p)!,
+          y: ys?.mean ?? p.totalThroughputPerGpu!,
+          label: `c=${p.concurrency}`,
+          ...(xs ? { xErr: [xs.lower, xs.upper] as [number, number] } : {}),
+          ...(ys ? { yErr: [ys.lower, ys.upper] as [number, number] } : {}),
+          detail: [
+            rep ? `mean of ${rep.n} allocations (95 % CI shown)` : '',
+            p.outputThroughputPerGpu !== null ? `output tok/s/GPU: ${fmtNum(p.outputThroughputPerGpu)}` : '',
+            p.ttftP50Ms !== null ? `TTFT p50: ${fmtNum(p.ttftP50Ms)} ms` : '',
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        };
+      }),
   };
+}
+
+const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
+
+/** The replicated points: mean ± CI per metric, n, the between-allocation share, why they stopped. */
+function replicatesTable(s: SweepResults): string {
+  const rows = s.replicates;
+  if (!rows || rows.length === 0) return '';
+  const ci = (st: ReplicateStat | undefined) =>
+    st
+      ? `${fmtNum(st.mean)} <span class="muted">[${fmtNum(st.lower)}, ${fmtNum(st.upper)}] ±${pct(st.relativeHalfWidth)}${st.target !== undefined ? ` (target ${pct(st.target)})` : ''}</span>`
+      : dash;
+  const body = rows
+    .map(
+      (r) =>
+        `<tr data-concurrency="${r.concurrency}"><td class="num">${r.concurrency}</td><td class="num">${r.n}</td><td>${ci(r.stats.totalThroughputPerGpu)}</td><td>${ci(r.stats.interactivityP50)}</td><td>${ci(r.stats.e2eNormInteractivityP90)}</td><td class="num">${r.betweenShare === null ? dash : pct(r.betweenShare)}</td><td>${esc(r.status)}${r.note ? `<div class="note">${esc(r.note)}</div>` : ''}</td><td>${r.jobIds.map(esc).join(', ')}</td></tr>`,
+    )
+    .join('');
+  const short = rows.filter((r) => r.status === 'max-reached' || r.status === 'failed');
+  return `<h3>Replicates across allocations</h3>
+<p class="meta">Mean over independent allocations with its 95 % CI (t-interval on the allocation values; the calibrated sequential rule where a target is set, docs/statistics.md). Between-allocation share: the part of a replicate's variance that only more allocations remove.${short.length ? ` <b>Target not met within max for c=${short.map((r) => r.concurrency).join(', ')}</b>.` : ''}</p>
+<table class="replicates"><thead><tr><th>conc</th><th>n</th><th>tok/s/GPU</th><th>tok/s/user p50</th><th>E2E-norm P90</th><th>between-allocation share</th><th>status</th><th>jobs</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
 const dash = '<span class="muted">–</span>';
@@ -174,7 +210,7 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
   const ui = input.uiLinks?.[s.sweepId];
   const chart = showChart
     ? `<figure>${paretoSvg([seriesOf(s, axis)], { title: `${s.orientation}: throughput per GPU vs interactivity`, xLabel: X_AXES[axis].label, yLabel: Y_LABEL, id: `chart-${idx}`, styleOffset: idx, marks: searchMarks(s.search ?? null) })}
-<figcaption>${valid} valid point(s) plotted${s.points.length - valid ? `; ${s.points.length - valid} not plotted (invalid, failed, skipped or not run — see the table)` : ''}. Dashed line: Pareto frontier.</figcaption></figure>`
+<figcaption>${valid} valid point(s) plotted${s.points.length - valid ? `; ${s.points.length - valid} not plotted (invalid, failed, skipped or not run — see the table)` : ''}. Dashed line: Pareto frontier.${s.replicates?.length ? ' Replicated points at their mean over allocations, bars: 95 % CI.' : ''}</figcaption></figure>`
     : '';
   return `<section class="sweep" id="orientation-${esc(s.orientation)}" data-sweep-id="${esc(s.sweepId)}">
 <h2>Orientation <code>${esc(s.orientation)}</code></h2>
@@ -186,6 +222,7 @@ function sweepSection(s: SweepResults, idx: number, input: ReportInput, showChar
     )} · results <code>${esc(relative(input.outDir, s.resultsDir) || '.')}</code>${s.source !== 'temporal' ? ` · statuses from ${s.source === 'snapshot' ? 'the saved progress snapshot' : 'result files only (workflow not reachable)'}` : ''}</p>
 ${chart}
 ${searchHtml(s.search ?? null)}
+${replicatesTable(s)}
 <h3>Concurrency points</h3>
 ${pointTable(s, input.outDir, axis)}
 <h3>Allocation history</h3>
@@ -289,12 +326,25 @@ export const CSV_COLUMNS = [
   'job_id',
   'reasons',
   'result_path',
+  'replicates_n',
+  'replicate_status',
+  'tput_per_gpu_mean',
+  'tput_per_gpu_ci_lower',
+  'tput_per_gpu_ci_upper',
+  'between_allocation_share',
 ] as const;
 
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
   const s = String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** A point's replicate columns (empty when it was not replicated). */
+function replicateCells(s: SweepResults, c: number): unknown[] {
+  const r = s.replicates?.find((x) => x.concurrency === c);
+  const t = r?.stats.totalThroughputPerGpu;
+  return r ? [r.n, r.status, t?.mean, t?.lower, t?.upper, r.betweenShare] : [null, null, null, null, null, null];
 }
 
 export function toCsv(sweeps: SweepResults[]): string {
@@ -325,6 +375,7 @@ export function toCsv(sweeps: SweepResults[]): string {
         p.jobId,
         [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])].join('; '),
         p.resultPath,
+        ...replicateCells(s, p.concurrency),
       ];
       lines.push(row.map(csvCell).join(','));
     }

@@ -2,7 +2,9 @@
  * `results --format inferencex`: each point record of a sweep → InferenceX's aggregated agentic
  * result (libs/agentx `toInferencex`), written as `<name>_conc<N>.json` into one folder or next to
  * each point, with `<name>_conc<N>.json.infersweep` beside it (libs/agentx `inferencexSidecar`: the
- * validity verdict and whether the point ran InferenceX's workload). The plan (`<resultsDir>/plan.json`)
+ * validity verdict and whether the point ran InferenceX's workload; for a replicated point also its
+ * mean's 95 % CI over allocations, n and the between-allocation share, and each further replicate
+ * exported as `<name>_conc<N>_r<k>.json`). The plan (`<resultsDir>/plan.json`)
  * supplies hw, model prefix, precision and topology. Invalid points are left out unless `includeInvalid`:
  * InferenceX's schema has no validity field, so an exported invalid point would read as a result.
  */
@@ -18,8 +20,9 @@ import {
   type RequestRecord,
   readRequestRecords,
 } from '@infersweep/agentx';
-import { ResultsLayout } from '@infersweep/core';
+import { POINT_REQUESTS_FILE, ResultsLayout } from '@infersweep/core';
 import type { SweepResults } from './records';
+import type { ReplicateRow } from './replicates';
 import { readPlanFile } from './plan-file';
 
 export interface InferencexWritten {
@@ -58,6 +61,24 @@ function readServerLogs(logsDir: string): string[] | undefined {
   return undefined;
 }
 
+/** The first pass's record, then each settled replicate's (the config's replicates block): one export file each. */
+function copiesOf(
+  p: SweepResults['points'][number],
+  rep: ReplicateRow | undefined,
+  layout: ResultsLayout,
+): { record: string; requests: string; k: number }[] {
+  return [
+    {
+      record: p.resultPath ?? layout.pointRecord(p.concurrency),
+      requests: p.requestsJsonl ?? layout.pointRequests(p.concurrency),
+      k: 1,
+    },
+    ...(rep?.resultPaths
+      .slice(1)
+      .map((record, i) => ({ record, requests: join(dirname(record), POINT_REQUESTS_FILE), k: i + 2 })) ?? []),
+  ];
+}
+
 /**
  * Write one InferenceX aggregate (and its sidecar) per point that has a record and is valid, or every such
  * point with `includeInvalid`. `outDir` undefined: next to each point's record.
@@ -82,47 +103,59 @@ export function writeInferencex(
     const ctx = inferencexContext(plan);
     const serverLogs = readServerLogs(layout.logsDir);
     for (const p of s.points) {
-      const record = p.resultPath ?? layout.pointRecord(p.concurrency);
-      if (!existsSync(record)) {
-        skipped.push(`${s.sweepId} c=${p.concurrency}: no record`);
-        continue;
+      const rep = s.replicates?.find((x) => x.concurrency === p.concurrency);
+      const copies = copiesOf(p, rep, layout);
+      for (const { record, requests: requestsFile, k } of copies) {
+        const at = `${s.sweepId} c=${p.concurrency}${k > 1 ? ` replicate ${k}` : ''}`;
+        if (!existsSync(record)) {
+          skipped.push(`${at}: no record`);
+          continue;
+        }
+        const r = pointResultSchema.safeParse(JSON.parse(readFileSync(record, 'utf8')));
+        if (!r.success) {
+          skipped.push(
+            `${at}: ${record} is not a point record (${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message})`,
+          );
+          continue;
+        }
+        if (!r.data.submission_valid && !opts.includeInvalid) {
+          leftOutInvalid.push({
+            sweepId: s.sweepId,
+            concurrency: p.concurrency,
+            reasons: r.data.submission_invalid_reasons,
+          });
+          continue;
+        }
+        const requests = readRequests(requestsFile);
+        if (requests === undefined) {
+          skipped.push(`${at}: no requests.jsonl (InferenceX's metrics are computed from the requests)`);
+          continue;
+        }
+        let agg;
+        try {
+          agg = toInferencex(r.data, ctx, { requests, serverLogs });
+        } catch (e) {
+          skipped.push(`${at}: ${(e as Error).message}`);
+          continue;
+        }
+        const name = inferencexFileName(ctx, p.concurrency);
+        const path = join(outDir ?? dirname(record), k === 1 ? name : name.replace(/\.json$/, `_r${k}.json`));
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, `${JSON.stringify(agg, null, 2)}\n`);
+        // InferenceX's aggregate schema is strict: the point's CI over allocations goes in the sidecar
+        const sidecar = {
+          ...inferencexSidecar(r.data, ctx.modelPrefix),
+          ...(rep
+            ? {
+                replicate: k,
+                replicates: { n: rep.n, status: rep.status, ci95: rep.stats, betweenAllocationShare: rep.betweenShare },
+              }
+            : {}),
+        };
+        writeFileSync(`${path}${SIDECAR_SUFFIX}`, `${JSON.stringify(sidecar, null, 2)}\n`);
+        for (const b of sidecar.not_comparable_because) because.add(b);
+        written.push({ sweepId: s.sweepId, concurrency: p.concurrency, path, valid: r.data.submission_valid });
       }
-      const r = pointResultSchema.safeParse(JSON.parse(readFileSync(record, 'utf8')));
-      if (!r.success) {
-        skipped.push(
-          `${s.sweepId} c=${p.concurrency}: ${record} is not a point record (${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message})`,
-        );
-        continue;
-      }
-      if (!r.data.submission_valid && !opts.includeInvalid) {
-        leftOutInvalid.push({
-          sweepId: s.sweepId,
-          concurrency: p.concurrency,
-          reasons: r.data.submission_invalid_reasons,
-        });
-        continue;
-      }
-      const requests = readRequests(p.requestsJsonl ?? layout.pointRequests(p.concurrency));
-      if (requests === undefined) {
-        skipped.push(
-          `${s.sweepId} c=${p.concurrency}: no requests.jsonl (InferenceX's metrics are computed from the requests)`,
-        );
-        continue;
-      }
-      let agg;
-      try {
-        agg = toInferencex(r.data, ctx, { requests, serverLogs });
-      } catch (e) {
-        skipped.push(`${s.sweepId} c=${p.concurrency}: ${(e as Error).message}`);
-        continue;
-      }
-      const path = join(outDir ?? dirname(record), inferencexFileName(ctx, p.concurrency));
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, `${JSON.stringify(agg, null, 2)}\n`);
-      const sidecar = inferencexSidecar(r.data, ctx.modelPrefix);
-      writeFileSync(`${path}${SIDECAR_SUFFIX}`, `${JSON.stringify(sidecar, null, 2)}\n`);
-      for (const b of sidecar.not_comparable_because) because.add(b);
-      written.push({ sweepId: s.sweepId, concurrency: p.concurrency, path, valid: r.data.submission_valid });
     }
     if (because.size > 0) notComparable.push({ sweepId: s.sweepId, orientation: s.orientation, because: [...because] });
   }

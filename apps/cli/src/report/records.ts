@@ -10,6 +10,7 @@ import { PROGRESS_SNAPSHOT_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, pointSummary, type PointResult } from '@infersweep/agentx';
 import { readPlanFile } from './plan-file';
 import { searchViewOf, type SearchView } from './search-marks';
+import { replicateRowsOf, type ReplicateRow } from './replicates';
 
 /** One ConcurrencyPoint as the report shows it. Latencies in ms, throughputs in tokens/s. */
 export interface PointRow {
@@ -75,6 +76,8 @@ export interface SweepResults {
   source: 'temporal' | 'snapshot' | 'files';
   /** the adaptive search (limit, knee, added points), when the sweep searched */
   search?: SearchView | null;
+  /** replicates across allocations (the config's replicates block): per point its mean, CI, n and share */
+  replicates?: ReplicateRow[] | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -322,5 +325,11 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     logs: listLogs(resultsDir),
     source,
     search: searchViewOf(prog),
+    ...replicatesOf(prog),
   };
 }
+
+const replicatesOf = (prog: SweepProgress | undefined): { replicates?: ReplicateRow[] } => {
+  const rows = replicateRowsOf(prog);
+  return rows ? { replicates: rows } : {};
+};

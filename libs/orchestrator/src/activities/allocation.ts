@@ -15,6 +15,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       ctx.assertOwnSweep(input.sweepId);
       ctx.assertOwnJobName(jobName);
       const { plan, slurm } = await ctx.open(input);
+      const exclude = await excludable(slurm, plan.slurm, input.avoidNodes);
       const actx = Context.current();
       // a retried attempt (worker redeployed or lost mid-wait) keeps the queue age its last heartbeat reported
       const waitedSecondsBefore = waitedBefore(actx.info.heartbeatDetails, jobName);
@@ -33,6 +34,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
           // queue waits of hours: the plan's grant wait; the queued job keeps its place across retries (adopted by name)
           grantTimeoutSeconds: (plan.slurm.grantWaitMinutes ?? 720) * 60,
           logFile: `${remoteSweepLogDir(plan.sharedDir, input.sweepId)}/${jobName}.salloc.log`,
+          ...(exclude.length > 0 ? { exclude } : {}),
         },
         {
           // a cancelled sweep withdraws its queued request; a job granted meanwhile is released by name
@@ -52,6 +54,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
         headNode: a.headNode,
         timeLimitMinutes: plan.slurm.timeLimitMinutes,
         grantedAt: new Date().toISOString(),
+        ...(input.avoidNodes ? { excluded: exclude } : {}),
       };
       return allocation;
     },
@@ -135,4 +138,19 @@ export function waitedBefore(details: unknown, jobName: string): number {
     d.waitedSeconds > 0
     ? d.waitedSeconds
     : 0;
+}
+
+/**
+ * The nodes an independent replicate may exclude: the last allocation's, when the partition has
+ * enough other available nodes for the request (else none: a replicate on the same nodes still runs
+ * on a fresh allocation and server).
+ */
+async function excludable(
+  slurm: SlurmCluster,
+  req: { partition?: string; nodes: number },
+  avoid: string[] | undefined,
+): Promise<string[]> {
+  if (!avoid || avoid.length === 0) return [];
+  const up = await slurm.availableNodes(req.partition);
+  return up.filter((n) => !avoid.includes(n)).length >= req.nodes ? avoid : [];
 }

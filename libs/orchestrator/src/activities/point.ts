@@ -29,9 +29,9 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
     async runPoint(req) {
       ctx.assertOwnSweep(req.sweepId);
       ctx.assertResultsDir(req.resultsDir, 'resultsDir');
-      // a re-measure is a fresh window: never the stored result of the first
+      // a re-measure (a search's window) or a replicate is a fresh measurement: never a stored result
       const reuse =
-        (req.window ?? 1) > 1
+        (req.window ?? 1) > 1 || req.replicate !== undefined
           ? undefined
           : await storedResult(req.resultsDir, req.sweepId, req.planHash, req.concurrency);
       if (reuse) return reuse;
@@ -127,7 +127,7 @@ async function measure(
       gpuCount: plan.topology.gpus,
       expectedEngines: dep.expectedEngines,
       identity: pointIdentity(plan, req),
-      outDir: layout.pointDir(req.concurrency, req.window),
+      outDir: pointDirOf(layout, req),
       trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
@@ -138,8 +138,18 @@ async function measure(
       ...(aiperfRunner ? { aiperfRunner } : {}),
     },
   );
-  return pointSummary(result, { resultPath: layout.pointRecord(req.concurrency, req.window), reused: false });
+  return pointSummary(result, { resultPath: recordOf(layout, req), reused: false });
 }
+
+const pointDirOf = (layout: ResultsLayout, req: PointRequest): string =>
+  req.replicate === undefined
+    ? layout.pointDir(req.concurrency, req.window)
+    : layout.replicateDir(req.concurrency, req.replicate);
+
+const recordOf = (layout: ResultsLayout, req: PointRequest): string =>
+  req.replicate === undefined
+    ? layout.pointRecord(req.concurrency, req.window)
+    : layout.replicateRecord(req.concurrency, req.replicate);
 
 function pointIdentity(plan: SweepPlan, req: PointRequest) {
   const dep = req.deployment;
@@ -170,7 +180,7 @@ function invalidRecord(err: unknown, req: PointRequest): PointSummary {
     concurrency: req.concurrency,
     valid: false,
     reasons: err.reasons,
-    resultPath: err.recordPath ?? new ResultsLayout(req.resultsDir).pointRecord(req.concurrency, req.window),
+    resultPath: err.recordPath ?? recordOf(new ResultsLayout(req.resultsDir), req),
     reused: false,
     jobId: req.deployment.jobId,
     attempt: req.attempt,

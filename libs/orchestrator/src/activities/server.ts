@@ -6,6 +6,7 @@ import { bindPlan, type SweepPlan } from '@infersweep/topology';
 import { LOGIN_ENV, imageFileName, resolveSecrets } from '@infersweep/slurm';
 import { checkEveryEndpoint, readinessTargets } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
+import { allocationSpeedMultiplier, scaleSimulatorLatencies } from './speed';
 import { ServerLostError } from './errors';
 import { progress } from './liveness';
 import type { Deployment, ServerActivities, StepRef } from './types';
@@ -65,6 +66,8 @@ const launchServer =
       nodeAddresses: allocation.nodes.map((n) => addresses[n]!),
     });
     const logDir = remoteServerLogDir(plan.sharedDir, sweepId, serverIndex);
+    const speed = plan.engine.allocationSpeed;
+    const speedMultiplier = speed ? allocationSpeedMultiplier(speed, allocation.jobId) : undefined;
     // secrets: names in the plan, values resolved here on the worker, handed to srun over stdin
     const secretEnv = resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
     const steps: StepRef[] = [];
@@ -72,7 +75,9 @@ const launchServer =
       for (const n of bound.nodes) {
         const logFile = remoteRankLogFile(logDir, n.rank, n.node);
         progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
-        const h = await slurm.launchStep(allocation.jobId, n.node, n.launchArgv, n.env, logFile, {
+        const argv =
+          speedMultiplier === undefined ? n.launchArgv : scaleSimulatorLatencies(n.launchArgv, speedMultiplier);
+        const h = await slurm.launchStep(allocation.jobId, n.node, argv, n.env, logFile, {
           runtime: plan.slurm.containerRuntime,
           containerImage:
             plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
@@ -107,6 +112,7 @@ const launchServer =
       expectedEngines: bound.engineIds.labelled ? bound.engineIds.perMetricsEndpoint.flat().map(Number) : null,
       logDir,
       launchedAt: new Date().toISOString(),
+      ...(speedMultiplier === undefined ? {} : { speedMultiplier }),
     };
     return deployment;
   };

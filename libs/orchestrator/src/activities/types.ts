@@ -30,6 +30,8 @@ export interface Deployment {
   expectedEngines: number[] | null;
   logDir: string;
   launchedAt: string;
+  /** the local stack's per-allocation speed multiplier on the simulator's latencies (engineOverride.allocationSpeed) */
+  speedMultiplier?: number;
 }
 
 export interface Allocation {
@@ -39,6 +41,8 @@ export interface Allocation {
   headNode: string;
   timeLimitMinutes: number;
   grantedAt: string;
+  /** the nodes this allocation was asked to exclude (independent replicates; empty: the partition had too few others) */
+  excluded?: string[];
 }
 
 /** The stored plan of a sweep: `<resultsDir>/plan.json`, whose planHash must match. */
@@ -69,6 +73,8 @@ export type PointRequest = PlanInput & {
    * folder (ResultsLayout.pointDir), never a stored result. Absent: the first window.
    */
   window?: number;
+  /** replicate k ≥ 2 of the point (the replicates block): its own folder, never a reused result */
+  replicate?: number;
 };
 
 export interface ReleaseResult {
@@ -90,7 +96,15 @@ export interface ResultsActivities {
 
 /** Slurm allocations: get one (adopting a job of the same name), give it back. */
 export interface AllocationActivities {
-  allocate(input: PlanInput & { sweepId: string; jobName: string; attempt: number }): Promise<Allocation>;
+  allocate(
+    input: PlanInput & {
+      sweepId: string;
+      jobName: string;
+      attempt: number;
+      /** nodes to exclude where the partition has enough others (independent replicates) */
+      avoidNodes?: string[];
+    },
+  ): Promise<Allocation>;
   release(input: PlanInput & { jobId?: string; jobName: string }): Promise<ReleaseResult>;
 }
 

@@ -40,6 +40,8 @@ export interface LeaseHolder {
   readonly aborted: boolean;
   publish(phase?: SweepPhase, message?: string): void;
   waitForOperator(reason: string, on: 'release'): Promise<boolean>;
+  /** nodes the next allocation avoids (independent replicates); undefined: any */
+  avoidNodes(): string[] | undefined;
 }
 
 const now = () => new Date().toISOString();
@@ -124,6 +126,10 @@ export class Lease {
       resultsDir,
     });
     this.data.deployment = deployment;
+    if (deployment.speedMultiplier !== undefined) {
+      const rec = this.run.state.allocations.find((x) => x.jobId === alloc.jobId);
+      if (rec) rec.speedMultiplier = deployment.speedMultiplier;
+    }
     this.run.publish('waiting-ready');
     await this.act.waitReady({ ...this.plan, deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
     this.data.deployment = deployment;
@@ -138,7 +144,14 @@ export class Lease {
     this.run.publish('allocating', `allocation attempt ${attempt}`);
     let a: Allocation;
     try {
-      a = await this.act.allocate({ ...this.plan, sweepId: this.input.sweepId, jobName, attempt });
+      const avoidNodes = this.run.avoidNodes();
+      a = await this.act.allocate({
+        ...this.plan,
+        sweepId: this.input.sweepId,
+        jobName,
+        attempt,
+        ...(avoidNodes ? { avoidNodes } : {}),
+      });
     } catch (err) {
       // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
       const why = isCancellation(err) && this.run.aborted ? `aborted: ${state.abortRequested}` : messageOf(err);
@@ -153,6 +166,7 @@ export class Lease {
     this.data.pointsOnAllocation = 0;
     const rec = state.allocations[state.allocations.length - 1]!;
     Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
+    if (a.excluded) rec.excluded = a.excluded;
     const { jobId, nodes, grantedAt, timeLimitMinutes } = a;
     state.allocation = { jobId, nodes, attempt, grantedAt, timeLimitMinutes };
   }

@@ -41,6 +41,7 @@ import { Lease, RELEASE_FAILED, type LeaseHolder } from './lease';
 import { planOf, type SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
+import { ReplicateRounds } from './replicates';
 
 export type { SweepRunInput } from './carry-over';
 export { RELEASE_FAILED } from './lease';
@@ -59,6 +60,8 @@ export class SweepRun implements LeaseHolder {
   private regressions?: number;
   private unmeasured?: number;
   private pointScope?: CancellationScope;
+  /** the replicates after the first pass (./replicates.ts; no-ops without the config's block) */
+  private readonly rounds: ReplicateRounds;
   /** the workflow's own scope: a cancelled sweep does not wait for an operator (the lease's releaseHeld) */
   private readonly root = CancellationScope.current();
 
@@ -68,6 +71,7 @@ export class SweepRun implements LeaseHolder {
   ) {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
+    this.rounds = new ReplicateRounds(this.state, input.replicates);
     this.lease = new Lease(this, input, act, c?.lease);
     this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.plan = planOf(input);
@@ -77,8 +81,20 @@ export class SweepRun implements LeaseHolder {
     return !!this.state.abortRequested;
   }
 
+  /** The next point: the first pass (with the search's points), then the replicates. */
   next(): PointState | undefined {
-    return nextPointOrSearch(this.state, this.input.search);
+    return nextPointOrSearch(this.state, this.input.search) ?? this.rounds.next();
+  }
+
+  /** A replicate never runs on an allocation its point already ran on: give that one back first. */
+  async freshAllocationFor(pt: PointState): Promise<void> {
+    const why = this.rounds.freshAllocationReason(pt, this.lease.held.allocation?.jobId);
+    if (why) await this.lease.teardown('released', why);
+  }
+
+  /** The nodes the next allocation avoids (independent replicates); undefined: any. */
+  avoidNodes(): string[] | undefined {
+    return this.rounds.avoidNodes();
   }
 
   // ------------------------------------------------------------ messages (wired in ./sweep.ts)
@@ -152,6 +168,7 @@ export class SweepRun implements LeaseHolder {
     this.publish('running-point');
     this.pointScope = new CancellationScope();
     const { sweepId, planHash, policy, pointBudgetSeconds, resultsDir } = this.input;
+    const replicate = this.rounds.replicateOf(pt);
     const summary = await this.pointScope.run(() =>
       this.act.runPoint({
         ...this.plan,
@@ -167,6 +184,7 @@ export class SweepRun implements LeaseHolder {
         serverUsed: this.lease.held.serverUsed,
         // a re-measure the search asked for: a fresh window in its own folder
         ...(pt.windows?.length ? { window: pointWindow(pt) } : {}),
+        ...(replicate === undefined ? {} : { replicate }),
       }),
     );
     this.pointScope = undefined;
@@ -239,7 +257,10 @@ export class SweepRun implements LeaseHolder {
     this.setStatus('awaiting-operator');
     this.operatorRetry = false;
     const timeout = this.input.operatorTimeout ?? '7 days';
-    const over = on === 'points' ? () => nextPoint(s) === undefined : () => this.root.consideredCancelled;
+    const over =
+      on === 'points'
+        ? () => nextPoint(s) === undefined && !this.rounds.pending()
+        : () => this.root.consideredCancelled;
     const answered = await condition(() => this.operatorRetry || this.aborted || over(), timeout);
     s.awaitingOperator = undefined;
     if (!answered && on === 'points')
@@ -322,6 +343,7 @@ export class SweepRun implements LeaseHolder {
       ...(this.unmeasured ? { unmeasured: this.unmeasured } : {}),
       // what `status` and `report` show of a closed sweep with no worker to answer a query
       ...(s.search ? { search: s.search } : {}),
+      ...(s.replicates ? { replicates: s.replicates } : {}),
       ...(s.message ? { message: s.message } : {}),
     };
   }

@@ -1,7 +1,8 @@
 /**
  * The durable sweep: one orientation of a config on one cluster, told as a story. First the
  * messages an operator can send (libs/sweep/src/messages.ts), each handled by the sweep's state
- * (SweepRun, ./run.ts); then the story: prepare, and per point ensure a server, measure, apply the
+ * (SweepRun, ./run.ts); then the story: prepare, and per point (the first pass, then any replicates,
+ * ./replicates.ts, each on an allocation its point has not run on) ensure a server, measure, apply the
  * deployment policy (the Lease, ./lease.ts, holds the allocation and server), or recover from a
  * failure classified once (./failures.ts); close. The activities are one verb each (./activities.ts).
  */
@@ -40,6 +41,7 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
         continue;
       }
       try {
+        await run.freshAllocationFor(pt);
         await lease.ensureServer();
         await run.measure(pt);
         await lease.applyPolicy();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from './agentx';
+import { replicatesSchema } from './replicates';
 import { searchSchema } from './search';
 
 /**
@@ -228,6 +229,14 @@ export const loginHostSchema = z.union([
     }),
 ]);
 
+export const allocationSpeedSchema = z
+  .object({
+    seed: z.number().int().nonnegative(),
+    /** SD of the log multiplier, e.g. 0.05 (≈ 5 % between allocations) */
+    sd: z.number().positive().max(1),
+  })
+  .strict();
+
 export const simulatorOverrideSchema = z
   .object({
     kind: z.literal('simulator'),
@@ -240,6 +249,13 @@ export const simulatorOverrideSchema = z
     maxNumSeqs: posInt.optional(),
     mode: z.enum(['random', 'echo']).default('random'),
     extraArgs: z.array(nonEmpty).default([]),
+    /**
+     * Between-allocation variance on the local stack: each server launch scales the simulator's
+     * latencies by a multiplier drawn per allocation (lognormal, SD `sd` on the log scale, seeded by
+     * `seed` and the job id), recorded on the allocation's record, so replicates differ the way
+     * allocations do on a real cluster and the truth is known.
+     */
+    allocationSpeed: allocationSpeedSchema.optional(),
   })
   .strict();
 
@@ -400,6 +416,8 @@ export const orientationSchema = z
     allowUnvalidated: z.boolean().optional(),
     /** Adaptive points after the configured ones (config/search.ts, docs/search.md). */
     search: searchSchema.optional(),
+    /** Error bars across allocations for this orientation (config/replicates.ts); overrides the sweep's block. */
+    replicates: replicatesSchema.optional(),
   })
   .strict();
 
@@ -433,6 +451,8 @@ export const sweepConfigSchema = z
     orientations: z
       .record(nameKey, orientationSchema)
       .refine((o) => Object.keys(o).length > 0, 'define at least one orientation'),
+    /** Error bars across allocations for every orientation without its own block (config/replicates.ts). */
+    replicates: replicatesSchema.optional(),
   })
   .strict();
 

@@ -9,7 +9,14 @@ import type { PlanDraft } from './draft';
 import type { EngineSettings } from './engine';
 import type { AllocationPlan } from './plan-allocation';
 import type { EngineOverrideView } from './resolve-override';
-import { sweepPlanSchema, type EngineIds, type PlanNode, type PlanSearch, type SweepPlan } from './schema';
+import {
+  sweepPlanSchema,
+  type EngineIds,
+  type PlanNode,
+  type PlanReplicates,
+  type PlanSearch,
+  type SweepPlan,
+} from './schema';
 
 /** The parts the plan steps produced. */
 export interface PlanParts {
@@ -28,6 +35,8 @@ export interface PlanParts {
   allocation: AllocationPlan;
   /** the adaptive search's bounds and worst case (plan-search.ts) */
   search?: PlanSearch;
+  /** replicates across allocations and their worst case (plan-replicates.ts) */
+  replicates?: PlanReplicates;
 }
 
 /** Every placeholder the nodes' argv, launch argv, env and the endpoints use (bindPlan fills them), sorted. */
@@ -54,6 +63,7 @@ function enginePart(d: PlanDraft, p: PlanParts): SweepPlan['engine'] {
     version: engine.version,
     launch: p.override.sim !== undefined ? 'simulator' : p.override.cpu !== undefined ? 'vllm-cpu' : 'vllm',
     ...(engine.maxModelLen === undefined ? {} : { maxModelLen: engine.maxModelLen }),
+    ...(p.override.sim?.allocationSpeed ? { allocationSpeed: p.override.sim.allocationSpeed } : {}),
     settings: {
       gpuMemoryUtilization: es.gpuMemoryUtilization,
       maxNumSeqs: es.maxNumSeqs,
@@ -126,6 +136,7 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     engineIds: p.engineIds,
     points: p.points,
     ...(p.search === undefined ? {} : { search: p.search }),
+    ...(p.replicates === undefined ? {} : { replicates: p.replicates }),
     pointBudgets: allocation.pointBudgets,
     budgets: p.budgets,
     readinessTimeoutSeconds: p.budgets.startupSeconds,

@@ -5,7 +5,7 @@ import type { Budgets, Orientation } from '../config/schema';
 import type { Topology } from '../topology/validate';
 import type { PlanSearch } from './schema';
 import { perRank, type EngineSettings } from './engine';
-import { pointBudget } from './timelimit';
+import { pointCost } from './timelimit';
 
 /** What this step reads from the plan draft (./draft.ts PlanDraft has it). */
 export interface SearchDraft {
@@ -31,13 +31,7 @@ export function planSearch(
   const s = d.orientation.search;
   if (s === undefined) return undefined;
   const { points } = p;
-  const gpus = p.topology.tp * p.topology.pp * p.topology.dp;
-  const pointSeconds = pointBudget(
-    0,
-    p.budgets,
-    p.agentx.profileDurationSeconds,
-    p.agentx.drain.deadlineSeconds,
-  ).totalSeconds;
+  const { gpus, pointSeconds, pointGpuHours } = pointCost(p);
   const where = [...d.oPath, 'search'];
   for (const c of points) {
     if (c < s.minConcurrency || c > s.maxConcurrency)
@@ -47,7 +41,6 @@ export function planSearch(
         `the search starts from the configured points, which must lie in [${s.minConcurrency}, ${s.maxConcurrency}] (search.minConcurrency/maxConcurrency); widen the bounds or drop the point`,
       );
   }
-  const pointGpuHours = (gpus * pointSeconds) / 3600;
   const { cap, by } = searchCap({ ...s, pointGpuHours }, points.length);
   if (s.gpuHourBudget !== undefined && points.length * pointGpuHours > s.gpuHourBudget + 1e-9)
     d.issues.add(

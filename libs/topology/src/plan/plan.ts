@@ -9,6 +9,7 @@ import { openDraft, type PlanOptions } from './draft';
 import { planAgentx } from './plan-agentx';
 import { planAllocation } from './plan-allocation';
 import { planEndpoints } from './plan-endpoints';
+import { planReplicates } from './plan-replicates';
 import { noteSearchEngine, planSearch } from './plan-search';
 import { planSecrets } from './plan-secrets';
 import { resolveOverride } from './resolve-override';
@@ -33,6 +34,7 @@ export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
   const override = resolveOverride(d, topology, agentx);
   const points = selectPoints(d);
   const search = planSearch(d, { topology, points, budgets, agentx });
+  const replicates = planReplicates(d, { topology, points, budgets, agentx, search });
   d.issues.throwIfAny();
   // the engine is the recipe's: derived from the configured points, never from the points a search
   // may add (a search sweep and the fixed recipe run the same engine at the same concurrency); the
@@ -59,6 +61,7 @@ export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
     engineIds,
     allocation,
     search,
+    replicates,
   };
   return assemblePlan(d, parts);
 }

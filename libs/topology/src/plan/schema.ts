@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from '../config/agentx';
-import { budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import { allocationSpeedSchema, budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import { replicateAnswerSchema, replicateMetricSchema } from '../config/replicates';
 import { resolutionSchema, searchGoalSchema, sloSchema } from '../config/search';
 import { topologySchema } from '../topology/validate';
 
@@ -166,6 +167,36 @@ export const planSearchSchema = z
   })
   .strict();
 
+/** The replicates block of this orientation with its worst case (plan/plan-replicates.ts). */
+export const planReplicatesSchema = z
+  .object({
+    points: z.union([z.literal('all'), z.array(z.union([z.number().int().positive(), replicateAnswerSchema]))]),
+    min: z.number().int().min(3),
+    /** resolved: the configured max, else min */
+    max: z.number().int().min(3),
+    /** relative half-width of the 95 % CI per metric (empty: a fixed n = min) */
+    target: z.partialRecord(replicateMetricSchema, z.number().positive()),
+    independentAllocations: z.boolean(),
+    gpuHourBudget: z.number().positive().optional(),
+    /** GPUs × the point budget, hours */
+    pointGpuHours: z.number().nonnegative(),
+    /** GPUs × the server's startup budget, hours (paid once per allocation) */
+    startupGpuHours: z.number().nonnegative(),
+    /** points that may be replicated, at most */
+    replicatedPoints: z.number().int().nonnegative(),
+    /** (max − 1) × replicatedPoints */
+    worstCaseExtraPoints: z.number().int().nonnegative(),
+    /** one fresh allocation per round after the first pass */
+    worstCaseExtraAllocations: z.number().int().nonnegative(),
+    /** the whole sweep (first pass, search, every replicate, each round's startup), GPU-hours */
+    worstCaseGpuHours: z.number().nonnegative(),
+    /** the first pass alone (with the search's worst case and one startup), GPU-hours */
+    singlePassGpuHours: z.number().nonnegative(),
+    summary: str,
+  })
+  .strict();
+export type PlanReplicates = z.infer<typeof planReplicatesSchema>;
+
 export const sweepPlanSchema = z
   .object({
     schemaVersion: z.literal(1),
@@ -184,6 +215,8 @@ export const sweepPlanSchema = z
         launch: z.enum(['vllm', 'simulator', 'vllm-cpu']),
         maxModelLen: z.number().int().positive().optional(),
         settings: engineSettingsSchema,
+        /** the simulator's per-allocation speed multiplier (engineOverride.allocationSpeed) */
+        allocationSpeed: allocationSpeedSchema.optional(),
       })
       .strict(),
     topology: topologySchema,
@@ -207,6 +240,8 @@ export const sweepPlanSchema = z
     points: z.array(z.number().int().positive()),
     /** Adaptive points after `points` (absent: the configured points only). */
     search: planSearchSchema.optional(),
+    /** Replicates across allocations (absent: one measurement per point). */
+    replicates: planReplicatesSchema.optional(),
     pointBudgets: z.array(pointBudgetSchema),
     budgets: budgetsSchema,
     /** Readiness deadline for the server (startup budget), seconds. */

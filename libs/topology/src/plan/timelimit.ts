@@ -21,6 +21,22 @@ export function pointBudget(
   };
 }
 
+/** One point's GPU count and budget (any concurrency: the budget does not depend on it), for GPU-hour bounds. */
+export function pointCost(p: {
+  topology: { tp: number; pp: number; dp: number };
+  budgets: Budgets;
+  agentx: { profileDurationSeconds: number; drain: { deadlineSeconds: number } };
+}): { gpus: number; pointSeconds: number; pointGpuHours: number } {
+  const gpus = p.topology.tp * p.topology.pp * p.topology.dp;
+  const pointSeconds = pointBudget(
+    0,
+    p.budgets,
+    p.agentx.profileDurationSeconds,
+    p.agentx.drain.deadlineSeconds,
+  ).totalSeconds;
+  return { gpus, pointSeconds, pointGpuHours: (gpus * pointSeconds) / 3600 };
+}
+
 const min = (s: number) => Math.ceil(s / 60);
 
 /**
