@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { bundlerOptions, workflowsPath } from '../src/bundle';
-import { historyFixtures } from './history-fixtures';
+import { historyFixtures } from '@infersweep/testkit/history-fixtures';
 
 const fixtures = historyFixtures();
 
 /**
- * Histories recorded from finished sweeps, one folder per release (./history-fixtures.ts;
+ * Histories recorded from finished sweeps, one folder per release (libs/testkit/src/history-fixtures.ts;
  * INFERSWEEP_RECORD_HISTORIES=1 records them), must replay with the current workflow code: a change
  * that breaks determinism fails here.
  */

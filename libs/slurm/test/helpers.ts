@@ -59,24 +59,6 @@ export function sshCluster(): { exec: SshExecutor; cluster: SlurmCluster } {
   return { exec, cluster: new SlurmCluster(exec, { pollIntervalMs: 250 }) };
 }
 
-/** Poll `check` until it returns a truthy value or the deadline passes (no sleeps as synchronisation). */
-export async function until<T>(
-  check: () => Promise<T | false | null | undefined | '' | 0>,
-  timeoutMs: number,
-  what: string,
-  intervalMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | false | null | undefined | '' | 0;
-  for (;;) {
-    last = await check();
-    if (last) return last as T;
-    if (Date.now() >= deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
 export const shared = (): string => need(stackEnv(), 'INFERSWEEP_SHARED');
 export const stackDir = (): string => need(stackEnv(), 'INFERSWEEP_STACK');
 
