@@ -1,17 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
+import { repoRoot, stackEnv, type StackEnv } from '@infersweep/testkit/stack';
 import { SlurmCluster, SshExecutor, type AllocateRequest, type SshExecutorOptions } from '../src/index';
 
-export { repoRoot };
+export { repoRoot, stackEnv };
 
-/** The values scripts/stack.sh wrote for the running stack (`$INFERSWEEP_DATA/stack/env`). */
-export function stackEnv(): Record<string, string> {
-  return parseStackEnv(readFileSync(stackEnvFile(dataDirOf(process.env)), 'utf8'));
-}
-
-function need(e: Record<string, string>, k: string): string {
+function need(e: StackEnv, k: keyof StackEnv): string {
   const v = e[k];
   if (!v) throw new Error(`stack env has no ${k}: is the stack up (scripts/stack.sh up)?`);
   return v;
