@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { workspaceAliases } from './libs/orchestrator/src/bundle';
 
@@ -31,6 +32,10 @@ const nightly = {
 export default defineConfig({
   resolve: { alias },
   test: {
+    // unit files two at a time at least: vitest's default on a 2-core host is one, which idles while a
+    // file waits on a child (the spawned CLI, the Temporal dev server, a retry's backoff timer); the
+    // other projects run one file at a time (singleFork)
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         resolve: { alias },

@@ -1,12 +1,12 @@
 /**
  * The cross-client row of `npm run bench -- agentx`: infersweep's client (in its own process) and PyPI
- * aiperf 0.13 replay the same workload (libs/agentx/test/cross-client.ts) side by side against one simulator, and the
+ * aiperf 0.13 replay the same workload (libs/testkit/src/cross-client.ts) side by side against one simulator, and the
  * relative differences of TTFT p50, ITL p50 and output throughput are printed (issue 22: within 5 %).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pointResultSchema, runAiperfPoint, type PointResult, type RunPointInput } from '@infersweep/agentx';
-import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
+import { aiperfBinary, aiperfTokenizer } from '@infersweep/testkit/aiperf-env';
 import {
   clientFigures,
   crossClientDiff,
@@ -18,10 +18,10 @@ import {
   startRefereeEngine,
   sideBySide,
   subagentCorpus,
-} from '../libs/agentx/test/cross-client';
-import { startTraceSink } from '../libs/agentx/test/engine-traces';
-import { startSim, type Sim } from '../libs/agentx/test/sim';
-import { vllmBinary } from '../libs/agentx/test/vllm-engine';
+} from '@infersweep/testkit/cross-client';
+import { startTraceSink } from '@infersweep/testkit/engine-traces';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
+import { vllmBinary } from '@infersweep/testkit/vllm-engine';
 import { runClient, simPoint } from './common';
 
 const TTFT_MS = 100;
@@ -47,7 +47,7 @@ export async function crossClientBench(concs: number[], duration: number, out: s
  * The real engine: vLLM's CPU build serving the generated mid-dense model (the engine and not this host sets the
  * pace), c=2, prompts built with the model's own tokenizer on both sides. The two clients run one after the other,
  * each window from an empty prefix cache, {@link REFEREE_PROFILE_S} s long, and judged by the pre-registered referee
- * against the engine's per-request clock (libs/agentx/test/cross-client.ts refereedWindows, engineRefereed; side by
+ * against the engine's per-request clock (libs/testkit/src/cross-client.ts refereedWindows, engineRefereed; side by
  * side on 2 cores aiperf starves: libs/agentx/README.md).
  */
 async function vllmRow(out: string): Promise<void> {

@@ -7,7 +7,7 @@
  *     overshoot is included for both clients alike; the sim embeds no send timestamps);
  *   - peak client RSS at concurrency 128 with ≥ 100k-token agentic prompts (target ≤ 1 GiB);
  *   - cross-client agreement: TTFT p50, ITL p50 and output throughput of both clients on one workload
- *     (libs/agentx/test/cross-client.ts), infersweep / aiperf − 1 (issue 22: within 5 %).
+ *     (libs/testkit/src/cross-client.ts), infersweep / aiperf − 1 (issue 22: within 5 %).
  * Bounded: each point runs a short profile; everything ends within a few minutes.
  *   npm run bench -- agentx [--conc 16,64] [--duration 15] [--cross-conc 4] [--no-rss] [--no-aiperf]
  */
@@ -15,8 +15,8 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTraces, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
-import { startSim, type Sim } from '../libs/agentx/test/sim';
-import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '../libs/agentx/test/aiperf-env';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
+import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '@infersweep/testkit/aiperf-env';
 import { crossClientBench } from './agentx-cross';
 import { fmt, growingCorpus, identity, runClient, simPoint, writeCorpus } from './common';
 

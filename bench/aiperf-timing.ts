@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AIPERF_ENV, parseTimes } from '@infersweep/agentx';
-import { aiperfBinary, aiperfTokenizer } from '../libs/agentx/test/aiperf-env';
+import { aiperfBinary, aiperfTokenizer } from '@infersweep/testkit/aiperf-env';
 import { aiperfRawErrors } from './lib/timing';
 
 export const aiperfAvailable = (): boolean => existsSync(aiperfBinary) && existsSync(aiperfTokenizer);

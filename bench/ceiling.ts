@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { startSim, type Sim } from '../libs/agentx/test/sim';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
 import type { ReaderSummary } from './reader-child';
 import { fixedBody, fmt, loadLine, numList, options, pointInput, runClient, runReader, uniformCorpus } from './common';
 

@@ -5,7 +5,7 @@
  * the σ × ρ table and the drift row (100 series). `npx tsx bench/history-nights.ts [nights]`;
  * about 20 ms a night on one idle core.
  */
-import { HISTORY_NIGHT, driftOutcomes, historyNights } from '../libs/history/test/nights-fixture';
+import { HISTORY_NIGHT, driftOutcomes, historyNights } from '@infersweep/testkit/nights-fixture';
 
 const count = Number(process.argv[2] ?? 1000);
 const per100 = (x: number) => ((100 * x) / count).toFixed(2);

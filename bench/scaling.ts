@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILLER_WORDS, readRequestRecords } from '@infersweep/agentx';
-import { startSim, type Sim } from '../libs/agentx/test/sim';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
 import { fmt, growingCorpus, loadLine, mib, options, pointInput, runClient } from './common';
 import { parseCell } from './lib/args';
 

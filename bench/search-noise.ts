@@ -1,10 +1,10 @@
 /**
  * The SLO-limit search under noise, beyond the registered cases of docs/search.md: 2000 seeded
- * searches per row (libs/sweep/test/limit-sim.ts: true limit 40 on [1, 256], configured point 8,
+ * searches per row (libs/testkit/src/limit-sim.ts: true limit 40 on [1, 256], configured point 8,
  * resolution 10 %) for curve elasticity 0.5 / 1.5 × noise 5 / 10 / 20 % × spurious invalid windows
  * 0 / 5 %. Descriptive: no target is judged here. `npx tsx bench/search-noise.ts [searches]`.
  */
-import { noiseFree, runCase } from '../libs/sweep/test/limit-sim';
+import { noiseFree, runCase } from '@infersweep/testkit/limit-sim';
 
 const count = Number(process.argv[2] ?? 2000);
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;

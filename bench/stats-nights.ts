@@ -3,7 +3,7 @@
  * × 5 points, baseline 20, window 2) through libs/stats `nightlyVerdict`, for σ 1–5 % and AR(1)
  * ρ 0–0.7, plus power rows. `npx tsx bench/stats-nights.ts [nights] [--per-point]`; under a minute on one core.
  */
-import { nights, NIGHT } from '../libs/stats/test/sim-figures';
+import { nights, NIGHT } from '@infersweep/testkit/sim-figures';
 
 const count = Number(process.argv[2] ?? 1000);
 // `--per-point`: the per-point path flags units too (docs/statistics.md "Third registration")

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from './stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 const hook = join(repoRoot, '.githooks', 'commit-msg');
 const dir = mkdtempSync(join(tmpdir(), 'commit-msg-'));

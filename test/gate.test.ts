@@ -4,6 +4,9 @@
  * the lanes of test/lanes.ts never overlap and every file runs in exactly one lane.
  */
 import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   errorExcerpt,
@@ -12,11 +15,12 @@ import {
   judge,
   planLanes,
   projectsAlone,
+  readLane,
   type LaneResult,
   type VitestReport,
 } from './gate';
 import { LANE_A, LANE_C } from './lanes';
-import { repoRoot } from './stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 type Status = 'passed' | 'failed' | 'skipped' | 'todo';
 const root = '/repo';
@@ -131,6 +135,64 @@ describe('the gate', () => {
       '3 passed, 1 failed',
     ]);
   });
+
+  it('prints the error of a failed file’s hook, which the JSON report drops (from the reporter’s errors file)', () => {
+    const hook = lane(
+      'unit',
+      { 'libs/x/test/a.test.ts': ['passed', 'passed'], 'libs/x/test/h.test.ts': [] },
+      { fileFailed: ['libs/x/test/h.test.ts'] },
+    );
+    const r = hook.report as VitestReport;
+    hook.report = { ...r, testResults: r.testResults.map((t) => ({ ...t, message: '' })) };
+    hook.fileErrors = {
+      [join(root, 'libs/x/test/h.test.ts')]: ['suite: Error: the stack is down\n    at h.test.ts:4:11'],
+    };
+    const { lines } = judge([hook, integration()], opts);
+    expect(lines.slice(-4)).toEqual([
+      '[gate] FAILED libs/x/test/h.test.ts',
+      '[gate]   suite: Error: the stack is down',
+      '[gate]       at h.test.ts:4:11',
+      '3 passed, 1 failed',
+    ]);
+  });
+
+  it('surfaces a real failing beforeAll: vitest with the gate’s reporters, read back like a lane', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'infersweep-gate-'));
+    writeFileSync(
+      join(dir, 'hook.test.ts'),
+      [
+        "describe('a suite', () => {",
+        "  beforeAll(() => { throw new Error('the stack is down: no Temporal at 127.0.0.1:7233'); });",
+        "  it('never runs', () => expect(1).toBe(1));",
+        '});',
+      ].join('\n'),
+    );
+    const rc = await new Promise<number>((resolve) =>
+      execFile(
+        join(repoRoot, 'node_modules', '.bin', 'vitest'),
+        ['run', '--root', dir, '--globals', '--reporter=json', `--outputFile.json=${join(dir, 'unit.json')}`].concat(
+          `--reporter=${join(repoRoot, 'test', 'file-durations-reporter.ts')}`,
+        ),
+        {
+          cwd: dir,
+          env: {
+            ...process.env,
+            INFERSWEEP_FILE_DURATIONS: join(dir, 'unit.durations.json'),
+            INFERSWEEP_FILE_ERRORS: join(dir, 'unit.errors.json'),
+          },
+        },
+        (err) => resolve(err ? Number(err.code ?? 1) : 0),
+      ),
+    );
+    const read = readLane('unit', dir, rc);
+    // the JSON report itself carries no message for the file: the errors file does
+    const report = read.report as VitestReport;
+    expect(report.testResults.map((t) => [t.status, t.message])).toEqual([['failed', '']]);
+    const { lines } = judge([read], { root: dir, floors: {}, projects: ['unit'] });
+    expect(lines).toContain('[gate] FAILED hook.test.ts');
+    expect(lines).toContain('[gate]   a suite: Error: the stack is down: no Temporal at 127.0.0.1:7233');
+    expect(rc).toBe(1);
+  }, 120_000);
 
   it('prints each file’s wall time from the durations file (hooks included), else its tests’ span, slowest first', () => {
     const withHooks = lane(

@@ -42,12 +42,16 @@ export interface VitestReport {
   }[];
 }
 
-/** One lane's outcome: its report (or why there is none), its per-file seconds and vitest's exit code. */
+/**
+ * One lane's outcome: its report (or why there is none), its per-file seconds, the errors of each
+ * file's hooks and suites (test/file-durations-reporter.ts; the JSON report drops them) and vitest's exit code.
+ */
 export interface LaneResult {
   name: string;
   rc: number | 'missing';
   report: VitestReport | { missing: string };
   durations: Record<string, number>;
+  fileErrors?: Record<string, string[]>;
 }
 
 export interface Summary {
@@ -107,7 +111,8 @@ export function judge(
       // a file that failed without a failed test (an import error, a failing hook) is a failure of its own
       if (t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')) {
         failed += 1;
-        failures.push({ what: name, why: t.message || `(no message in the report: see ${lane.name}.log)` });
+        const why = t.message || lane.fileErrors?.[t.name]?.join('\n');
+        failures.push({ what: name, why: why || `(no message in the report: see ${lane.name}.log)` });
       }
     }
   }
@@ -205,7 +210,8 @@ export function integrationFiles(root: string): string[] {
     .sort();
 }
 
-function readLane(name: string, out: string, rc: number | 'missing'): LaneResult {
+/** A lane's outcome from the files its vitest wrote into `out` (`<name>.json`, `.durations.json`, `.errors.json`). */
+export function readLane(name: string, out: string, rc: number | 'missing'): LaneResult {
   const file = join(out, `${name}.json`);
   let report: LaneResult['report'];
   try {
@@ -220,7 +226,13 @@ function readLane(name: string, out: string, rc: number | 'missing'): LaneResult
   } catch {
     // no durations file: the gate falls back on the report's spans
   }
-  return { name, rc, report, durations };
+  let fileErrors: Record<string, string[]> = {};
+  try {
+    fileErrors = JSON.parse(readFileSync(join(out, `${name}.errors.json`), 'utf8')) as Record<string, string[]>;
+  } catch {
+    // no errors file: a failed file without a failed test points at its log
+  }
+  return { name, rc, report, durations, fileErrors };
 }
 
 /** Run one lane's vitest with its output prefixed by its name and kept in `<out>/<name>.log`. */
@@ -228,8 +240,8 @@ async function runLane(lane: Lane, out: string, prefix: boolean): Promise<{ rc: 
   const t0 = Date.now();
   const report = join(out, `${lane.name}.json`);
   const durations = join(out, `${lane.name}.durations.json`);
-  rmSync(report, { force: true });
-  rmSync(durations, { force: true });
+  const errors = join(out, `${lane.name}.errors.json`);
+  for (const f of [report, durations, errors]) rmSync(f, { force: true });
   const vitest = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
   const argv = [...vitest, '--reporter=./test/file-durations-reporter.ts', ...lane.args];
   const [cmd, args] = lane.nice ? ['nice', ['-n', String(lane.nice), 'npx', ...argv]] : ['npx', argv];
@@ -240,6 +252,7 @@ async function runLane(lane: Lane, out: string, prefix: boolean): Promise<{ rc: 
       INFERSWEEP_STACK_SLOT: lane.slot,
       INFERSWEEP_DATA: lane.data,
       INFERSWEEP_FILE_DURATIONS: durations,
+      INFERSWEEP_FILE_ERRORS: errors,
     },
   });
   const log = createWriteStream(join(out, `${lane.name}.log`));

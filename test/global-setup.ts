@@ -3,15 +3,15 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { dataDirOf } from '../libs/core/src/index';
-import { webpackConfigHook, workflowsPath } from '../libs/orchestrator/src/bundle';
+import { dataDirOf } from '@infersweep/core';
+import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 
 /** The environment variable naming a prebuilt workflow bundle (apps/worker/src/main.ts and the test harnesses read it). */
 export const WORKFLOW_BUNDLE_ENV = 'INFERSWEEP_WORKFLOW_BUNDLE';
 
 /**
  * Build the workflow bundle once per test run, from the checked-out sources, and name it in
- * {@link WORKFLOW_BUNDLE_ENV}: the test workers (libs/orchestrator/test/harness.ts), the workers the
+ * {@link WORKFLOW_BUNDLE_ENV}: the test workers (libs/testkit/src/sweep-harness.ts), the workers the
  * tests spawn (they inherit the variable) and the history replays load it instead of running webpack
  * each. A bundle named by the caller (test/gate.ts builds one for all its lanes) is reused.
  */
@@ -21,7 +21,7 @@ export async function ensureWorkflowBundle(): Promise<string> {
   const t0 = Date.now();
   const { code } = await bundleWorkflowCode({
     workflowsPath,
-    webpackConfigHook,
+    ...bundlerOptions,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
   });
   const dir = join(dataDirOf(process.env), 'test');

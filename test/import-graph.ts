@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
-import { repoRoot } from './stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 /** `libs/core`, `apps/cli`, …: every folder of libs/ and apps/ with a `src/`, sorted. */
 export function workspaceProjects(root = repoRoot): string[] {

@@ -67,7 +67,7 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 849, files: 115 },
+  unit: { tests: 887, files: 122 },
   integration: { tests: 159, files: 40 },
   production: { tests: 12, files: 5 },
   nightly: { tests: 6, files: 3 },

@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, stackEnv } from './stack-env';
+import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
 
 /**
  * llm-d-inference-sim v0.10.2 listens with net.Listen("tcp4", ":<port>") and has no address flag

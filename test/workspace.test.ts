@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileImports, importCircles, projectImports, tsFiles, workspaceProjects } from './import-graph';
-import { repoRoot } from './stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 const libs = workspaceProjects()
   .filter((p) => p.startsWith('libs/'))
@@ -28,10 +28,18 @@ function documentedImports(markdown: string, heading: string): Map<string, strin
 const namedPaths = (readme: string) => [...readme.matchAll(/`(src\/[^`\s]+)`/g)].map((m) => m[1]!);
 
 describe('workspace layout', () => {
-  it.each(libs)('libs/%s exposes exactly one index.ts entry', (lib) => {
+  it.each(libs.filter((lib) => lib !== 'testkit'))('libs/%s exposes exactly one index.ts entry', (lib) => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'libs', lib, 'package.json'), 'utf8'));
     expect(pkg.exports).toEqual({ '.': './src/index.ts' });
     expect(existsSync(join(repoRoot, 'libs', lib, 'src', 'index.ts'))).toBe(true);
+  });
+
+  it('libs/testkit exposes each src/ file as an entry of its own and has no index.ts', () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'libs', 'testkit', 'package.json'), 'utf8'));
+    expect(pkg.exports).toEqual({ './*': './src/*.ts' });
+    const paths = JSON.parse(readFileSync(join(repoRoot, 'tsconfig.base.json'), 'utf8')).compilerOptions.paths;
+    expect(paths['@infersweep/testkit/*']).toEqual(['libs/testkit/src/*']);
+    expect(existsSync(join(repoRoot, 'libs', 'testkit', 'src', 'index.ts'))).toBe(false);
   });
 
   it('libs/core and libs/topology import no I/O module', () => {

@@ -5,15 +5,17 @@
  * subprocesses with the environment a deployment gives them (TEMPORAL_* variables, their own
  * client certificate); the tests observe through a client of their own (the `cli` certificate).
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
-import { dataDir, repoRoot } from '../stack-env';
-import { cli as devStackCli, until, type CliRun } from '../../apps/cli/test/cli-harness';
+import { dataDir, repoRoot } from '@infersweep/testkit/stack';
+import { signalGroup, spawnWorkerProcess } from '@infersweep/testkit/sweep-harness';
+import { cli as devStackCli, type CliRun } from '@infersweep/testkit/cli';
+import { until } from '@infersweep/testkit/wait';
 
 export { until };
 
@@ -102,29 +104,12 @@ export function spawnWorker(cluster: string): WorkerProcess {
   mkdirSync(logDir, { recursive: true });
   const log = join(logDir, `test-worker-${cluster}.log`);
   const fd = openSync(log, 'a');
-  const proc = spawn(
-    join(repoRoot, 'node_modules', '.bin', 'tsx'),
-    [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', cluster],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, ...workerEnv(cluster) },
-      stdio: ['ignore', fd, fd],
-      detached: true,
-    },
-  );
+  const proc = spawnWorkerProcess(['--cluster', cluster], {
+    env: { ...process.env, ...workerEnv(cluster) },
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
-  return {
-    cluster,
-    proc,
-    log,
-    kill(sig: NodeJS.Signals = 'SIGKILL') {
-      try {
-        process.kill(-proc.pid!, sig);
-      } catch {
-        // already gone
-      }
-    },
-  };
+  return { cluster, proc, log, kill: (sig: NodeJS.Signals = 'SIGKILL') => signalGroup(proc, sig) };
 }
 
 /** `infersweep …` against the production stack (plain output). */

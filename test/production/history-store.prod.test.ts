@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openStore } from '@infersweep/history';
-import { storeContract } from '../../libs/history/test/store-contract';
+import { storeContract } from '@infersweep/testkit/store-contract';
 import { prodEnv } from './harness';
 
 const e = prodEnv();

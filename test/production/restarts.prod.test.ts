@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { HEARTBEAT_TIMEOUT_SECONDS } from '../../libs/orchestrator/src/workflows/activities';
+import { HEARTBEAT_TIMEOUT_SECONDS } from '@infersweep/orchestrator';
 import {
   CONFIG,
   cli,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { TransportError } from '@temporalio/worker';
 import { connectWorker } from '@infersweep/orchestrator';
-import { toolsDir } from '../stack-env';
+import { toolsDir } from '@infersweep/testkit/stack';
 import {
   CONFIG,
   cli,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stackEnv } from '../stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 /**
  * Sum every sample of a metric family (all label sets) in Prometheus text. A fresh simulator creates a

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Client, utils } from 'ssh2';
-import { stackEnv } from '../stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 interface Exec {
   code: number | null;

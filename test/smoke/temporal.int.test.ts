@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as activities from './fixtures/smoke-activities';
 import { smokeWorkflow } from './fixtures/smoke-workflow';
-import { stackEnv } from '../stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 describe('smoke: Temporal dev server', () => {
   it('runs a workflow + activity through a real worker and exposes its history', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stackEnv } from '../stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 describe('smoke: Temporal Web UI', () => {
   it('answers on its port with the UI page', async () => {

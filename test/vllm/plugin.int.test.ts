@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, toolsDir } from '../stack-env';
+import { repoRoot, toolsDir } from '@infersweep/testkit/stack';
 
 const python = join(toolsDir, 'vllm-venv', 'bin', 'python');
 const EXPECTED = [

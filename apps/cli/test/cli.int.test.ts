@@ -18,7 +18,8 @@ import { currentDeploymentTag, startSweep, type StartedSweep } from '@infersweep
 import { readRequestRecords } from '@infersweep/agentx';
 import { launchChromium } from '../src/ops/browser';
 import { activePollers } from '../src/ops/temporal';
-import { cli, scheduledRun, testCluster, until, type CliRun } from './cli-harness';
+import { cli, scheduledRun, testCluster, type CliRun } from '@infersweep/testkit/cli';
+import { until } from '@infersweep/testkit/wait';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -33,8 +34,8 @@ import {
   testInput,
   testPlan,
   track,
-} from '../../../libs/orchestrator/test/harness';
-import { repoRoot, stackEnv } from '../../../test/stack-env';
+} from '@infersweep/testkit/sweep-harness';
+import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
 
 const artifacts = join(repoRoot, 'test-results', 'cli');
 mkdirSync(artifacts, { recursive: true });

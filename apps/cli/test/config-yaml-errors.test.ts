@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './cli-harness';
+import { runCli } from '@infersweep/testkit/cli';
 
 const shipped = readFileSync(fileURLToPath(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url)), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'infersweep-yaml-'));

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { progressQuery, type SweepProgress } from '@infersweep/sweep';
 import { taskQueueFor } from '@infersweep/core';
-import { cli, testCluster } from './cli-harness';
+import { cli, testCluster } from '@infersweep/testkit/cli';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -25,8 +25,8 @@ import {
   start,
   testInput,
   testPlan,
-} from '../../../libs/orchestrator/test/harness';
-import { repoRoot } from '../../../test/stack-env';
+} from '@infersweep/testkit/sweep-harness';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();
 let client: Client;

@@ -10,17 +10,19 @@ import { InfersweepError, InputError, type ErrorKind } from '@infersweep/core';
 import { BindError, ConfigError } from '@infersweep/topology';
 import * as slurm from '@infersweep/slurm';
 import * as agentx from '@infersweep/agentx';
-import { TemporalTlsConfigError } from '@infersweep/orchestrator';
-import { toFailure } from '../../../libs/orchestrator/src/activities/interceptor';
 import {
+  classify,
   InsufficientTimeError,
   InvalidPlanError,
+  lossEnd,
   PlanUnreadableError,
+  ProgressStalledError,
+  RefusedInputError,
   ServerLostError,
-} from '../../../libs/orchestrator/src/activities/errors';
-import { ProgressStalledError } from '../../../libs/orchestrator/src/activities/liveness';
-import { RefusedInputError } from '../../../libs/orchestrator/src/activities/input-checks';
-import { classify, lossEnd, type FailureClass } from '../../../libs/orchestrator/src/workflows/failures';
+  TemporalTlsConfigError,
+  toFailure,
+  type FailureClass,
+} from '@infersweep/orchestrator';
 import { EXIT, exitCodeFor } from '../src/ops/cli';
 
 type Row = [

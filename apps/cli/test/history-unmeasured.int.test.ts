@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SWEEP_ALL_WORKFLOW_TYPE, childSweepId } from '@infersweep/core';
 import { searchAttributeKeys, type SweepAllInput } from '@infersweep/sweep';
 import { HISTORY_SETTINGS_ENV, readVerdict } from '@infersweep/history';
-import { stackEnv } from '../../../test/stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 import {
   localSlurm,
   notSaturationGated,
@@ -22,7 +22,7 @@ import {
   testInput,
   testPlan,
   track,
-} from '../../../libs/orchestrator/test/harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SWEEP_ALL_WORKFLOW_TYPE, childSweepId } from '@infersweep/core';
 import { searchAttributeKeys, type SweepAllInput } from '@infersweep/sweep';
 import { HISTORY_SETTINGS_ENV, readVerdict } from '@infersweep/history';
-import { stackEnv } from '../../../test/stack-env';
-import { cli } from './cli-harness';
+import { stackEnv } from '@infersweep/testkit/stack';
+import { cli } from '@infersweep/testkit/cli';
 import {
   localSlurm,
   notSaturationGated,
@@ -24,7 +24,7 @@ import {
   testInput,
   testPlan,
   track,
-} from '../../../libs/orchestrator/test/harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

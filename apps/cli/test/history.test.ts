@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_FILE, historySettingsSchema, recordRun, seriesId, type HistoryPoint } from '@infersweep/history';
 import { renderReport } from '../src/report/html';
 import { loadSweepResults } from '../src/report/records';
-import { runCli } from './cli-harness';
-import { wobble, writeRun } from '../../../libs/history/test/runs-fixture';
+import { runCli } from '@infersweep/testkit/cli';
+import { wobble, writeRun } from '@infersweep/testkit/runs-fixture';
 
 let root: string;
 let dirs: string[];

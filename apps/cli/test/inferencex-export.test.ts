@@ -9,7 +9,7 @@ import { inferencexAggSchema } from '@infersweep/agentx';
 import { ResultsLayout } from '@infersweep/core';
 import { loadSweepResults } from '../src/report/records';
 import { writeInferencex } from '../src/report/inferencex';
-import { requestRecord } from '../../../libs/agentx/test/records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 import { tempRoot, writeSweep } from './fixtures/sweep-results';
 
 const SATURATED = 'client_saturated: event-loop delay p99 9.1 ms > 5 ms';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from './cli-harness';
+import { runCli } from '@infersweep/testkit/cli';
 import { CLUSTER_CONFIGS, DEFAULT_CONFIG, configFileFor } from '@infersweep/orchestrator';
 
 /** The CLI as a subprocess, with stand-in stack and tools paths (plan reads neither). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './cli-harness';
+import { runCli } from '@infersweep/testkit/cli';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 

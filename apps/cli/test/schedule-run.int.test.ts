@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { ChildSweepOutcome } from '@infersweep/sweep';
 import { childSweepId } from '@infersweep/core';
-import { cli, scheduledRun, testCluster } from './cli-harness';
+import { cli, scheduledRun, testCluster } from '@infersweep/testkit/cli';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -23,7 +23,7 @@ import {
   runningWorker,
   track,
   UNGATED_CLIENT_HEALTH,
-} from '../../../libs/orchestrator/test/harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ResultsLayout, taskQueueFor } from '@infersweep/core';
 import { readRequestRecords } from '@infersweep/agentx';
-import { cli, testCluster } from './cli-harness';
+import { cli, testCluster } from '@infersweep/testkit/cli';
 import {
   cleanupStarted,
   keepHistory,
@@ -28,8 +28,8 @@ import {
   testInput,
   testPlan,
   waitProgress,
-} from '../../../libs/orchestrator/test/harness';
-import { repoRoot, stackEnv } from '../../../test/stack-env';
+} from '@infersweep/testkit/sweep-harness';
+import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './cli-harness';
+import { runCli } from '@infersweep/testkit/cli';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const shipped = readFileSync(join(root, 'configs/kimik3-fp4-h200.yaml'), 'utf8');

@@ -17,7 +17,7 @@ import {
   type RequestRecord,
   readRequestRecords,
 } from '@infersweep/agentx';
-import { freePort, startSim, type Sim } from './sim';
+import { freePort, startSim, type Sim } from '@infersweep/testkit/sim';
 
 const identity = {
   sweepId: 'int-test',

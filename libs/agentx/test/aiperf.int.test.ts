@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pointResultSchema, readRequestRecords, runAiperfPoint } from '@infersweep/agentx';
-import { assertAiperfAvailable, simAiperfInput } from './aiperf-env';
-import { startSim, type Sim } from './sim';
+import { assertAiperfAvailable, simAiperfInput } from '@infersweep/testkit/aiperf-env';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
 
 describe('runAiperfPoint: a real aiperf run against llm-d-inference-sim', () => {
   let sim: Sim;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateTraces, rootRequests, type RequestRecord } from '@infersweep/agentx';
-import { promptsAgainstTraces } from './cross-client';
-import { requestRecord } from './records-fixture';
+import { promptsAgainstTraces } from '@infersweep/testkit/cross-client';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 
 /** A request record (./records-fixture.ts) with its phase, success, per-request ITL (ms), id `r<i>` and turn i. */
 const rec = (

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPoint, stats, type AiperfProcessStats, type PointResult } from '@infersweep/agentx';
-import { assertAiperfAvailable } from './aiperf-env';
+import { assertAiperfAvailable } from '@infersweep/testkit/aiperf-env';
 import {
   engineRefereed,
   promptsAgainstTraces,
@@ -12,10 +12,10 @@ import {
   refereedWindows,
   startRefereeEngine,
   type RefereedWindow,
-} from './cross-client';
-import { startTraceSink, type EngineTraceSink } from './engine-traces';
-import { INJECTED_FAULT, ITL_BOUND, referee, TTFT_EXCESS_MS, withInjectedFault } from './referee';
-import type { VllmEngine } from './vllm-engine';
+} from '@infersweep/testkit/cross-client';
+import { startTraceSink, type EngineTraceSink } from '@infersweep/testkit/engine-traces';
+import { INJECTED_FAULT, ITL_BOUND, referee, TTFT_EXCESS_MS, withInjectedFault } from '@infersweep/testkit/referee';
+import type { VllmEngine } from '@infersweep/testkit/vllm-engine';
 
 /**
  * Two clients, one workload, one real engine (issue 22 item 3): one `vllm serve` of the generated mid-dense model

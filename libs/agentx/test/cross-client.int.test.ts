@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
-import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from './aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide, subagentCorpus } from './cross-client';
-import { startSim } from './sim';
+import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '@infersweep/testkit/aiperf-env';
+import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide, subagentCorpus } from '@infersweep/testkit/cross-client';
+import { startSim } from '@infersweep/testkit/sim';
 
 /**
  * Two clients, one answer (issue 22 item 3): the same traces at the same concurrency against one

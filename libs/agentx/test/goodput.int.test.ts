@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRequestRecords, requestGoodput, runAiperfPoint } from '@infersweep/agentx';
-import { assertAiperfAvailable, simAiperfInput } from './aiperf-env';
-import { startSim, type Sim } from './sim';
+import { assertAiperfAvailable, simAiperfInput } from '@infersweep/testkit/aiperf-env';
+import { startSim, type Sim } from '@infersweep/testkit/sim';
 
 const BOUNDS = { attainment: 0.95, ttftMs: 200, tpotMs: 15, e2elMs: 1500 };
 

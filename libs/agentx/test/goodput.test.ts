@@ -20,7 +20,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '@infersweep/stats';
 import { aiperfGoodputSlos, requestGoodput, requestMetrics, type RequestRecord } from '@infersweep/agentx';
-import { requestRecord } from './records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 
 /** aiperf's good-request rule and attainment, as its code states it (see the header). */
 function aiperfAttainment(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestRecord } from './records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 import fc from 'fast-check';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pointTiming } from '../src/point';
 import { serverMetricsMissing } from '../src/profile-window';
 import { serverMetricsWindow } from '../src/server/window';
-import { requestRecord } from './records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 
 describe('pointTiming', () => {
   const startedAt = new Date('2026-01-01T00:00:00.000Z');

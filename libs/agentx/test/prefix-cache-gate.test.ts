@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestRecord } from './records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import {
   accounting,

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { rng } from '../src/rng';
-import { decodeRequestSpans, type EngineRequestSpan } from './engine-traces';
-import { requestRecord } from './records-fixture';
+import { decodeRequestSpans, type EngineRequestSpan } from '@infersweep/testkit/engine-traces';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 import {
   blockBootstrap90,
   INJECTED_FAULT,
@@ -19,7 +19,7 @@ import {
   ttftExcessMs,
   withInjectedFault,
   type PairedRequest,
-} from './referee';
+} from '@infersweep/testkit/referee';
 
 /** Calibration windows (libs/agentx/README.md "The referee"): each client's profiled requests and their spans. */
 const recorded = JSON.parse(readFileSync(join(__dirname, 'data', 'referee-vllm-windows.json'), 'utf8')) as {

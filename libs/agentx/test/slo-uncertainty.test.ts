@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '@infersweep/stats';
 import { pointSummary, sloUncertainty, type PointResult } from '../src';
-import { requestRecord } from './records-fixture';
+import { requestRecord } from '@infersweep/testkit/records-fixture';
 
 const WINDOWS = 60;
 const REQUESTS = 200;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeSeries, seriesId, type DetectionSettingsInput } from '@infersweep/history';
 import { verdictLabel } from '@infersweep/sweep';
-import { KEY, noisySeries, series } from './series-fixture';
+import { KEY, noisySeries, series } from '@infersweep/testkit/series-fixture';
 
 const SERIES = 200;
 const SIGMA = 0.02;

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NO_METRICS, evaluateRun, type HistoryPoint } from '@infersweep/history';
-import { HISTORY_NIGHT, SIM_SETTINGS, driftOutcomes, historyNights } from './nights-fixture';
-import { noisySeries, series } from './series-fixture';
+import { HISTORY_NIGHT, SIM_SETTINGS, driftOutcomes, historyNights } from '@infersweep/testkit/nights-fixture';
+import { noisySeries, series } from '@infersweep/testkit/series-fixture';
 
 describe('nightly verdicts through the history on synthetic nights (80 series, seeded)', { timeout: 120_000 }, () => {
   it('H1: σ = 3 % iid: at most 1 false alarm per 100 nights', () => {

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeWhole } from '@infersweep/history';
 import { seededRng } from '@infersweep/stats';
-import { toolsDir } from '../../../test/stack-env';
-import { SIM_SETTINGS, driftSeries } from './nights-fixture';
+import { toolsDir } from '@infersweep/testkit/stack';
+import { SIM_SETTINGS, driftSeries } from '@infersweep/testkit/nights-fixture';
 
 const OTAVA_PYTHON = join(toolsDir, 'otava-venv', 'bin', 'python');
 const TOLERANCE = 2;

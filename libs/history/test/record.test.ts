@@ -27,8 +27,8 @@ import {
   seriesId,
   verdictText,
 } from '@infersweep/history';
-import { plan, record, wobble, writeRun } from './runs-fixture';
-import { storeContract } from './store-contract';
+import { plan, record, wobble, writeRun } from '@infersweep/testkit/runs-fixture';
+import { storeContract } from '@infersweep/testkit/store-contract';
 
 const settings = historySettingsSchema.parse({ detection: { minBaselineRuns: 5 } });
 

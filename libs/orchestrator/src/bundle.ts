@@ -8,14 +8,18 @@ export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', impor
 
 /**
  * The workspace's package aliases (`@infersweep/<lib>` → its `src/index.ts`), read from the one list
- * in tsconfig.base.json `paths`; vitest.config.ts and the workflow bundle both use it.
+ * in tsconfig.base.json `paths`; vitest.config.ts and the workflow bundle both use it. A wildcard
+ * entry (`@infersweep/testkit/*` → `libs/testkit/src/*`) becomes a prefix alias of its folder.
  */
 export function workspaceAliases(root = fileURLToPath(new URL('../../../', import.meta.url))): Record<string, string> {
   const base = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8')) as {
     compilerOptions: { paths: Record<string, string[]> };
   };
   return Object.fromEntries(
-    Object.entries(base.compilerOptions.paths).map(([name, [path]]) => [name, join(root, path!)]),
+    Object.entries(base.compilerOptions.paths).map(([name, [path]]) => [
+      name.replace(/\/\*$/, ''),
+      join(root, path!.replace(/\/\*$/, '')),
+    ]),
   );
 }
 

@@ -10,5 +10,14 @@ export * from './config-file';
 export { bundlerOptions, workflowsPath } from './bundle';
 export * from './client';
 export type * from './activities/types';
+export type { ActivityDeps } from './activities';
+export { HEARTBEAT_TIMEOUT_SECONDS } from './workflows/activities';
+// the error taxonomy of the Temporal side: the errors activities raise, how a failure crosses to the
+// workflow, how the workflow classifies it (apps/cli/test/error-taxonomy.test.ts has one row per class)
+export { InsufficientTimeError, InvalidPlanError, PlanUnreadableError, ServerLostError } from './activities/errors';
+export { ProgressStalledError } from './activities/liveness';
+export { RefusedInputError } from './activities/input-checks';
+export { toFailure } from './activities/interceptor';
+export { classify, lossEnd, type FailureClass } from './workflows/failures';
 export * from './temporal-tls';
 export * from './namespace-check';

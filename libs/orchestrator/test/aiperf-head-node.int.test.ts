@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { SweepResult } from '@infersweep/sweep';
 import { readRequestRecords } from '@infersweep/agentx';
 import { ResultsLayout, remoteAiperfPointDir } from '@infersweep/core';
-import { toolsDir } from '../../../test/stack-env';
+import { toolsDir } from '@infersweep/testkit/stack';
 import { findStep } from '@infersweep/slurm';
 import { headNodeAiperfRunner } from '../src/activities/aiperf-step';
 import {
@@ -24,7 +24,7 @@ import {
   startOnNewWorker,
   testInput,
   testPlan,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

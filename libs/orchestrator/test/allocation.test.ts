@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { SlurmCluster } from '@infersweep/slurm';
 import { completingPast, waitedBefore } from '../src/activities/allocation';
-import { FakeSlurm } from '../../slurm/test/fake-slurm';
+import { FakeSlurm } from '@infersweep/testkit/fake-slurm';
 
 describe('allocate: queue age across a retried attempt', () => {
   const jobName = 'infersweep-kimik3-latency-h200-abc-a1';

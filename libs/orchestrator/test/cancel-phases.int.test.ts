@@ -23,7 +23,7 @@ import {
   testPlan,
   waitHeartbeat,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -11,7 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { abortUpdate, progressQuery, type SweepResult } from '@infersweep/sweep';
 import { allocationJobName } from '@infersweep/core';
-import { stackEnv } from '../../../test/stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 import {
   holdEveryNode,
   liveJobsOf,
@@ -25,7 +25,7 @@ import {
   waitHeartbeat,
   waitProgress,
   HEARTBEAT_TIMEOUT_SECONDS,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

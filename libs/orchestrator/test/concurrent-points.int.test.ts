@@ -20,7 +20,7 @@ import {
   start,
   testInput,
   testPlan,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -25,8 +25,8 @@ import {
   testPlan,
   waitHeartbeat,
   waitProgress,
-} from './harness';
-import { stackEnv } from '../../../test/stack-env';
+} from '@infersweep/testkit/sweep-harness';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { SweepResult } from '@infersweep/sweep';
 import { inferencexAggSchema, readRequestRecords } from '@infersweep/agentx';
-import { repoRoot, toolsDir } from '../../../test/stack-env';
+import { repoRoot, toolsDir } from '@infersweep/testkit/stack';
 import {
   cleanupStarted,
   client as connect,
@@ -21,7 +21,7 @@ import {
   startOnNewWorker,
   testInput,
   testPlan,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 let c: Client;

@@ -27,8 +27,8 @@ import { allocationJobName } from '@infersweep/core';
 import { planSweep } from '@infersweep/topology';
 import { createActivities } from '../src/activities';
 import type { Allocation, Deployment } from '../src/activities/types';
-import { stackEnv, toolsDir } from '../../../test/stack-env';
-import { localSlurm } from './harness';
+import { stackEnv, toolsDir } from '@infersweep/testkit/stack';
+import { localSlurm } from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 

@@ -5,7 +5,7 @@
  *    unchanged (each stop does use one Temporal activity attempt of runPoint: 3 after two stops);
  *  - continue-as-new past a (small) history bound carries the allocation and the server over.
  * Liveness by timer across long waits (queue, requests, drain gate) is ./timings.int.test.ts, under
- * the production-like timing profile of ./harness.ts.
+ * the production-like timing profile of libs/testkit/src/sweep-harness.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +27,7 @@ import {
   testPlan,
   waitHeartbeat,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 // these tests are about liveness, deploys and history, not client saturation: notSaturationGated

@@ -6,7 +6,7 @@
  * gate on real vLLM gauges between two points) run nightly: local-vllm.nightly.test.ts.
  */
 import { beforeAll, describe, it } from 'vitest';
-import { localSlurm, realStackSuite } from './harness';
+import { localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
 import { expectVllmSweep, requireVllm } from './vllm-sweep';
 
 beforeAll(requireVllm);

@@ -4,7 +4,7 @@
  * gauges runs between them). One deployment at a time (~5 GB each).
  */
 import { beforeAll, describe, it } from 'vitest';
-import { localSlurm, realStackSuite } from './harness';
+import { localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
 import { expectVllmSweep, requireVllm } from './vllm-sweep';
 
 beforeAll(requireVllm);

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SEARCH_ATTRIBUTES } from '@infersweep/sweep';
-import { repoRoot, stackEnv, temporalBinary } from '../../../test/stack-env';
-import { exited } from './harness';
+import { repoRoot, stackEnv, temporalBinary } from '@infersweep/testkit/stack';
+import { exited } from '@infersweep/testkit/sweep-harness';
 
 const run = promisify(execFile);
 const namespace = `nscheck-${randomUUID().slice(0, 8)}`;

@@ -14,7 +14,7 @@ import {
   requiredSearchAttributes,
   searchAttributeProblems,
 } from '../src/namespace-check';
-import { repoRoot } from '../../../test/stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 
 const { KEYWORD, TEXT } = INDEXED_VALUE_TYPE;
 const allKeyword = (): Record<string, number> =>

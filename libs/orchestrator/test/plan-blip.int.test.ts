@@ -23,7 +23,7 @@ import {
   testInput,
   testPlan,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -15,9 +15,10 @@ import { ActivityContext, defaultDeps } from '../src/activities/context';
 import { pointActivities } from '../src/activities/point';
 import type { PointRequest } from '../src/activities/types';
 import { defaultWorkerSettings } from '../src/worker-settings';
+import { POINT_RECORD_FILE } from '@infersweep/testkit/runs-fixture';
 
 /** A record the real point activity wrote (it validates against libs/agentx's pointResultSchema). */
-const real = JSON.parse(readFileSync(join(__dirname, '../../../apps/cli/test/fixtures/point-record.json'), 'utf8')) as {
+const real = JSON.parse(readFileSync(POINT_RECORD_FILE, 'utf8')) as {
   conc: number;
   submission_valid: boolean;
   identity: Record<string, unknown>;

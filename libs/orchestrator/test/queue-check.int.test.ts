@@ -8,7 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSweepWorker } from '../src/worker';
 import { TaskQueueSharedError, deploymentOfIdentity } from '../src/queue-check';
-import { target, workflowBundle } from './harness';
+import { target, workflowBundle } from '@infersweep/testkit/sweep-harness';
 
 const taskQueue = `queue-check-${randomUUID()}`;
 const stops: (() => Promise<void>)[] = [];

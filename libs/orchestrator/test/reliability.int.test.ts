@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import { allocationJobName } from '@infersweep/core';
 import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import { stackEnv } from '../../../test/stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 import {
   cleanupStarted,
   client as connect,
@@ -21,7 +21,7 @@ import {
   testInput,
   testPlan,
   waitHeartbeat,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 let c: Client;

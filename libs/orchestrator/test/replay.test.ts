@@ -1,13 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { bundlerOptions, workflowsPath } from '../src/bundle';
-import { historyFixtures } from './history-fixtures';
+import { historyFixtures } from '@infersweep/testkit/history-fixtures';
 
 const fixtures = historyFixtures();
 
+// the current workflow code, bundled once from the sources (as a worker given workflowsPath would) for every replay
+let bundle: WorkflowBundle;
+beforeAll(async () => {
+  const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+  bundle = await bundleWorkflowCode({ workflowsPath, ...bundlerOptions, logger: silent as never });
+}, 120_000);
+
 /**
- * Histories recorded from finished sweeps, one folder per release (./history-fixtures.ts;
+ * Histories recorded from finished sweeps, one folder per release (libs/testkit/src/history-fixtures.ts;
  * INFERSWEEP_RECORD_HISTORIES=1 records them), must replay with the current workflow code: a change
  * that breaks determinism fails here.
  */
@@ -21,7 +28,7 @@ describe('workflow replay', () => {
     async (name, file) => {
       const history = JSON.parse(readFileSync(file, 'utf8'));
       await expect(
-        Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, name.replace('/', '-')),
+        Worker.runReplayHistory({ workflowBundle: bundle }, history, name.replace('/', '-')),
       ).resolves.toBeUndefined();
     },
     60_000,

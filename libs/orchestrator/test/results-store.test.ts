@@ -11,9 +11,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ResultsLayout } from '@infersweep/core';
 import { claimResultsDir, storedResult } from '../src/activities/results-store';
 import { RefusedInputError } from '../src/activities/input-checks';
+import { POINT_RECORD_FILE } from '@infersweep/testkit/runs-fixture';
 
 /** A record the real point activity wrote (it validates against libs/agentx's pointResultSchema). */
-const real = JSON.parse(readFileSync(join(__dirname, '../../../apps/cli/test/fixtures/point-record.json'), 'utf8')) as {
+const real = JSON.parse(readFileSync(POINT_RECORD_FILE, 'utf8')) as {
   conc: number;
   submission_valid: boolean;
   identity: { sweepId: string; planHash: string };

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { planSweep } from '@infersweep/topology';
 import { loadSweepConfig } from '@infersweep/orchestrator';
 import type { SweepResult } from '@infersweep/sweep';
-import { repoRoot } from '../../../test/stack-env';
+import { repoRoot } from '@infersweep/testkit/stack';
 import {
   historyText,
   localSlurm,
@@ -26,7 +26,7 @@ import {
   start,
   testInput,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

@@ -45,9 +45,9 @@ import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
 import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
-import { recordHistory } from './history-fixtures';
+import { recordHistory } from '@infersweep/testkit/history-fixtures';
 import { childSweepId } from '@infersweep/core';
-import { temporalBinary } from '../../../test/stack-env';
+import { temporalBinary } from '@infersweep/testkit/stack';
 
 type Verb = keyof SweepActivities;
 /** Per sweep: what a mocked activity does on its n-th call (1-based) with this input. */
@@ -526,7 +526,7 @@ describe('sweepWorkflow with mocked activities', () => {
   });
 });
 
-/** With INFERSWEEP_RECORD_HISTORIES=1, keep a finished sweep's history as a replay fixture (./history-fixtures.ts). */
+/** With INFERSWEEP_RECORD_HISTORIES=1, keep a finished sweep's history as a replay fixture (libs/testkit/src/history-fixtures.ts). */
 async function keepFixture(workflowId: string, scenario: string): Promise<void> {
   await recordHistory(env.client.workflow.getHandle(workflowId), scenario);
 }

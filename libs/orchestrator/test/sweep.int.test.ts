@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { abortUpdate, retryNowUpdate, skipPointUpdate, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import { repoRoot, stackEnv } from '../../../test/stack-env';
+import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
 import {
   keepHistory,
   liveJobsOf,
@@ -28,7 +28,7 @@ import {
   testPlan,
   waitHeartbeat,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

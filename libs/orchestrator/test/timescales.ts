@@ -1,6 +1,6 @@
 /**
  * Sweeps that survive real-cluster timescales: `--orientation all` (all of it, or its first
- * orientations) under the production-like timing profile (./harness.ts, productionTimings) on the
+ * orientations) under the production-like timing profile (libs/testkit/src/sweep-harness.ts, productionTimings) on the
  * real stack (Temporal dev server, local Slurm over the loopback sshd, the simulator per allocation,
  * a real worker with the production activities on a test task queue). Every wait runs longer than
  * the limit it threatens: the first allocation queues behind a job holding every node for longer
@@ -28,7 +28,7 @@ import {
   startAll,
   testInput,
   waitHeartbeat,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 export interface TimescaleRun {
   /** how long the first allocation waits in the queue before the blocker is released */

@@ -7,7 +7,7 @@
  * a grant wait of hours) and, on the real queue, by timings.nightly.test.ts.
  */
 import { describe, it } from 'vitest';
-import { HEARTBEAT_TIMEOUT_SECONDS, localSlurm, realStackSuite } from './harness';
+import { HEARTBEAT_TIMEOUT_SECONDS, localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
 import { expectRealClusterTimescales } from './timescales';
 
 const slurm = localSlurm();

@@ -5,7 +5,7 @@
  * outlast the point's heartbeat timeout; every point completes on its first attempt.
  */
 import { describe, it } from 'vitest';
-import { localSlurm, OLD_GRANT_WINDOW_SECONDS, realStackSuite } from './harness';
+import { localSlurm, OLD_GRANT_WINDOW_SECONDS, realStackSuite } from '@infersweep/testkit/sweep-harness';
 import { expectRealClusterTimescales } from './timescales';
 
 const slurm = localSlurm();

@@ -13,8 +13,8 @@ import type { Client } from '@temporalio/client';
 import { planSweep, type SweepPlan } from '@infersweep/topology';
 import type { SweepResult } from '@infersweep/sweep';
 import { CLUSTER_CONFIGS, loadSweepConfig } from '@infersweep/orchestrator';
-import { toolsDir } from '../../../test/stack-env';
-import { liveJobsOf, localSlurm, readPoint, startOnNewWorker, testInput } from './harness';
+import { toolsDir } from '@infersweep/testkit/stack';
+import { liveJobsOf, localSlurm, readPoint, startOnNewWorker, testInput } from '@infersweep/testkit/sweep-harness';
 
 const CLUSTER = 'local-vllm';
 const slurm = localSlurm();

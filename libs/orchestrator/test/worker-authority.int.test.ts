@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { allocationJobName, ResultsLayout } from '@infersweep/core';
 import { progressQuery, type SweepInput, type SweepResult } from '@infersweep/sweep';
 import type { SweepPlan } from '@infersweep/topology';
-import { repoRoot, stackEnv } from '../../../test/stack-env';
+import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
 import {
   historyText,
   localSlurm,
@@ -31,7 +31,7 @@ import {
   testPlan,
   track,
   waitProgress,
-} from './harness';
+} from '@infersweep/testkit/sweep-harness';
 
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);

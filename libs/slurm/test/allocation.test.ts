@@ -11,7 +11,7 @@ import {
   type AllocateRequest,
   type AllocationProgress,
 } from '../src/index';
-import { FakeSlurm } from './fake-slurm';
+import { FakeSlurm } from '@infersweep/testkit/fake-slurm';
 
 const req = (over: Partial<AllocateRequest> = {}): AllocateRequest => ({
   jobName: 'infersweep-unit-alloc',

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AllocationLostError, type JobInfo } from '../src/index';
-import { allocRequest, PREFIX, repoRoot, shared, sshCluster, stackDir, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, repoRoot, shared, sshCluster, stackDir, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 const run = promisify(execFile);
 
@@ -26,12 +27,12 @@ describe('allocation loss is detected and typed', () => {
     for (const node of downed) await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
     if (killedSlurmd) await run('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { timeout: 120_000 });
     for (const node of downed)
-      await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
+      await until(`${node} back`, async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000);
     for (const id of created) await cluster.release(id).catch(() => undefined);
     await until(
+      'no infersweep-test-slurm- job left',
       async () => (await cluster.findOrphans(PREFIX)).length === 0,
       60_000,
-      'no infersweep-test-slurm- job left',
     );
     await exec.close();
   });
@@ -83,7 +84,7 @@ describe('allocation loss is detected and typed', () => {
     expect(info.state).toBe('NODE_FAIL');
     await expectLost(a.jobId, 'NODE_FAIL');
     await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
-    await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} resumed`);
+    await until(`${node} resumed`, async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000);
     downed.delete(node);
   });
 
@@ -111,7 +112,7 @@ describe('allocation loss is detected and typed', () => {
             token,
           ])
         ).code === 0;
-      await until(taskAlive, 20_000, 'step task running');
+      await until('step task running', taskAlive, 20_000);
       const pid = readFileSync(join(stackDir(), 'pids', `slurmd-${node}.pid`), 'utf8').trim();
       expect(pid).toMatch(/^\d+$/);
       const t0 = Date.now();
@@ -125,8 +126,8 @@ describe('allocation loss is detected and typed', () => {
       expect(await cluster.stepStatus(h)).toBe('exited');
       // restart the slurmd (idempotent bring-up), which kills the orphaned step; node returns
       await run('bash', [join(repoRoot, 'scripts/stack.sh'), 'up'], { timeout: 120_000 });
-      await until(async () => !(await taskAlive()), 60_000, 'orphaned step task gone');
-      await until(async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000, `${node} back`);
+      await until('orphaned step task gone', async () => !(await taskAlive()), 60_000);
+      await until(`${node} back`, async () => /^(idle|mixed|allocated)$/.test(await nodeState(node)), 60_000);
       downed.delete(node);
     },
   );

@@ -1,17 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
+import { repoRoot, stackEnv, type StackEnv } from '@infersweep/testkit/stack';
 import { SlurmCluster, SshExecutor, type AllocateRequest, type SshExecutorOptions } from '../src/index';
 
-export { repoRoot };
+export { repoRoot, stackEnv };
 
-/** The values scripts/stack.sh wrote for the running stack (`$INFERSWEEP_DATA/stack/env`). */
-export function stackEnv(): Record<string, string> {
-  return parseStackEnv(readFileSync(stackEnvFile(dataDirOf(process.env)), 'utf8'));
-}
-
-function need(e: Record<string, string>, k: string): string {
+function need(e: StackEnv, k: keyof StackEnv): string {
   const v = e[k];
   if (!v) throw new Error(`stack env has no ${k}: is the stack up (scripts/stack.sh up)?`);
   return v;
@@ -57,24 +52,6 @@ export function sshOptions(over: Partial<SshExecutorOptions> = {}): SshExecutorO
 export function sshCluster(): { exec: SshExecutor; cluster: SlurmCluster } {
   const exec = new SshExecutor(sshOptions());
   return { exec, cluster: new SlurmCluster(exec, { pollIntervalMs: 250 }) };
-}
-
-/** Poll `check` until it returns a truthy value or the deadline passes (no sleeps as synchronisation). */
-export async function until<T>(
-  check: () => Promise<T | false | null | undefined | '' | 0>,
-  timeoutMs: number,
-  what: string,
-  intervalMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | false | null | undefined | '' | 0;
-  for (;;) {
-    last = await check();
-    if (last) return last as T;
-    if (Date.now() >= deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 export const shared = (): string => need(stackEnv(), 'INFERSWEEP_SHARED');

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ImageImportError, ImageLockTimeout, imageFileName } from '../src/index';
-import { allocRequest, shared, sshCluster, uniqueName, until } from './helpers';
+import { allocRequest, shared, sshCluster, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 /** Stand-in for `enroot import`: a real squashfs built with mksquashfs, counting its runs. */
 const standIn = (counter: string, extra = ''): string[] => [
@@ -80,9 +81,9 @@ describe('importImage: flock, validation, atomic rename (real files, real flock,
       .catch((e: unknown) => e);
     try {
       await until(
+        'lock held',
         async () => (await exec.run(['flock', '-n', `${squash}.lock`, 'true'])).code === 1,
         10_000,
-        'lock held',
       );
       const t0 = Date.now();
       const err = await cluster

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AllocationError, AllocationLostError, SlurmCluster, SshExecutor, type StepHandle } from '../src/index';
-import { allocRequest, PREFIX, shared, sshCluster, sshOptions, sshSessionPid, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, shared, sshCluster, sshOptions, sshSessionPid, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 const STEP = [
   'bash',
@@ -60,12 +61,12 @@ describe('allocation lifecycle on the real cluster', () => {
       const launchMs = Date.now() - t1;
       for (const h of handles) expect(await cluster.stepStatus(h)).toBe('running');
       const logs = await until(
+        'every step logging',
         async () => {
           const l = await cluster.fetchLogs(handles, { tailLines: 200 });
           return l.every((x) => x.tail.includes('tick')) && l;
         },
         20_000,
-        'every step logging',
       );
       for (const [i, l] of logs.entries()) {
         expect(l.tail).toContain(`start node=${a.nodes[i]} job=${a.jobId} msg=hi $(x) ${a.nodes[i]}`);
@@ -142,9 +143,9 @@ describe('allocation lifecycle on the real cluster', () => {
       join(shared(), uniqueName('q'), 'x y $(z).log'),
     );
     const l = await until(
+      'step done',
       async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h]))[0],
       20_000,
-      'step done',
     );
     expect(l.tail).toBe('a\'b"c$(touch /tmp/infersweep-pwn)\nd');
     expect((await exec.run(['test', '-e', '/tmp/infersweep-pwn'])).code).toBe(1);
@@ -162,9 +163,9 @@ describe('allocation lifecycle on the real cluster', () => {
       { isolateEnv: true },
     );
     const l = await until(
+      'env step done',
       async () => (await cluster.stepStatus(h)) === 'exited' && (await cluster.fetchLogs([h], { tailLines: 500 }))[0],
       20_000,
-      'env step done',
     );
     const names = l.tail
       .split('\n')
@@ -222,14 +223,14 @@ describe('allocation lifecycle on the real cluster', () => {
     const session = await sshSessionPid(x);
     const pending = c.allocate(req).catch((e: unknown) => e);
     const job = await until(
+      'held job pending',
       async () => (await cluster.jobsNamed(name)).find((j) => j.state === 'PENDING'),
       20_000,
-      'held job pending',
     );
     created.add(job.jobId);
     expect(x.connects).toBe(1);
     await exec.run(['kill', '-KILL', session]);
-    await until(async () => (await exec.run(['kill', '-0', session])).code !== 0, 10_000, 'sshd session gone');
+    await until('sshd session gone', async () => (await exec.run(['kill', '-0', session])).code !== 0, 10_000);
     // salloc survives the dropped connection on the login node (REPORT.md) and is still waiting
     expect((await cluster.describe(job.jobId)).state).toBe('PENDING');
     await exec.run(['scontrol', 'release', job.jobId]);

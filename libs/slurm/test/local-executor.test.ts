@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@infersweep/testkit/wait';
 import { CommandAbortedError, CommandTimeoutError, LocalExecutor } from '../src/index';
 
 const alive = (pid: number): boolean => {
@@ -12,15 +13,6 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
 
 describe('LocalExecutor', () => {
   const ex = new LocalExecutor();
@@ -59,7 +51,7 @@ describe('LocalExecutor', () => {
     });
     await expect(p).rejects.toBeInstanceOf(CommandTimeoutError);
     expect(pids[0]).toBeGreaterThan(0);
-    expect(await until(() => !alive(pids[0]!), 5_000)).toBe(true);
+    expect(await until('the grandchild gone', async () => !alive(pids[0]!), 5_000, 50)).toBe(true);
   });
 
   it('an abort kills the group too, grandchildren included', async () => {
@@ -75,6 +67,6 @@ describe('LocalExecutor', () => {
     await expect(p).rejects.toBeInstanceOf(CommandAbortedError);
     expect(pids).toHaveLength(2);
     expect(pids.every((pid) => pid > 0)).toBe(true);
-    expect(await until(() => !pids.some(alive), 5_000)).toBe(true);
+    expect(await until('every child gone', async () => !pids.some(alive), 5_000, 50)).toBe(true);
   });
 });

@@ -7,7 +7,8 @@
 import { expect } from 'vitest';
 import { join } from 'node:path';
 import { CommandAbortedError, SlurmCluster, type AllocationProgress, type SshExecutor } from '../src/index';
-import { allocRequest, shared, uniqueName, until } from './helpers';
+import { allocRequest, shared, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 export interface QueueWaitContext {
   exec: SshExecutor;
@@ -50,7 +51,7 @@ export async function expectQueueWait(
       onProgress: (p) => (p.state === 'PENDING' ? (pendingSeen = p) : undefined),
     })
     .catch((e: unknown) => e);
-  await until(async () => pendingSeen, 60_000, 'the request to be PENDING');
+  await until('the request to be PENDING', async () => pendingSeen, 60_000);
   expect(pendingSeen!.reason).toMatch(/Resources|Priority/);
   const tCancel = Date.now();
   ctl.abort();
@@ -82,14 +83,14 @@ export async function expectQueueWait(
   // the retry is told how long the first attempt had waited (its last heartbeat): the wait keeps its age
   const before = Math.round((Date.now() - t0) / 1000) + 100;
   const p2 = slow.allocate(long, { onProgress: (p) => progress.push(p), waitedSecondsBefore: before });
-  await until(async () => progress.length > 0, 30_000, 'the retry to report');
+  await until('the retry to report', async () => progress.length > 0, 30_000);
   expect(progress[0]).toMatchObject({ adoptedPending: true, jobId: firstJob, state: 'PENDING' });
   expect(progress[0]!.waitedSeconds).toBeGreaterThanOrEqual(before);
   // hold the nodes for holdSeconds (many pending polls; nightly: past the old 300 s window of salloc --immediate=300)
   await until(
+    `the ${holdSeconds} s hold to pass`,
     async () => Date.now() - t0 > holdSeconds * 1000,
     holdSeconds * 1000 + 20_000,
-    `the ${holdSeconds} s hold to pass`,
     1_000,
   );
   expect((await cluster.describe(firstJob!)).state).toBe('PENDING');

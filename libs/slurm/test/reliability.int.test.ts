@@ -4,7 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AllocationError, SshExecutor, type LivenessVerdict } from '../src/index';
-import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackDir, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackDir, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 import { expectQueueWait } from './queue-wait';
 
 /**
@@ -88,7 +89,7 @@ describe('a flaky Slurm and a real login node', () => {
     const w = cluster.watchLiveness(a.jobId, [h], { intervalMs: 200, onVerdict: (v) => verdicts.push(v) });
     for (let i = 0; i < 12; i++) expect((await cluster.describe(a.jobId)).state).toBe('RUNNING');
     expect(await cluster.stepStatus(h)).toBe('running');
-    await until(async () => verdicts.length >= 30, 60_000, '30 liveness polls');
+    await until('30 liveness polls', async () => verdicts.length >= 30, 60_000);
     await w.stop();
     const calls = flakyCalls();
     uninstall();

@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SetupError, SlurmCluster, SshExecutor } from '../src/index';
-import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackEnv, uniqueName, until } from './helpers';
+import { allocRequest, PREFIX, shared, sshCluster, sshOptions, stackEnv, uniqueName } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 const cshUser = (): string => {
   const u = stackEnv().INFERSWEEP_SSH_CSH_USER;
@@ -55,7 +56,7 @@ describe('a tcsh login user and a secret the server needs', () => {
     const t0 = Date.now();
     await expect(exec.run(['sleep', '30'], { timeoutMs: 1_000 })).rejects.toThrow(/timed out after 1000 ms/);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    await until(async () => !/\bsleep 30\b/.test(psAll()), 10_000, 'the remote sleep killed with its group');
+    await until('the remote sleep killed with its group', async () => !/\bsleep 30\b/.test(psAll()), 10_000);
   });
 
   it('allocate, launch a step with a secret, release — all as the tcsh user; the value is in the task environment only', async () => {
@@ -75,6 +76,7 @@ describe('a tcsh login user and a secret the server needs', () => {
       },
     );
     const taskPid = await until(
+      'the step task running',
       async () => {
         const line = psAll()
           .split('\n')
@@ -82,19 +84,18 @@ describe('a tcsh login user and a secret the server needs', () => {
         return line?.trim().split(/\s+/)[0];
       },
       20_000,
-      'the step task running',
     );
     const environ = readFileSync(`/proc/${taskPid}/environ`, 'utf8').split('\0');
     expect(environ).toContain(`INFERSWEEP_CANARY=${canary}`);
     expect(environ).toContain('PLAIN=visible');
     expect(psAll()).not.toContain(canary);
     const [log] = await until(
+      'the step log',
       async () => {
         const l = await cluster.fetchLogs([h]);
         return l[0]!.tail.includes('has-secret=') && l;
       },
       20_000,
-      'the step log',
     );
     expect(log!.tail).toContain(`has-secret=${canary.length}`);
     expect(log!.tail).not.toContain(canary);

@@ -10,7 +10,8 @@ import {
   SshHostKeyError,
   executorForProfile,
 } from '../src/index';
-import { shared, sshOptions, sshSessionPid, stackEnv, until } from './helpers';
+import { shared, sshOptions, sshSessionPid, stackEnv } from './helpers';
+import { until } from '@infersweep/testkit/wait';
 
 describe('SshExecutor against the loopback sshd', () => {
   const ex = new SshExecutor(sshOptions());
@@ -113,7 +114,7 @@ describe('SshExecutor against the loopback sshd', () => {
     expect(err).toBeInstanceOf(CommandTimeoutError);
     const pid = pids[0]!;
     expect(pid).toMatch(/^\d+$/);
-    await until(async () => (await ex.run(['kill', '-0', pid])).code !== 0, 10_000, `remote sleep ${pid} gone`);
+    await until(`remote sleep ${pid} gone`, async () => (await ex.run(['kill', '-0', pid])).code !== 0, 10_000);
   });
 
   it('a dropped connection: the in-flight non-idempotent command fails retryably, the next call reconnects, idempotent commands are retried', async () => {

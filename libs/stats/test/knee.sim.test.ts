@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cliffCurve, kneeOutcomes, smoothCurve } from './sim-figures';
+import { cliffCurve, kneeOutcomes, smoothCurve } from '@infersweep/testkit/sim-figures';
 
 // docs/statistics.md "Pre-registered targets" S1–S2
 describe('the knee under 2 % noise (200 seeded runs each)', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { replicateRules } from './sim-figures';
+import { replicateRules } from '@infersweep/testkit/sim-figures';
 
 // docs/statistics.md "Second registration": R1b, R2b, R5 over 2000 sweeps with common random numbers;
 // "Fifth registration": R6 (200 sweeps) and R6b (the same 2000)

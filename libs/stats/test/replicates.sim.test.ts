@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapP90Coverage, varianceSplitMeans } from './sim-figures';
+import { bootstrapP90Coverage, varianceSplitMeans } from '@infersweep/testkit/sim-figures';
 
 // docs/statistics.md "Pre-registered targets" R3–R4 (R1 and R2 run at 2000 sweeps in replicate-rules.sim.test.ts)
 describe('replicates across allocations (seeded Monte-Carlo)', () => {

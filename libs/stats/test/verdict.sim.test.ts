@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NIGHT, eDivisiveRates, nights } from './sim-figures';
+import { NIGHT, eDivisiveRates, nights } from '@infersweep/testkit/sim-figures';
 
 // docs/statistics.md "Pre-registered targets" V1–V3 (300 nights per commit; bench/stats-nights.ts runs 1000) and V6
 describe('nightly verdicts on synthetic nights (80 series, seeded)', () => {

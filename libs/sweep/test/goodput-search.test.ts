@@ -10,7 +10,7 @@ import {
   type PointSummary,
   type SweepSearch,
 } from '../src';
-import { progress } from './progress-fixture';
+import { progress } from '@infersweep/testkit/progress-fixture';
 
 const summary = (over: Partial<PointSummary> = {}): PointSummary => ({
   concurrency: 8,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '@infersweep/stats';
 import { finishPoint, nextPointOrSearch, startPoint, type SearchResult, type SweepSearch } from '../src';
-import { progress } from './progress-fixture';
+import { progress } from '@infersweep/testkit/progress-fixture';
 
 const search: SweepSearch = {
   goal: ['frontier'],

@@ -4,7 +4,7 @@
  * doc can quote them.
  */
 import { describe, expect, it } from 'vitest';
-import { noiseFree, runCase, runOne, TRUE_LIMIT } from './limit-sim';
+import { noiseFree, runCase, runOne, TRUE_LIMIT } from '@infersweep/testkit/limit-sim';
 
 const SEARCHES = 200;
 

@@ -12,7 +12,7 @@ import {
   type PointSummary,
   type SweepSearch,
 } from '../src';
-import { progress } from './progress-fixture';
+import { progress } from '@infersweep/testkit/progress-fixture';
 
 const search: SweepSearch = {
   goal: ['slo-limit'],

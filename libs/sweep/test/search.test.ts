@@ -16,7 +16,7 @@ import {
   type SweepProgress,
   type SweepSearch,
 } from '../src';
-import { progress } from './progress-fixture';
+import { progress } from '@infersweep/testkit/progress-fixture';
 
 /** A synthetic server: what a point at concurrency c measures. */
 type Curve = (c: number) => Partial<PointSummary> & { valid?: boolean };

@@ -19,7 +19,7 @@ import type { HistoryActivities } from '../activities/history';
 /**
  * Heartbeat timeouts, in seconds, of the activities that wait on the cluster: an attempt whose
  * heartbeats stop for this long has failed. The timing tests read them from here
- * (libs/orchestrator/test/harness.ts) and run longer than each.
+ * (libs/testkit/src/sweep-harness.ts) and run longer than each.
  */
 export const HEARTBEAT_TIMEOUT_SECONDS = { allocate: 20, waitReady: 30, runPoint: 20 } as const;
 

@@ -1,4 +1,4 @@
-import type { SweepProgress } from '../src';
+import type { SweepProgress } from '@infersweep/sweep';
 
 /** A fresh sweep's progress with the planned points pending (search tests). */
 export const progress = (planned: number[]): SweepProgress => ({

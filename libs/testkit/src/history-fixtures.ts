@@ -10,7 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
 import { repoRoot } from '@infersweep/core';
 
-const root = join(__dirname, 'fixtures', 'histories');
+const root = join(repoRoot, 'libs', 'orchestrator', 'test', 'fixtures', 'histories');
 
 /** The release being recorded: the repository's package version. */
 export const RECORDING_VERSION = (

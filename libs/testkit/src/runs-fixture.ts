@@ -1,19 +1,20 @@
 /**
  * Results folders the way a sweep writes them, for the history's tests and the CLI's: a real plan
  * of the shipped config (local cluster, orientation latency) and point records derived from one the
- * point activity wrote (apps/cli/test/fixtures/point-record.json), at the throughputs a test gives.
+ * point activity wrote (libs/testkit/fixtures/point-record.json), at the throughputs a test gives.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ResultsLayout } from '@infersweep/core';
+import { repoRoot, ResultsLayout } from '@infersweep/core';
 import { parseSweepConfig, planSweep } from '@infersweep/topology';
 
-const RECORD_FILE = join(__dirname, '../../../apps/cli/test/fixtures/point-record.json');
+/** A point record the point activity wrote on the local stack (the source of every derived record). */
+export const POINT_RECORD_FILE = join(__dirname, '../fixtures/point-record.json');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const record = JSON.parse(readFileSync(RECORD_FILE, 'utf8')) as Record<string, any>;
+export const record = JSON.parse(readFileSync(POINT_RECORD_FILE, 'utf8')) as Record<string, any>;
 
 // the shipped config through topology's pure parser (libs/history sits below libs/orchestrator: no config-file adapter here)
-const CONFIG_FILE = join(__dirname, '../../../configs/kimik3-fp4-h200.yaml');
+const CONFIG_FILE = join(repoRoot, 'configs', 'kimik3-fp4-h200.yaml');
 const loaded = parseSweepConfig(readFileSync(CONFIG_FILE, 'utf8'), {
   file: 'configs/kimik3-fp4-h200.yaml',
   env: { ...process.env, INFERSWEEP_STACK: '/stack' },

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { simBinary } from '../../../test/stack-env';
+import { simBinary } from './stack';
 
 /** A private llm-d-inference-sim on a free loopback port (tests and the bench start their own). */
 export interface Sim {

@@ -1,11 +1,11 @@
 /**
  * The seeded SLO-limit simulation of docs/search.md ("Pre-registered simulation"): a curve with a
  * known limit (40), noisy windows with a reported bootstrap SE, spurious invalid windows and an
- * optional client limit, searched by the real `nextPointOrSearch`. Used by limit.sim.test.ts (the
+ * optional client limit, searched by the real `nextPointOrSearch`. Used by libs/sweep/test/limit.sim.test.ts (the
  * registered cases) and bench/search-noise.ts (the bigger table).
  */
 import { seededRng, type Rng } from '@infersweep/stats';
-import { finishPoint, nextPointOrSearch, startPoint, type PointState, type SweepSearch } from '../src';
+import { finishPoint, nextPointOrSearch, startPoint, type PointState, type SweepSearch } from '@infersweep/sweep';
 import { progress } from './progress-fixture';
 
 export const TRUE_LIMIT = 40;

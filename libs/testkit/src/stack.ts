@@ -21,6 +21,8 @@ export interface StackEnv {
   INFERSWEEP_TEMPORAL_UI: string;
   INFERSWEEP_SIM_URL: string;
   INFERSWEEP_PARTITION: string;
+  /** a user whose login shell is csh, when the host has one (the SSH executor's shell-agnostic test) */
+  INFERSWEEP_SSH_CSH_USER?: string;
 }
 
 export function stackEnv(): StackEnv {

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '@infersweep/agentx';
-import { rng } from '../src/rng';
+import { mulberry32 } from '@infersweep/stats';
 import type { EngineRequestSpan } from './engine-traces';
 
 /**
@@ -116,7 +116,7 @@ export function blockBootstrap90(
   opts: { block: number; resamples: number; seed: number },
 ): { lo: number; hi: number } {
   const b = Math.max(1, Math.min(opts.block, n));
-  const rand = rng(opts.seed).next;
+  const rand = mulberry32(opts.seed);
   const values = new Float64Array(opts.resamples);
   const idx = new Int32Array(n);
   for (let k = 0; k < opts.resamples; k++) {

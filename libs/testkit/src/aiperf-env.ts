@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunAiperfInput } from '@infersweep/agentx';
-import { toolsDir } from '../../../test/stack-env';
+import { repoRoot, toolsDir } from './stack';
 
 /** PyPI aiperf 0.13.0 in its own venv (scripts/setup.sh). */
 export const aiperfBinary = join(toolsDir, 'aiperf-venv', 'bin', 'aiperf');
@@ -50,7 +50,7 @@ export function simAiperfInput(
       deploymentPolicy: 'shared-server',
     },
     outDir,
-    traceFile: new URL('./data/traces', import.meta.url).pathname,
+    traceFile: join(repoRoot, 'libs/agentx/test/data/traces'),
     ...rest,
   };
 }

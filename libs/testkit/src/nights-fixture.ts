@@ -1,7 +1,7 @@
 /**
  * Synthetic nights through the history's own verdict (docs/history.md "Pre-registered targets"
  * H1–H4, H7): seeded AR(1) lognormal series as stored history points, judged by `evaluateRun`
- * exactly as a recorded run is. Used by ./nightly.sim.test.ts (per commit) and
+ * exactly as a recorded run is. Used by libs/history/test/nightly.sim.test.ts (per commit) and
  * bench/history-nights.ts (the 1000-night tables). Each function returns counts, never a verdict.
  */
 import {

@@ -4,7 +4,7 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planSweep, type SweepConfig, type SweepPlan } from '@infersweep/topology';
@@ -14,15 +14,17 @@ import { progressQuery, type SweepAllInput, type SweepInput, type SweepProgress 
 import { allocationJobName, ResultsLayout, SWEEP_ALL_WORKFLOW_TYPE } from '@infersweep/core';
 import {
   buildSweepInput,
+  bundlerOptions,
   connectClient,
   createSweepWorker,
   currentDeploymentTag,
   loadSweepConfig,
   temporalTarget,
+  workflowsPath,
+  type ActivityDeps,
 } from '@infersweep/orchestrator';
-import { repoRoot, stackEnv } from '../../../test/stack-env';
+import { repoRoot, stackEnv } from './stack';
 import { recordHistory } from './history-fixtures';
-import type { ActivityDeps } from '../src/activities';
 
 export const target = temporalTarget();
 
@@ -107,10 +109,10 @@ export function allOrientationPlans(
 
 /**
  * Production's heartbeat timeouts of the activities that wait on the cluster (the point, the
- * allocation: ../src/workflows/activities.ts). A timing profile that guards liveness by timer runs
+ * allocation: libs/orchestrator/src/workflows/activities.ts). A timing profile that guards liveness by timer runs
  * longer than the one it guards.
  */
-export { HEARTBEAT_TIMEOUT_SECONDS } from '../src/workflows/activities';
+export { HEARTBEAT_TIMEOUT_SECONDS } from '@infersweep/orchestrator';
 
 /** How long an allocation used to wait in the queue before infersweep gave up (`salloc --immediate=300`). */
 export const OLD_GRANT_WINDOW_SECONDS = 300;
@@ -278,7 +280,7 @@ export async function startOnNewWorker(
   return { worker, h: await start(c, input, tq) };
 }
 
-/** Start `--orientation all` (sweepAllWorkflow, as startSweepAll in ../src/client.ts does) on a test task queue. */
+/** Start `--orientation all` (sweepAllWorkflow, as startSweepAll in libs/orchestrator/src/client.ts does) on a test task queue. */
 export async function startAll(c: Client, inputs: SweepInput[], taskQueue: string): Promise<WorkflowHandle> {
   const arg: SweepAllInput = { sweeps: inputs, maxConcurrentSweeps: 1 };
   const handle = await c.workflow.start(SWEEP_ALL_WORKFLOW_TYPE, {
@@ -378,7 +380,6 @@ export async function keepHistory(h: WorkflowHandle, name: string): Promise<void
   const history = await recordHistory(h, name);
   // replay the fresh history right away with the current workflow code (the run's bundle when there is one)
   const bundle = workflowBundle();
-  const { bundlerOptions, workflowsPath } = await import('../src/bundle');
   await Worker.runReplayHistory(
     bundle ? { workflowBundle: bundle } : { workflowsPath, bundlerOptions },
     history,
@@ -386,17 +387,19 @@ export async function keepHistory(h: WorkflowHandle, name: string): Promise<void
   );
 }
 
-/** The production worker (apps/worker/src/main.ts) as a child process in its own process group. */
+/** The production worker (apps/worker/src/main.ts) with `args`, as a child process in its own process group. */
+export function spawnWorkerProcess(args: string[], options: Pick<SpawnOptions, 'env' | 'stdio'> = {}): ChildProcess {
+  return spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'apps/worker/src/main.ts'), ...args], {
+    cwd: repoRoot,
+    stdio: 'ignore',
+    ...options,
+    detached: true, // its own process group: tsx's node child gets the signal too
+  });
+}
+
+/** The production worker of the `local` cluster on `taskQueue`, as a child process in its own process group. */
 export function spawnWorker(taskQueue: string): ChildProcess {
-  return spawn(
-    join(repoRoot, 'node_modules', '.bin', 'tsx'),
-    [join(repoRoot, 'apps/worker/src/main.ts'), '--cluster', 'local', '--task-queue', taskQueue],
-    {
-      cwd: repoRoot,
-      stdio: 'ignore',
-      detached: true, // its own process group: tsx's node child gets the signal too
-    },
-  );
+  return spawnWorkerProcess(['--cluster', 'local', '--task-queue', taskQueue]);
 }
 
 /** Signal a spawned worker's whole process group. */

@@ -3,8 +3,8 @@
  * (what it waits for, withdraws, adopts) without a cluster. It answers the commands of
  * libs/slurm/src/commands.ts from an in-memory job table; the real-stack tests run the real ones.
  */
-import type { Executor, RunOptions, RunResult } from '../src/index';
-import { JOB_FORMAT } from '../src/index';
+import type { Executor, RunOptions, RunResult } from '@infersweep/slurm';
+import { JOB_FORMAT } from '@infersweep/slurm';
 
 export interface FakeJob {
   jobId: string;

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { toolsDir } from '../../../test/stack-env';
-import { parsePrometheus, sumMetric } from '../src/server/prometheus';
+import { toolsDir } from './stack';
+import { parsePrometheus, sumMetric } from '@infersweep/agentx';
 import { freePort } from './sim';
 
 /**

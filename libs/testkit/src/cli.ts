@@ -1,12 +1,13 @@
 /**
  * The CLI-spawning helpers of the CLI's tests in apps/cli/test (and of the production-stack
  * tests in test/production/harness.ts): the CLI runs as a subprocess
- * (bin/infersweep), so exit codes and output are real; `until` polls for what the tests wait on.
+ * (bin/infersweep), so exit codes and output are real.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { repoRoot } from '../../../test/stack-env';
+import { repoRoot } from './stack';
+import { until } from './wait';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 
 export const BIN = join(repoRoot, 'bin', 'infersweep');
@@ -50,28 +51,6 @@ export function runCli(
       resolve({ code: code ?? -1, stdout, stderr });
     });
   });
-}
-
-/** Poll `fn` until it returns a value (not undefined) or the deadline passes. */
-export async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastErr = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /**
