@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { progressQuery, type SweepProgress } from '@infersweep/sweep';
 import { taskQueueFor } from '@infersweep/core';
-import { cli, testCluster } from './cli-harness';
+import { cli, testCluster } from '@infersweep/testkit/cli';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -24,8 +24,8 @@ import {
   testInput,
   testPlan,
   waitProgress,
-} from '../../../libs/orchestrator/test/harness';
-import { stackEnv } from '../../../test/stack-env';
+} from '@infersweep/testkit/sweep-harness';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();
 const identityOf = (resultPath: string): { jobId: string; nodes: string[] } =>

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ResultsLayout } from '@infersweep/core';
 import { tInterval } from '@infersweep/stats';
 import { extractRun } from '../src';
-import { plan, writeRun } from './runs-fixture';
+import { plan, writeRun } from '@infersweep/testkit/runs-fixture';
 
 /** A run of c=1 whose plan replicates it (fixed n = 3), with replicate records at the given throughputs. */
 function replicatedRun(tput: number[], valid: boolean[] = tput.map(() => true)): string {

@@ -19,7 +19,7 @@ import {
   type SweepProgress,
   type SweepReplicates,
 } from '../src';
-import { progress } from './progress-fixture';
+import { progress } from '@infersweep/testkit/progress-fixture';
 
 const spec = (over: Partial<SweepReplicates> = {}): SweepReplicates => ({
   points: 'all',
