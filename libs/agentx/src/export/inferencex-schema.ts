@@ -185,6 +185,12 @@ export const inferencexAggSchema = z
     decode_ep: z.number().int().optional(),
     decode_dp_attention: trueFalse.optional(),
     num_decode_gpu: z.number().int().optional(),
+    /** A disaggregated point: the router (`ROUTER_METADATA`, name and version) and the KV transfer (`KV_P2P_TRANSFER`). */
+    router: z
+      .object({ name: z.string().min(1), version: z.string().min(1) })
+      .strict()
+      .optional(),
+    kv_p2p_transfer: z.string().min(1).optional(),
     // single-node shape
     pp: z.number().int().optional(),
     dcp_size: z.number().int().optional(),

@@ -78,6 +78,8 @@ export const routerSchema = z
     kind: z.enum(['vllm-router', 'toy-proxy']).default('vllm-router'),
     /** The executable (vllm-router) or the script (toy-proxy, run with python3). */
     binary: nonEmpty.optional(),
+    /** The router's version, exported as InferenceX's `router: {name, version}` (omitted when unset). */
+    version: nonEmpty.optional(),
     prefillPolicy: nonEmpty.default('consistent_hash'),
     decodePolicy: nonEmpty.default('power_of_two'),
     extraArgs: z.array(nonEmpty).default([]),

@@ -41,6 +41,7 @@ export function planDisaggregated(
   const layout = layOut(pd, planned);
   const router = {
     kind: pd.router.kind,
+    ...(pd.router.version === undefined ? {} : { version: pd.router.version }),
     node: 0,
     argv: routerArgv(pd.router, pd.connector, layout.endpoints),
     endpoint: ROUTER_ENDPOINT,

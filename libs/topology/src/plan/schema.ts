@@ -230,6 +230,7 @@ export const disaggregationSchema = z
     router: z
       .object({
         kind: routerSchema.shape.kind,
+        version: str.optional(),
         /** The allocation rank it runs on. */
         node: z.number().int().nonnegative(),
         argv: z.array(str),
