@@ -23,6 +23,7 @@ import {
 import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
+import { acceptanceWarning } from './server/spec-decode';
 import type { EndpointSnapshot, ServerMetrics } from './server/window';
 import { resolveTracesAsync } from './traces';
 
@@ -41,6 +42,8 @@ export interface RunPointInput {
   family?: EngineFamily;
   /** Per-request SLO bounds: the record gets its goodput attainment (search.slo.goodput). */
   goodput?: GoodputSlo;
+  /** The recipe's expected speculative acceptance length (the plan's `speculative`): a point far from it gets a warning. */
+  expectedAcceptanceLength?: number;
 }
 
 export interface RunPointHooks {
@@ -218,7 +221,11 @@ function pointRecord(p: PointRecordParts) {
     timing: pointTiming(r, settings.profileDurationSeconds, p.startedAt, p.endedAt),
     submission_valid: v.valid,
     submission_invalid_reasons: v.reasons,
-    warnings: [...r.warnings, ...droppedSampleWarnings(window.snapshots())],
+    warnings: [
+      ...r.warnings,
+      ...droppedSampleWarnings(window.snapshots()),
+      ...[acceptanceWarning(server.spec_decode ?? null, input.expectedAcceptanceLength)].filter((w) => w !== null),
+    ],
     artifacts: {
       record: input.outDir ? join(input.outDir, POINT_RECORD_FILE) : null,
       requests_jsonl: input.outDir ? join(input.outDir, POINT_REQUESTS_FILE) : null,

@@ -34,6 +34,12 @@ export function renderPlan(p: SweepPlan): string {
       `max-num-batched-tokens ${e.maxNumBatchedTokens ?? 'vLLM default'} · prefix caching ${e.prefixCaching ? 'on' : 'OFF'} · prompt-token details ${e.promptTokensDetails ? 'on' : 'off'}` +
       `${e.queuedPoints.length ? ` · QUEUES at c = ${e.queuedPoints.join(', ')}` : ''}`,
   );
+  const sd = p.speculative;
+  if (sd !== undefined)
+    out.push(
+      `speculative ${sd.method}${sd.model ? ` draft ${sd.model}` : ''}${sd.numSpeculativeTokens ? ` · ${sd.numSpeculativeTokens} tokens` : ''}` +
+        ` · expected acceptance length ${sd.expectedAcceptanceLength ?? 'not given (no drift warning)'}`,
+    );
   const cap = p.capacity;
   out.push(
     cap.checked

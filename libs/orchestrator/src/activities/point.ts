@@ -131,6 +131,9 @@ async function measure(
       trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
+      ...(plan.speculative?.expectedAcceptanceLength === undefined
+        ? {}
+        : { expectedAcceptanceLength: plan.speculative.expectedAcceptanceLength }),
     },
     {
       signal,

@@ -242,6 +242,20 @@ export const disaggregationSchema = z
   })
   .strict();
 
+/** The deployment's speculative decoding, from its `--speculative-config` (plan/speculative.ts). */
+export const speculativeSchema = z
+  .object({
+    method: str,
+    /** The draft model, when the method has one (ngram has none). */
+    model: str.optional(),
+    numSpeculativeTokens: z.number().int().positive().optional(),
+    /** The recipe's expected acceptance length (its `synthetic_acceptance_length`): points far from it are warned about. */
+    expectedAcceptanceLength: z.number().positive().optional(),
+    /** The whole setting as launched. */
+    config: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
 export const sweepPlanSchema = z
   .object({
     schemaVersion: z.literal(1),
@@ -315,6 +329,8 @@ export const sweepPlanSchema = z
      * topology fields are the decode worker's) and `endpoints` is the router.
      */
     disaggregation: disaggregationSchema.optional(),
+    /** Speculative decoding, when the engine runs it (absent: none). */
+    speculative: speculativeSchema.optional(),
   })
   .strict();
 
@@ -326,6 +342,7 @@ export type TimeLimit = z.infer<typeof timeLimitSchema>;
 export type PlanSearch = z.infer<typeof planSearchSchema>;
 export type DisaggRolePlan = z.infer<typeof disaggRolePlanSchema>;
 export type Disaggregation = z.infer<typeof disaggregationSchema>;
+export type Speculative = z.infer<typeof speculativeSchema>;
 
 export const boundNodeSchema = z
   .object({

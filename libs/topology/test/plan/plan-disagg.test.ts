@@ -374,3 +374,33 @@ describe('the router argv (rule 26)', () => {
     expect(p.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/toy-proxy is vLLM's test proxy/)]));
   });
 });
+
+describe('speculative decoding in the plan (plan/speculative.ts)', () => {
+  it("the ix-* arms run InferenceX's DSpark recipe: method, draft, tokens and its synthetic acceptance length", () => {
+    expect(plan('ix-latency').speculative).toEqual({
+      method: 'dspark',
+      model: 'Inferact/Kimi-K3-DSpark',
+      numSpeculativeTokens: 2,
+      expectedAcceptanceLength: 2.51,
+      config: {
+        method: 'dspark',
+        model: 'Inferact/Kimi-K3-DSpark',
+        num_speculative_tokens: 2,
+        draft_sample_method: 'probabilistic',
+        rejection_sample_method: 'synthetic',
+        synthetic_acceptance_length: 2.51,
+      },
+    });
+    expect(plan('latency').speculative).toBeUndefined();
+  });
+
+  it("ngram has no draft model and no expected length; a P/D plan carries the roles' common method", () => {
+    const ngram = `'{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'`;
+    const e = `{ topology: { tp: 8, pp: 2 }, engine: { extraArgs: [--speculative-config, ${ngram}] } }`;
+    expect(planX(withPd(roles(e, e))).speculative).toEqual({
+      method: 'ngram',
+      numSpeculativeTokens: 3,
+      config: { method: 'ngram', num_speculative_tokens: 3, prompt_lookup_max: 4 },
+    });
+  });
+});
