@@ -21,6 +21,7 @@ export * from './server/drain';
 export * from './server/idle-ranks';
 export * from './server/window';
 export * from './server/spec-decode';
+export * from './server/energy';
 export * from './server/scrape';
 export * from './server/wait-for-drain';
 export * from './server/readiness';

@@ -13,6 +13,7 @@ import {
   kvPoolTokensFromServerLogs,
   parseAiperfJsonl,
   parsePrometheus,
+  pointEnergy,
   pointResultSchema,
   recipeFingerprint,
   requestMetrics,
@@ -552,6 +553,24 @@ describe('InferenceX export of a disaggregated (P/D) point', () => {
     const bare = toInferencex(realRecord(8, 32), inferencexContext(plan('pd-1p1d')), { requests: aiperfRequests() });
     expect('router' in bare).toBe(false);
     expect(bare.kv_p2p_transfer).toBe('nixl');
+  });
+
+  it("a point with an energy block exports InferenceX's power fields; one without has none", () => {
+    const energy = pointEnergy({
+      source: 'nvidia-smi',
+      samples: [0, 1].flatMap((g) => [0, 1, 2].map((t) => ({ gpu: `n/${g}`, t, watts: 500 }))),
+      window: { start: 0, end: 2 },
+      gpus: 2,
+      tokens: { input: 1500, output: 500, requests: 4 },
+    });
+    const withPower = toInferencex({ ...realRecord(8, 32), energy }, ctx, { requests: aiperfRequests() });
+    expect(withPower).toMatchObject({
+      power_metric_schema_version: 2,
+      power_valid: 1,
+      total_gpu_energy_j: 2000,
+      joules_per_output_token: 4,
+    });
+    expect('power_valid' in agg).toBe(false);
   });
 
   it('the file name carries both roles and disagg-true', () => {

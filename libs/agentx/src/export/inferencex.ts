@@ -4,6 +4,7 @@ import type { PointResult, RequestRecord } from '../result';
 import { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from './inferencex-schema';
 import { kvPoolTokensFromServerLogs } from './server-log';
+import { inferencexPowerFields } from '../server/energy';
 import { inferencexSidecar, sidecarWarnings } from './comparable';
 
 export * from './inferencex-schema';
@@ -404,6 +405,7 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
     server_metrics: serverMetrics(r, inputs.requests, poolTokens),
     kv_cache_pool_tokens: poolTokens,
   };
+  if (r.energy !== undefined) Object.assign(agg, inferencexPowerFields(r.energy));
   // what InferenceX's schema cannot say otherwise: an invalid point, another workload (./comparable.ts)
   const warnings = [...sidecarWarnings(inferencexSidecar(r, ctx.modelPrefix)), ...r.server_metrics.warnings];
   if (warnings.length > 0) agg.warnings = warnings;
