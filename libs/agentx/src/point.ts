@@ -24,6 +24,7 @@ import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
 import { acceptanceWarning } from './server/spec-decode';
+import { idleRoleMessages } from './server/idle-ranks';
 import type { EndpointSnapshot, ServerMetrics } from './server/window';
 import { resolveTracesAsync } from './traces';
 
@@ -44,6 +45,8 @@ export interface RunPointInput {
   goodput?: GoodputSlo;
   /** The recipe's expected speculative acceptance length (the plan's `speculative`): a point far from it gets a warning. */
   expectedAcceptanceLength?: number;
+  /** A disaggregated deployment: the role of each metrics endpoint (prefill/decode); an idle role invalidates the point. */
+  metricsRoles?: string[];
 }
 
 export interface RunPointHooks {
@@ -194,7 +197,12 @@ function pointRecord(p: PointRecordParts) {
     concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
     runCancelledReason: r.runCancelledReason,
     serverMetricsMissing: serverMetricsMissing(input.metricsEndpoints.length, server),
-    idleRankMessages: window.idleRankMessages(),
+    idleRankMessages: [
+      ...window.idleRankMessages(),
+      ...(input.metricsRoles === undefined
+        ? []
+        : idleRoleMessages(window.startSnap, window.endSnap, input.metricsRoles, input.family)),
+    ],
     prefixCacheReason: prefixCacheGate(r.records, server.cache.prefix_hits, settings.requireCachedTokens ?? false),
   });
   return {
