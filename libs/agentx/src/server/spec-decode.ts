@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Sample } from './prometheus';
-import type { EndpointSnapshot } from './window';
 
 /**
  * Speculative decoding over the profiling window (pure), from vLLM's spec-decode counters (vLLM
@@ -33,6 +32,9 @@ export const specDecodeWindowSchema = z
   .strict();
 export type SpecDecodeWindow = z.infer<typeof specDecodeWindowSchema>;
 
+/** One endpoint's scrape (window.ts EndpointSnapshot; structural here, window.ts imports this file). */
+type Snapshot = { samples: Sample[] | null };
+
 const sum = (samples: readonly Sample[], name: string, filter: (s: Sample) => boolean = () => true): number | null => {
   const hits = samples.filter((s) => s.name === name && filter(s));
   return hits.length === 0 ? null : hits.reduce((a, s) => a + s.value, 0);
@@ -43,11 +45,8 @@ const sum = (samples: readonly Sample[], name: string, filter: (s: Sample) => bo
  * them at the end (the engine runs no speculative decoding). A counter that went backwards (a restarted
  * server) gives null too: the caller warns, never reports a rate from it.
  */
-export function specDecodeWindow(
-  start: readonly EndpointSnapshot[],
-  end: readonly EndpointSnapshot[],
-): SpecDecodeWindow | null {
-  const all = (snap: readonly EndpointSnapshot[]) => snap.flatMap((e) => e.samples ?? []);
+export function specDecodeWindow(start: readonly Snapshot[], end: readonly Snapshot[]): SpecDecodeWindow | null {
+  const all = (snap: readonly Snapshot[]) => snap.flatMap((e) => e.samples ?? []);
   const a = all(start);
   const b = all(end);
   const delta = (name: string, filter?: (s: Sample) => boolean): number | null => {
