@@ -87,8 +87,6 @@ export const routerSchema = z
   .strict();
 
 export type KvConnector = z.infer<typeof kvConnectorSchema>;
-export type NixlConnector = z.infer<typeof nixlConnectorSchema>;
-export type P2pNcclConnector = z.infer<typeof p2pNcclConnectorSchema>;
 export type RouterSpec = z.infer<typeof routerSchema>;
 export const DISAGG_ROLES = ['prefill', 'decode'] as const;
 export type DisaggRole = (typeof DISAGG_ROLES)[number];

@@ -495,7 +495,6 @@ export type TopologySpec = z.infer<typeof topologySpecSchema>;
 export type Orientation = z.infer<typeof orientationSchema>;
 export type OrientationEngine = z.infer<typeof orientationEngineSchema>;
 export type Disaggregated = z.infer<typeof disaggregatedSchema>;
-export type DisaggRoleSpec = Disaggregated['prefill'];
 export type ModelArchitecture = z.infer<typeof modelArchitectureSchema>;
 export type LbMode = z.infer<typeof lbModeSchema>;
 export type EndpointsMode = z.infer<typeof endpointsModeSchema>;

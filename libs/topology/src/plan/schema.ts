@@ -341,7 +341,6 @@ export type PointBudget = z.infer<typeof pointBudgetSchema>;
 export type TimeLimit = z.infer<typeof timeLimitSchema>;
 export type PlanSearch = z.infer<typeof planSearchSchema>;
 export type DisaggRolePlan = z.infer<typeof disaggRolePlanSchema>;
-export type Disaggregation = z.infer<typeof disaggregationSchema>;
 export type Speculative = z.infer<typeof speculativeSchema>;
 
 export const boundNodeSchema = z
