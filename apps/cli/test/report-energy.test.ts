@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pointEnergy, pointResultSchema } from '@infersweep/agentx';
-import { rowFromRecord, type SweepResults } from '../src/report/records';
+import { rowFromRecord } from '../src/report/records';
 import { renderReport, toCsv } from '../src/report/html';
-import { pointRecord } from './fixtures/sweep-results';
+import { pointRecord, resultsOf } from './fixtures/sweep-results';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record's nested blocks, edited in place
 type Loose = Record<string, any>;
@@ -32,23 +32,7 @@ function record(withEnergy: ReturnType<typeof energy> | undefined) {
   if (withEnergy) r.energy = withEnergy;
   return pointResultSchema.parse(r);
 }
-const sweep = (points: ReturnType<typeof rowFromRecord>[]): SweepResults => ({
-  sweepId: 's',
-  resultsDir: '/r',
-  orientation: 'ix-latency',
-  cluster: 'h200',
-  model: 'm',
-  configName: 'c',
-  image: null,
-  topology: null,
-  gpus: 2,
-  planHash: null,
-  points,
-  allocations: [],
-  phase: 'completed',
-  logs: [],
-  source: 'files',
-});
+const sweep = (points: ReturnType<typeof rowFromRecord>[]) => resultsOf(points, 'ix-latency', 'h200');
 
 describe('energy, cost and speculative acceptance in results and the report', () => {
   it('a record with energy: J/token, tokens/s/MW, $/M tokens and the acceptance length in the row, CSV and HTML', () => {
