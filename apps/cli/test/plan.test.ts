@@ -45,13 +45,18 @@ describe('infersweep plan (spawned)', () => {
       'throughput',
       'ix-latency',
       'ix-balanced',
+      'pd-1p1d',
     ]);
     expect(plans[2].slurm.nodes).toBe(4);
     // every plan carries its derived engine settings and capacity numbers
     expect(plans.map((p: { engine: { settings: { maxNumSeqs: number } } }) => p.engine.settings.maxNumSeqs)).toEqual([
-      8, 16, 8, 5, 8,
+      8, 16, 8, 5, 8, 8,
     ]); // the ix-* arms pin InferenceX's 5 and 8
-    expect(plans.every((p: { capacity: { checked: boolean } }) => p.capacity.checked)).toBe(true);
+    // the disaggregated orientation is checked per role (rule 28)
+    type Cap = { capacity: { checked: boolean }; disaggregation?: { roles: { capacity: { checked: boolean } }[] } };
+    expect(
+      plans.every((p: Cap) => p.capacity.checked || p.disaggregation!.roles.every((r) => r.capacity.checked)),
+    ).toBe(true);
   }, 60_000); // two CLI spawns on a loaded 2-core host
 
   it('human output shows argv, env, Slurm request, derivation and warnings', async () => {
@@ -67,6 +72,31 @@ describe('infersweep plan (spawned)', () => {
     expect(r.stdout).toContain('WARNING: experimental on H200');
     expect(r.stdout).toContain("VLLM_HOST_IP='{{NODE_ADDR}}'"); // quoted by the one shell-quoting helper (libs/core/src/quote.ts)
   });
+
+  it("a disaggregated orientation shows both roles, their capacity, every node's argv and the router (issue 35)", async () => {
+    const r = await cli(['plan', '--orientation', 'pd-1p1d', '--cluster', 'h200']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('disagg     1×prefill + 1×decode (KV over NixlConnector)');
+    expect(r.stdout).toMatch(
+      / {2}prefill {2}1 worker\(s\) of TP8 PP2 DP1 EP1 \(off\), 2 node\(s\) each, 16 GPUs; nodes 0,1/,
+    );
+    expect(r.stdout).toMatch(/ {2}decode {3}1 worker\(s\) of TP8 PP2 .* nodes 2,3/);
+    expect(r.stdout.match(/capacity \[ok\]/g)).toHaveLength(2);
+    expect(r.stdout).toContain(
+      "router     node 0: vllm-router --vllm-pd-disaggregation --prefill 'http://{{NODE_ADDR_0}}:{{PORT}}' --decode 'http://{{NODE_ADDR_2}}:{{PORT}}'",
+    );
+    for (const [k, role] of ['prefill', 'prefill', 'decode', 'decode'].entries()) {
+      expect(r.stdout).toMatch(
+        new RegExp(`node ${k} \\((serves HTTP|headless)\\) — ${role} worker 0\\n  argv {4}vllm serve `),
+      );
+    }
+    expect(
+      r.stdout.match(/--kv-transfer-config '\{"kv_connector":"NixlConnector","kv_role":"kv_producer"/g),
+    ).toHaveLength(2);
+    expect(
+      r.stdout.match(/--kv-transfer-config '\{"kv_connector":"NixlConnector","kv_role":"kv_consumer"/g),
+    ).toHaveLength(2);
+  }, 30_000);
 
   it('a bad config exits non-zero with the specific error on stderr and prints no plan', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'infersweep-cli-'));
@@ -85,7 +115,9 @@ describe('infersweep plan (spawned)', () => {
   it('unknown orientation and unset ${VAR} are errors', async () => {
     const r = await cli(['plan', '--orientation', 'nope', '--json']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('no orientation "nope" (have: latency, balanced, throughput, ix-latency, ix-balanced)');
+    expect(r.stderr).toContain(
+      'no orientation "nope" (have: latency, balanced, throughput, ix-latency, ix-balanced, pd-1p1d)',
+    );
     const env: NodeJS.ProcessEnv = { ...process.env, INFERSWEEP_DATA: '/nonexistent' };
     delete env.INFERSWEEP_STACK;
     const u = await cli(['plan', '--orientation', 'latency', '--cluster', 'local'], env);

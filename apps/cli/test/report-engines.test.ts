@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pointResultSchema } from '@infersweep/agentx';
 import { engineRequestsOf, rowFromRecord } from '../src/report/records';
 import { renderReport } from '../src/report/html';
-import { pointRecord } from './fixtures/sweep-results';
+import { pointRecord, resultsOf } from './fixtures/sweep-results';
 
 const window = (requests: number[]) =>
   Object.fromEntries(
@@ -54,25 +54,7 @@ describe('per-engine request counts in the report', () => {
     expect(r.prefixCacheHitRate).toBe(0.42);
     expect(r.kvUsagePeakPct).toBe(3.25);
     const html = renderReport({
-      sweeps: [
-        {
-          sweepId: 's',
-          resultsDir: '/r',
-          orientation: 'balanced',
-          cluster: 'local-vllm',
-          model: 'm',
-          configName: 'c',
-          image: null,
-          topology: null,
-          gpus: 2,
-          planHash: null,
-          points: [r],
-          allocations: [],
-          phase: 'completed',
-          logs: [],
-          source: 'files',
-        },
-      ],
+      sweeps: [resultsOf([r])],
       outDir: '/r',
     });
     expect(html).toContain('requests per engine</th>');

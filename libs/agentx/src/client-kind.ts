@@ -7,6 +7,7 @@ import type { Phase } from './client/replay';
 import { enterPoint, runPointInOwnProcess } from './client-process';
 import type { RunPointHooks, RunPointInput } from './point';
 import type { PointResult } from './result';
+import { acceptanceWarning } from './server/spec-decode';
 import { resolveTraces } from './traces';
 
 /**
@@ -57,7 +58,8 @@ export async function runPointWithClient(
         },
       },
     );
-    return result;
+    const drift = acceptanceWarning(result.server_metrics.spec_decode ?? null, input.expectedAcceptanceLength);
+    return drift === null ? result : { ...result, warnings: [...result.warnings, drift] };
   } finally {
     clearInterval(timer);
     point.leave();

@@ -20,6 +20,8 @@ export * from './server/families';
 export * from './server/drain';
 export * from './server/idle-ranks';
 export * from './server/window';
+export * from './server/spec-decode';
+export * from './server/energy';
 export * from './server/scrape';
 export * from './server/wait-for-drain';
 export * from './server/readiness';

@@ -23,6 +23,8 @@ import {
 import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
+import { acceptanceWarning } from './server/spec-decode';
+import { idleRoleMessages } from './server/idle-ranks';
 import type { EndpointSnapshot, ServerMetrics } from './server/window';
 import { resolveTracesAsync } from './traces';
 
@@ -41,6 +43,10 @@ export interface RunPointInput {
   family?: EngineFamily;
   /** Per-request SLO bounds: the record gets its goodput attainment (search.slo.goodput). */
   goodput?: GoodputSlo;
+  /** The recipe's expected speculative acceptance length (the plan's `speculative`): a point far from it gets a warning. */
+  expectedAcceptanceLength?: number;
+  /** A disaggregated deployment: the role of each metrics endpoint (prefill/decode); an idle role invalidates the point. */
+  metricsRoles?: string[];
 }
 
 export interface RunPointHooks {
@@ -191,7 +197,12 @@ function pointRecord(p: PointRecordParts) {
     concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
     runCancelledReason: r.runCancelledReason,
     serverMetricsMissing: serverMetricsMissing(input.metricsEndpoints.length, server),
-    idleRankMessages: window.idleRankMessages(),
+    idleRankMessages: [
+      ...window.idleRankMessages(),
+      ...(input.metricsRoles === undefined
+        ? []
+        : idleRoleMessages(window.startSnap, window.endSnap, input.metricsRoles, input.family)),
+    ],
     prefixCacheReason: prefixCacheGate(r.records, server.cache.prefix_hits, settings.requireCachedTokens ?? false),
   });
   return {
@@ -218,7 +229,11 @@ function pointRecord(p: PointRecordParts) {
     timing: pointTiming(r, settings.profileDurationSeconds, p.startedAt, p.endedAt),
     submission_valid: v.valid,
     submission_invalid_reasons: v.reasons,
-    warnings: [...r.warnings, ...droppedSampleWarnings(window.snapshots())],
+    warnings: [
+      ...r.warnings,
+      ...droppedSampleWarnings(window.snapshots()),
+      ...[acceptanceWarning(server.spec_decode ?? null, input.expectedAcceptanceLength)].filter((w) => w !== null),
+    ],
     artifacts: {
       record: input.outDir ? join(input.outDir, POINT_RECORD_FILE) : null,
       requests_jsonl: input.outDir ? join(input.outDir, POINT_REQUESTS_FILE) : null,

@@ -3,6 +3,7 @@ import type { PointSummary, SloStatistic } from '@infersweep/sweep';
 import { agentxSettingsSchema } from '@infersweep/topology';
 import { statsSchema } from './metrics/stats';
 import { serverMetricsSchema } from './server/window';
+import { pointEnergySchema } from './server/energy';
 import { idleRankCheckSchema } from './server/idle-ranks';
 
 /**
@@ -258,6 +259,8 @@ export const pointResultSchema = z
     concurrency: concurrencySchema,
     client_health: clientHealthResultSchema,
     server_metrics: serverMetricsSchema,
+    /** GPU energy over the profiling window (server/energy.ts); absent when the cluster exposes no telemetry. */
+    energy: pointEnergySchema.optional(),
     idle_rank_checks: z.array(idleRankCheckSchema),
     timing: z
       .object({

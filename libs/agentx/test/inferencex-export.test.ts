@@ -13,6 +13,7 @@ import {
   kvPoolTokensFromServerLogs,
   parseAiperfJsonl,
   parsePrometheus,
+  pointEnergy,
   pointResultSchema,
   recipeFingerprint,
   requestMetrics,
@@ -510,6 +511,95 @@ describe('InferenceX export (build_agg, field for field)', () => {
  * The end scrape reads local_compute 1029, local_cache_hit 3072, external_kv_transfer 0 (prefix cache
  * 3072 hits of 4101 queries: no preemption, so both reads agree here).
  */
+/**
+ * InferenceX's processor (`python -m utils.agentic.aggregation.process_agentic_result` at 843c6254f) run on the
+ * same aiperf export (data/aiperf-profile-export.jsonl as RESULT_DIR/aiperf_artifacts/profile_export.jsonl)
+ * with the environment InferenceX's multinode template sets for a disaggregated run, for the shipped pd-1p1d
+ * plan: IS_MULTINODE=true DISAGG=true PREFILL_NUM_WORKERS=1 PREFILL_TP=8 PREFILL_PP_SIZE=2 PREFILL_EP=1
+ * PREFILL_DP_ATTN=false DECODE_NUM_WORKERS=1 DECODE_TP=8 DECODE_PP_SIZE=2 DECODE_EP=1 DECODE_DP_ATTN=false
+ * CONC=8 KV_OFFLOADING=none RUNNER_TYPE=h200 FRAMEWORK=vllm SPEC_DECODING=none KV_P2P_TRANSFER=nixl
+ * ROUTER_METADATA='{"name":"vllm-router","version":"0.1.14"}'. Its output, verbatim:
+ * data/inferencex-processor-aiperf-pd-c8.json.
+ */
+describe('InferenceX export of a disaggregated (P/D) point', () => {
+  const ix = JSON.parse(data('inferencex-processor-aiperf-pd-c8.json')) as InferencexAgg;
+  const withVersion = structuredClone(config);
+  withVersion.orientations['pd-1p1d']!.disaggregated!.router.version = '0.1.14';
+  const pd = planSweep(withVersion, { orientation: 'pd-1p1d', cluster: 'h200' });
+  const ctx = inferencexContext(pd);
+  const agg = toInferencex(realRecord(8, 32), ctx, { requests: aiperfRequests() });
+
+  it("has exactly the keys InferenceX's processor writes for a P/D run, router and kv_p2p_transfer included", () => {
+    const { dataset: _d, warnings: _ow, ...ours } = agg;
+    const { warnings: _w, ...theirs } = ix;
+    expect(keys(ours)).toEqual(keys(theirs));
+    expect(inferencexAggSchema.parse(agg)).toEqual(agg);
+  });
+
+  it("the disagg, worker and router fields and the per-GPU throughput equal InferenceX's processor on the same artifacts", () => {
+    for (const k of Object.keys(ix).filter((x) =>
+      /^(prefill|decode)_|^num_(prefill|decode)_gpu$|^(disagg|is_multinode|tp|ep|dp_attention|router|kv_p2p_transfer)$/.test(
+        x,
+      ),
+    ))
+      expect(agg[k as keyof InferencexAgg], k).toEqual(ix[k as keyof InferencexAgg]);
+    expect(agg).toMatchObject({ disagg: true, tp: 16, num_prefill_gpu: 16, num_decode_gpu: 16 });
+    // both roles' GPUs are the per-GPU denominator (InferenceX: num_prefill_gpu + num_decode_gpu = 32)
+    expectSameNumbers(agg.request_metrics, ix.request_metrics, 'request_metrics');
+    expect(agg.request_metrics.throughput.per_gpu.total_tput_tps).toBeCloseTo(68.79266, 4);
+  });
+
+  it('without a router version InferenceX would refuse ROUTER_METADATA: the key is left out, not half-filled', () => {
+    const bare = toInferencex(realRecord(8, 32), inferencexContext(plan('pd-1p1d')), { requests: aiperfRequests() });
+    expect('router' in bare).toBe(false);
+    expect(bare.kv_p2p_transfer).toBe('nixl');
+  });
+
+  it("a point with an energy block exports InferenceX's power fields; one without has none", () => {
+    const energy = pointEnergy({
+      source: 'nvidia-smi',
+      samples: [0, 1].flatMap((g) => [0, 1, 2].map((t) => ({ gpu: `n/${g}`, t, watts: 500 }))),
+      window: { start: 0, end: 2 },
+      gpus: 2,
+      tokens: { input: 1500, output: 500, requests: 4 },
+    });
+    const withPower = toInferencex({ ...realRecord(8, 32), energy }, ctx, { requests: aiperfRequests() });
+    expect(withPower).toMatchObject({
+      power_metric_schema_version: 2,
+      power_valid: 1,
+      total_gpu_energy_j: 2000,
+      joules_per_output_token: 4,
+    });
+    expect('power_valid' in agg).toBe(false);
+  });
+
+  it('the file name carries both roles and disagg-true', () => {
+    expect(inferencexFileName(ctx, 8)).toBe(
+      `kimik3_p1x8_d1x8_conc8_fp4_vllm_prefill-tp8-pp2-dcp1-pcp1-ep1-dpfalse-nw1_decode-tp8-pp2-dcp1-pcp1-ep1-dpfalse-nw1_disagg-true_spec-none_conc8_h200_recipe-${ctx.recipeFingerprint}_conc8.json`,
+    );
+  });
+
+  it("a DEP decode role: num-worker = workers × DP, so num_decode_gpu is the role's real GPU count", () => {
+    const c = {
+      ...ctx,
+      disagg: {
+        ...ctx.disagg!,
+        decode: { workers: 2, topology: { tp: 1, pp: 1, dp: 8, ep: 8, expertParallel: true } },
+      },
+    };
+    expect(toInferencex(realRecord(8, 32), c, { requests: aiperfRequests() })).toMatchObject({
+      decode_num_workers: 16,
+      decode_tp: 1,
+      decode_ep: 8,
+      decode_dp_attention: 'true',
+      num_decode_gpu: 16,
+      dp_attention: 'true',
+      ep: 8,
+      tp: 9,
+    });
+  });
+});
+
 describe('server cache fields from vllm:prompt_tokens_by_source (real vLLM 0.32.0 capture)', () => {
   const scrape = (f: string) => [{ endpoint: 'http://h:8000/metrics', samples: parsePrometheus(data(f)).samples }];
   const window = serverMetricsWindow(

@@ -12,7 +12,10 @@
  *  - `aiperfBinaries`: the aiperf executables it runs on its host (the plan's `agentx.aiperf.binary`);
  *  - `resultsRoots`: the folders under which it writes results (the input's `resultsDir`);
  *  - `trustRemoteCodeTokenizers`: the tokenizer directories aiperf may run Python from
- *    (`--tokenizer-trust-remote-code`); none by default.
+ *    (`--tokenizer-trust-remote-code`); none by default;
+ *  - `gpuHourPrices`: the price table for cost per token, USD per GPU-hour by GPU model (the plan's
+ *    `slurm.gpu`, e.g. `H200`); a GPU model without a price gets no $/M tokens, never a guessed one.
+ *    Environment form: `H200=3.5,B200=5.25`.
  * Anything else is refused at prepareSweep (./activities/input-checks.ts) with an error naming the
  * field, the value and the setting that would allow it.
  *
@@ -66,6 +69,7 @@ export const workerSettingsSchema = z
     aiperfBinaries: z.array(z.string().min(1)),
     resultsRoots: z.array(absolutePath).min(1),
     trustRemoteCodeTokenizers: z.array(absolutePath),
+    gpuHourPrices: z.record(z.string().min(1), z.number().positive('a price is USD per GPU-hour, > 0')),
   })
   .strict();
 
@@ -80,6 +84,7 @@ export const WORKER_SETTING_ENV: Readonly<Record<WorkerSettingKey, string>> = {
   aiperfBinaries: 'INFERSWEEP_WORKER_AIPERF',
   resultsRoots: 'INFERSWEEP_WORKER_RESULTS_ROOTS',
   trustRemoteCodeTokenizers: 'INFERSWEEP_WORKER_TRUST_REMOTE_CODE_TOKENIZERS',
+  gpuHourPrices: 'INFERSWEEP_WORKER_GPU_PRICES',
 };
 export const WORKER_SETTINGS_FILE_ENV = 'INFERSWEEP_WORKER_SETTINGS';
 /** The sweep config the site profiles named by cluster are read from. */
@@ -160,7 +165,24 @@ function defaultsWithoutClusters(env: NodeJS.ProcessEnv): Omit<WorkerSettings, '
     aiperfBinaries: ['aiperf', join(tools, 'aiperf-venv', 'bin', 'aiperf')],
     resultsRoots: [normalize(dataDirOf(env)).replace(/(.)\/+$/, '$1')],
     trustRemoteCodeTokenizers: [],
+    gpuHourPrices: {},
   };
+}
+
+/** `MODEL=price` entries (the environment form of gpuHourPrices); a malformed entry is kept as is for the schema to name. */
+function priceTable(entries: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(
+    entries.map((e) => {
+      const [model = '', price = ''] = e.split('=').map((x) => x.trim());
+      return [model, /^\d+(\.\d+)?$/.test(price) ? Number(price) : price];
+    }),
+  );
+}
+
+/** The price of one GPU-hour of `gpu` (the plan's `slurm.gpu`), case-insensitive; undefined without one. */
+export function gpuHourPrice(settings: Pick<WorkerSettings, 'gpuHourPrices'>, gpu: string): number | undefined {
+  const key = Object.keys(settings.gpuHourPrices).find((k) => k.toLowerCase() === gpu.toLowerCase());
+  return key === undefined ? undefined : settings.gpuHourPrices[key];
 }
 
 const itemName = (p: PropertyKey): string => (typeof p === 'number' ? `item ${p}` : String(p));
@@ -214,7 +236,7 @@ export function loadWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = pro
   for (const [key, name] of Object.entries(WORKER_SETTING_ENV)) {
     if (key === 'clusters') continue;
     const v = list(env[name]);
-    if (v !== undefined) fromEnv[key] = v;
+    if (v !== undefined) fromEnv[key] = key === 'gpuHourPrices' ? priceTable(v) : v;
   }
   return validate(fromEnv, (key) => WORKER_SETTING_ENV[key as WorkerSettingKey] ?? key);
 }

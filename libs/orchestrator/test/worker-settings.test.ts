@@ -9,6 +9,7 @@ import {
   COMPLETING_PATIENCE_ENV,
   WorkerSettingsError,
   completingPatienceMs,
+  gpuHourPrice,
   loadWorkerSettings,
   siteProfileFromConfig,
   type SiteProfile,
@@ -43,6 +44,7 @@ const settings = (over: Partial<WorkerSettings> = {}): WorkerSettings => ({
   aiperfBinaries: ['aiperf'],
   resultsRoots: ['/shared/results'],
   trustRemoteCodeTokenizers: [],
+  gpuHourPrices: {},
   ...over,
 });
 
@@ -95,6 +97,23 @@ describe('worker settings (read once at worker start)', () => {
       resultsRoots: ['/lustre/results'],
       trustRemoteCodeTokenizers: ['/models/kimi-k3'],
     });
+  });
+
+  it("the GPU-hour price table: a worker setting (file or INFERSWEEP_WORKER_GPU_PRICES), looked up by the plan's GPU model", () => {
+    expect(loadWorkerSettings('local', ENV).gpuHourPrices).toEqual({});
+    const s = loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_GPU_PRICES: 'H200=3.5, B200=5.25' });
+    expect(s.gpuHourPrices).toEqual({ H200: 3.5, B200: 5.25 });
+    expect(gpuHourPrice(s, 'h200')).toBe(3.5);
+    expect(gpuHourPrice(s, 'fake')).toBeUndefined();
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_GPU_PRICES: 'H200=cheap' })).toThrow(
+      /INFERSWEEP_WORKER_GPU_PRICES \(H200\): Invalid input: expected number/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    const file = join(dir, 'settings.json');
+    writeFileSync(file, JSON.stringify({ gpuHourPrices: { H200: 0 } }));
+    expect(() => loadWorkerSettings('local', { ...ENV, INFERSWEEP_WORKER_SETTINGS: file })).toThrow(
+      /gpuHourPrices in .* \(H200\): a price is USD per GPU-hour, > 0/,
+    );
   });
 
   it('a cluster the site config does not hold stops the worker, naming the config and the variable that picks another', () => {

@@ -98,7 +98,9 @@ export function allOrientationPlans(
   mutate?: (p: SweepPlan) => void,
 ): SweepPlan[] {
   const loaded = loadSweepConfig({ clusters: ['local'] });
-  return Object.entries(loaded.config.orientations).map(([orientation, o], i) => {
+  // disaggregated orientations are planned but not launched (apps/cli/src/ops/plans.ts launchable)
+  const launched = Object.entries(loaded.config.orientations).filter(([, o]) => o.disaggregated === undefined);
+  return launched.map(([orientation, o], i) => {
     const points = pointsOf(orientation, i);
     o.concurrency = points;
     const plan = planSweep(loaded.config, { orientation, cluster: 'local', points, source: loaded.source });

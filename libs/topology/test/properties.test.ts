@@ -89,8 +89,8 @@ describe('ports, binding, hashing, env expansion, time limits', () => {
         (jobId) => {
           const p = derivePorts(jobId);
           expect(derivePorts(jobId)).toEqual(p);
-          expect(new Set([p.port, p.dpRpcPort, p.masterPort]).size).toBe(3);
-          for (const k of ['port', 'dpRpcPort', 'masterPort'] as const) {
+          expect(new Set([p.port, p.dpRpcPort, p.masterPort, p.routerPort]).size).toBe(4);
+          for (const k of ['port', 'dpRpcPort', 'masterPort', 'routerPort'] as const) {
             expect(p[k]).toBeGreaterThanOrEqual(PORT_RANGES[k].base);
             expect(p[k]).toBeLessThan(PORT_RANGES[k].base + PORT_RANGES[k].size);
           }

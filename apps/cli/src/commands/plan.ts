@@ -34,6 +34,12 @@ export function renderPlan(p: SweepPlan): string {
       `max-num-batched-tokens ${e.maxNumBatchedTokens ?? 'vLLM default'} · prefix caching ${e.prefixCaching ? 'on' : 'OFF'} · prompt-token details ${e.promptTokensDetails ? 'on' : 'off'}` +
       `${e.queuedPoints.length ? ` · QUEUES at c = ${e.queuedPoints.join(', ')}` : ''}`,
   );
+  const sd = p.speculative;
+  if (sd !== undefined)
+    out.push(
+      `speculative ${sd.method}${sd.model ? ` draft ${sd.model}` : ''}${sd.numSpeculativeTokens ? ` · ${sd.numSpeculativeTokens} tokens` : ''}` +
+        ` · expected acceptance length ${sd.expectedAcceptanceLength ?? 'not given (no drift warning)'}`,
+    );
   const cap = p.capacity;
   out.push(
     cap.checked
@@ -48,9 +54,11 @@ export function renderPlan(p: SweepPlan): string {
   out.push(
     `engine ids ${p.engineIds.labelled ? p.engineIds.perMetricsEndpoint.map((ids) => `engine="${ids.join('|')}"`).join('; ') : `none — ${p.engineIds.reason}`}`,
   );
+  out.push(...renderDisaggregation(p));
   for (const n of p.nodes) {
     out.push('');
-    out.push(`node ${n.rank}${n.serves ? ' (serves HTTP)' : ' (headless)'}`);
+    const role = n.role === undefined ? '' : ` — ${n.role} worker ${n.worker ?? 0}`;
+    out.push(`node ${n.rank}${n.serves ? ' (serves HTTP)' : ' (headless)'}${role}`);
     out.push(`  argv    ${shellJoin(n.argv)}`);
     if (JSON.stringify(n.launchArgv) !== JSON.stringify(n.argv)) out.push(`  launch  ${shellJoin(n.launchArgv)}`);
     out.push(
@@ -69,6 +77,28 @@ export function renderPlan(p: SweepPlan): string {
   for (const w of p.warnings) out.push(`WARNING: ${w}`);
   for (const n of p.notes) out.push(`note: ${n}`);
   return out.join('\n');
+}
+
+/** A disaggregated plan's roles (rules 23–28): each role's worker topology, settings and capacity, and the router. */
+function renderDisaggregation(p: SweepPlan): string[] {
+  const pd = p.disaggregation;
+  if (pd === undefined) return [];
+  const out: string[] = [];
+  out.push(`disagg     ${pd.roles.map((r) => `${r.workers}×${r.role}`).join(' + ')} (KV over ${pd.connector.kind})`);
+  for (const r of pd.roles) {
+    const t = r.topology;
+    const e = r.settings;
+    out.push(
+      `  ${r.role.padEnd(8)} ${r.workers} worker(s) of TP${t.tp} PP${t.pp} DP${t.dp} EP${t.ep}${t.expertParallel ? '' : ' (off)'}, ${t.nodes} node(s) each, ${r.gpus} GPUs; ` +
+        `nodes ${r.workerNodes.map((w) => w.join(',')).join(' | ')}; max-num-seqs ${e.maxNumSeqs}, max-num-batched-tokens ${e.maxNumBatchedTokens ?? 'vLLM default'}`,
+    );
+    out.push(
+      `  ${''.padEnd(8)} capacity ${r.capacity.checked ? `[${r.capacity.verdict}${r.capacity.forced ? ', forced' : ''}] ${r.capacity.summary}` : `not checked: ${r.capacity.reason}`}`,
+    );
+    out.push(`  ${''.padEnd(8)} --kv-transfer-config ${r.kvTransferConfig}`);
+  }
+  out.push(`router     node ${pd.router.node}: ${shellJoin(pd.router.argv)}`);
+  return out;
 }
 
 export function register(program: Command): void {

@@ -69,7 +69,7 @@ export function plansToStart(opts: PlanCliOptions & { config: string }): { plans
     );
   }
   const file = readConfig(opts);
-  const plans = makePlans(file, opts);
+  const plans = launchable(makePlans(file, opts), opts.orientation);
   // the files are the worker's: checked here only when the worker is this process (the embedded
   // dev server); a deployed worker checks them on its own host at prepareSweep, before allocating
   if (temporalTarget().embedded)
@@ -78,4 +78,26 @@ export function plansToStart(opts: PlanCliOptions & { config: string }): { plans
     for (const w of siteWarnings(file, opts))
       err(`WARNING (this host; the worker checks its own before allocating): ${w}`);
   return { plans, configHash: fnv1a64(file.text) };
+}
+
+/**
+ * The plans a sweep can launch. A disaggregated (prefill/decode) orientation is planned (`plan` shows every
+ * role's argv) but its router and roles are not launched yet: named, it is refused (exit 2); under
+ * `--orientation all` it is left out with a line saying so.
+ */
+export function launchable(plans: SweepPlan[], orientation: string): SweepPlan[] {
+  const pd = plans.filter((p) => p.disaggregation !== undefined);
+  if (pd.length === 0) return plans;
+  const names = pd.map((p) => p.orientation).join(', ');
+  if (orientation !== 'all')
+    throw new ExitWith(
+      EXIT.usage,
+      `orientation ${names} is disaggregated (prefill/decode): \`plan\` shows its launch, but sweeps do not launch P/D deployments yet`,
+    );
+  err(
+    `note: leaving out disaggregated orientation(s) ${names}: sweeps do not launch P/D deployments yet (\`plan\` shows them)`,
+  );
+  const rest = plans.filter((p) => p.disaggregation === undefined);
+  if (rest.length === 0) throw new ExitWith(EXIT.usage, 'every orientation is disaggregated: nothing to launch');
+  return rest;
 }

@@ -151,6 +151,7 @@ function pointTable(s: SweepResults, outDir: string, axis: XAxis): string {
 <td class="num">${n(p.totalThroughputPerGpu)}</td><td class="num">${n(p.outputThroughputPerGpu)}</td><td class="num">${n(p.interactivityP50)}</td><td class="num">${n(p.e2eNormInteractivityP90)}</td><td class="num">${n(p.goodputAttainment === null ? null : p.goodputAttainment * 100)}</td>
 <td class="num">${n(p.ttftP50Ms)}</td><td class="num">${n(p.ttftP99Ms)}</td><td class="num">${n(p.itlP50Ms)}</td><td class="num">${n(p.e2elP50Ms === null ? null : p.e2elP50Ms / 1000)}</td>
 <td class="num">${n(p.requestsProfiled)}</td><td class="engines">${engineCell(p)}</td><td class="num">${n(p.prefixCacheHitRate === null ? null : p.prefixCacheHitRate * 100)}</td><td class="num">${n(p.kvUsagePeakPct)}</td>
+<td class="num">${n(p.specAcceptanceLength)}</td><td class="num">${energyCell(p)}</td><td class="num">${n(p.energy?.dollarsPerMillionTokens ?? null)}</td>
 <td class="num">${n(p.requestsFailed)}</td><td class="num">${p.attempts}</td>
 <td>${p.jobId ? esc(p.jobId) : dash}</td>
 <td class="reasons">${why.length ? `<ul>${why.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>` : ''}</td>
@@ -160,7 +161,8 @@ function pointTable(s: SweepResults, outDir: string, axis: XAxis): string {
 <th>conc.</th><th>status</th><th title="(input + output) tokens/s ÷ GPUs">tok/s/GPU</th><th>output tok/s/GPU</th><th title="p50 of 1/ITL">tok/s/user</th><th title="InferenceX: 1 / P90 of E2E latency ÷ output tokens">E2E-norm. tok/s/user P90</th><th title="requests meeting every goodput bound (search.slo.goodput) ÷ profiled requests">goodput %</th>
 <th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>E2E p50 s</th><th>requests</th>
 <th title="requests each DP engine served (vllm:request_success_total{engine}), over the profiling window">requests per engine</th>
-<th title="server prefix-cache hits / queries (tokens)">prefix hit %</th><th title="peak vllm:kv_cache_usage_perc">KV peak %</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
+<th title="server prefix-cache hits / queries (tokens)">prefix hit %</th><th title="peak vllm:kv_cache_usage_perc">KV peak %</th>
+<th title="speculative decoding: 1 + accepted / drafts (vLLM spec-decode counters)">accept. len.</th><th title="GPU energy over the window: J per total token · total tokens/s per MW (power_valid as InferenceX)">J/token · tok/s/MW</th><th title="the worker's GPU-hour price × GPUs × window ÷ tokens">$/M tokens</th><th>errors</th><th>attempts</th><th>job</th><th>validity reasons / last error</th><th>files</th>
 </tr></thead><tbody>
 ${rows.join('\n')}
 </tbody></table></div>`;
@@ -332,7 +334,20 @@ export const CSV_COLUMNS = [
   'tput_per_gpu_ci_lower',
   'tput_per_gpu_ci_upper',
   'between_allocation_share',
+  'spec_acceptance_length',
+  'power_valid',
+  'joules_per_token',
+  'tokens_per_s_per_mw',
+  'usd_per_m_tokens',
 ] as const;
+
+/** J/token and tokens/s/MW of a point, or why not: no telemetry (—) or power not valid. */
+function energyCell(p: PointRow): string {
+  if (p.energy === null) return dash;
+  if (!p.energy.powerValid)
+    return '<span title="power_valid is false: the telemetry does not cover the window">invalid</span>';
+  return `${n(p.energy.joulesPerToken)} · ${n(p.energy.tokensPerSecondPerMw)}`;
+}
 
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
@@ -376,6 +391,11 @@ export function toCsv(sweeps: SweepResults[]): string {
         [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])].join('; '),
         p.resultPath,
         ...replicateCells(s, p.concurrency),
+        p.specAcceptanceLength,
+        p.energy === null ? null : p.energy.powerValid,
+        p.energy?.joulesPerToken,
+        p.energy?.tokensPerSecondPerMw,
+        p.energy?.dollarsPerMillionTokens,
       ];
       lines.push(row.map(csvCell).join(','));
     }

@@ -54,6 +54,18 @@ export interface PointRow {
   /** Server prefix-cache hit rate over the window (hits / queries, tokens) and peak KV-cache usage, %. */
   prefixCacheHitRate: number | null;
   kvUsagePeakPct: number | null;
+  /** Speculative decoding: mean acceptance length over the window (vLLM's spec-decode counters); null without. */
+  specAcceptanceLength: number | null;
+  /**
+   * GPU energy over the window (the record's `energy`): J per total token and total tokens/s per MW when power
+   * is valid, $/M tokens at the worker's GPU-hour price; null when the point has no telemetry.
+   */
+  energy: {
+    powerValid: boolean;
+    joulesPerToken: number | null;
+    tokensPerSecondPerMw: number | null;
+    dollarsPerMillionTokens: number | null;
+  } | null;
 }
 
 export interface SweepResults {
@@ -149,6 +161,19 @@ export function rowFromRecord(record: unknown, resultPath: string | null): Point
     engineRequests: engineRequestsOf(parsed.data),
     prefixCacheHitRate: parsed.data.server_metrics.cache.overall_cache_hit_rate,
     kvUsagePeakPct: parsed.data.server_metrics.kv_cache.gpu_usage_pct,
+    specAcceptanceLength: parsed.data.server_metrics.spec_decode?.acceptance_length ?? null,
+    energy: energyOf(parsed.data.energy),
+  };
+}
+
+/** The row's energy figures from the record's energy block (null without one). */
+function energyOf(e: PointResult['energy']): PointRow['energy'] {
+  if (e === undefined) return null;
+  return {
+    powerValid: e.power_valid,
+    joulesPerToken: e.metrics?.joules_per_total_token ?? null,
+    tokensPerSecondPerMw: e.metrics?.tokens_per_second_per_mw ?? null,
+    dollarsPerMillionTokens: e.dollars_per_million_tokens,
   };
 }
 
@@ -182,6 +207,8 @@ function emptyRow(pt: PointState): PointRow {
     engineRequests: null,
     prefixCacheHitRate: null,
     kvUsagePeakPct: null,
+    specAcceptanceLength: null,
+    energy: null,
   };
 }
 

@@ -62,6 +62,11 @@ function serverMetrics(c: AiperfRunContext, start: EndpointSnapshot[], end: Endp
       )
     : null;
   const server = fromAiperf ?? window;
+  // aiperf's export has no spec-decode block: the snapshots' counters, over the whole run (warmup included)
+  if (fromAiperf !== null && window.spec_decode !== undefined) {
+    server.spec_decode = window.spec_decode;
+    server.warnings.push('spec_decode: counter deltas over the whole aiperf run (warmup included)');
+  }
   if (fromAiperf === null)
     server.warnings.push(
       'aiperf adapter: no server_metrics_export.json; server counter deltas span the whole aiperf run (warmup included)',

@@ -185,6 +185,12 @@ export const inferencexAggSchema = z
     decode_ep: z.number().int().optional(),
     decode_dp_attention: trueFalse.optional(),
     num_decode_gpu: z.number().int().optional(),
+    /** A disaggregated point: the router (`ROUTER_METADATA`, name and version) and the KV transfer (`KV_P2P_TRANSFER`). */
+    router: z
+      .object({ name: z.string().min(1), version: z.string().min(1) })
+      .strict()
+      .optional(),
+    kv_p2p_transfer: z.string().min(1).optional(),
     // single-node shape
     pp: z.number().int().optional(),
     dcp_size: z.number().int().optional(),
@@ -193,6 +199,18 @@ export const inferencexAggSchema = z
     dataset: z.record(z.string(), z.unknown()).optional(),
     request_metrics: ixRequestMetricsSchema,
     server_metrics: ixServerMetricsSchema,
+    /** InferenceX's power patch (utils/aggregate_power.py `_patch_power_result`): present when the point has an energy block. */
+    power_metric_schema_version: z.number().int().optional(),
+    power_valid: z.union([z.literal(0), z.literal(1)]).optional(),
+    avg_power_w: z.number().optional(),
+    avg_total_gpu_power_w: z.number().optional(),
+    total_gpu_energy_j: z.number().optional(),
+    joules_per_successful_query: z.number().optional(),
+    joules_per_input_token: z.number().optional(),
+    joules_per_output_token: z.number().optional(),
+    joules_per_total_token: z.number().optional(),
+    prefill_joules_per_input_token: z.number().optional(),
+    decode_joules_per_output_token: z.number().optional(),
     /** = server_metrics.kv_cache.gpu_total_tokens. */
     kv_cache_pool_tokens: nullableNum,
     warnings: z.array(z.string()).optional(),

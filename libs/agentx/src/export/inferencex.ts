@@ -4,6 +4,7 @@ import type { PointResult, RequestRecord } from '../result';
 import { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from './inferencex-schema';
 import { kvPoolTokensFromServerLogs } from './server-log';
+import { inferencexPowerFields } from '../server/energy';
 import { inferencexSidecar, sidecarWarnings } from './comparable';
 
 export * from './inferencex-schema';
@@ -35,9 +36,37 @@ export interface InferencexContext {
   specDecoding: string;
   /** contentHash of the recipe: image, each node's engine argv and env, topology. */
   recipeFingerprint: string;
+  /** A disaggregated point (the plan's `disaggregation`): each role's workers and worker topology, the router, the KV transfer. */
+  disagg?: InferencexDisagg;
 }
 
-type PlanForExport = Pick<SweepPlan, 'slurm' | 'cluster' | 'model' | 'image' | 'topology' | 'engine' | 'nodes'>;
+type RoleTopology = Pick<InferencexContext['topology'], 'tp' | 'pp' | 'dp' | 'ep' | 'expertParallel'>;
+
+export interface InferencexDisagg {
+  prefill: { workers: number; topology: RoleTopology };
+  decode: { workers: number; topology: RoleTopology };
+  /** InferenceX `KV_P2P_TRANSFER`: `nixl` (NixlConnector) or `nccl` (P2pNcclConnector). */
+  kvP2pTransfer: string;
+  /** InferenceX `ROUTER_METADATA` (it requires both name and version; absent without a configured version). */
+  router?: { name: string; version: string };
+}
+
+type PlanForExport = Pick<SweepPlan, 'slurm' | 'cluster' | 'model' | 'image' | 'topology' | 'engine' | 'nodes'> &
+  Partial<Pick<SweepPlan, 'disaggregation'>>;
+
+/** The P/D part of the context: InferenceX's names for the connector and the router. */
+function disaggOf(pd: NonNullable<SweepPlan['disaggregation']>): InferencexDisagg {
+  const role = (name: 'prefill' | 'decode') => {
+    const r = pd.roles.find((x) => x.role === name)!;
+    return { workers: r.workers, topology: r.topology };
+  };
+  return {
+    prefill: role('prefill'),
+    decode: role('decode'),
+    kvP2pTransfer: pd.connector.kind === 'NixlConnector' ? 'nixl' : 'nccl',
+    ...(pd.router.version === undefined ? {} : { router: { name: pd.router.kind, version: pd.router.version } }),
+  };
+}
 
 /** The recipe a result stands for, hashed with the repo's content hash (stable across key order). */
 export function recipeFingerprint(plan: Pick<SweepPlan, 'image' | 'topology' | 'nodes'>): string {
@@ -64,6 +93,7 @@ export function inferencexContext(plan: PlanForExport): InferencexContext {
       ? 'mtp'
       : 'none',
     recipeFingerprint: recipeFingerprint(plan),
+    ...(plan.disaggregation === undefined ? {} : { disagg: disaggOf(plan.disaggregation) }),
   };
 }
 
@@ -82,6 +112,20 @@ export interface InferencexShape {
  * InferenceX configs/nvidia-master.yaml @ 843c6254f). DP attention = DP > 1 with expert parallelism.
  * Single-node results have no worker fields: there `tp` spans the DP group (GPUs = tp × pp).
  */
+/**
+ * One role of a disaggregated point in InferenceX's worker encoding: `num-worker` = workers × DP and `tp` = TP,
+ * so that InferenceX's `num_<role>_gpu` = num-worker × tp × pp is the role's real GPU count.
+ */
+export function inferencexRoleShape(workers: number, t: RoleTopology): InferencexShape {
+  return {
+    numWorkers: workers * t.dp,
+    tp: t.tp,
+    pp: t.pp,
+    ep: t.expertParallel ? t.ep : 1,
+    dpAttention: t.dp > 1 && t.expertParallel ? 'true' : 'false',
+  };
+}
+
 export function inferencexShape(t: InferencexContext['topology']): InferencexShape {
   const dpAttention = t.dp > 1 && t.expertParallel;
   const multinode = t.nodes > 1;
@@ -100,16 +144,69 @@ export function inferencexShape(t: InferencexContext['topology']): InferencexSha
  * one concurrency per allocation, then `_conc<N>.json` per point; the cluster stands for the runner name.
  */
 export function inferencexFileName(ctx: InferencexContext, conc: number): string {
-  const s = inferencexShape(ctx.topology);
-  const tag = (role: 'p' | 'd', workers: number) =>
-    `${role}${workers}x${s.tp}${s.ep !== 1 ? `ep${s.ep}` : ''}${s.dpAttention === 'true' ? 'dpa' : ''}`;
-  const exp = `${ctx.modelPrefix || 'model'}_${tag('p', s.numWorkers)}_${tag('d', 0)}_conc${conc}`;
-  const worker = (role: string, workers: number) =>
-    `${role}-tp${s.tp}-pp${s.pp}-dcp1-pcp1-ep${s.ep}-dp${s.dpAttention}-nw${workers}`;
+  const { prefill: p, decode: d } = roleShapes(ctx);
+  const tag = (role: 'p' | 'd', s: InferencexShape) =>
+    `${role}${s.numWorkers}x${s.tp}${s.ep !== 1 ? `ep${s.ep}` : ''}${s.dpAttention === 'true' ? 'dpa' : ''}`;
+  const exp = `${ctx.modelPrefix || 'model'}_${tag('p', p)}_${tag('d', d)}_conc${conc}`;
+  const worker = (role: string, s: InferencexShape) =>
+    `${role}-tp${s.tp}-pp${s.pp}-dcp1-pcp1-ep${s.ep}-dp${s.dpAttention}-nw${s.numWorkers}`;
   const raw =
-    `${exp}_${ctx.precision || 'unknown'}_${ctx.framework}_${worker('prefill', s.numWorkers)}_${worker('decode', 0)}` +
-    `_disagg-false_spec-${ctx.specDecoding}_conc${conc}_${ctx.cluster}_recipe-${ctx.recipeFingerprint.slice(0, 16)}_conc${conc}.json`;
+    `${exp}_${ctx.precision || 'unknown'}_${ctx.framework}_${worker('prefill', p)}_${worker('decode', d)}` +
+    `_disagg-${ctx.disagg !== undefined}_spec-${ctx.specDecoding}_conc${conc}_${ctx.cluster}_recipe-${ctx.recipeFingerprint.slice(0, 16)}_conc${conc}.json`;
   return raw.replace(/[^A-Za-z0-9._-]+/g, '-');
+}
+
+/** The prefill and decode worker shapes: a P/D point's roles, or an aggregated point as InferenceX's prefill with decode num-worker 0. */
+function roleShapes(ctx: InferencexContext): { prefill: InferencexShape; decode: InferencexShape } {
+  if (ctx.disagg !== undefined)
+    return {
+      prefill: inferencexRoleShape(ctx.disagg.prefill.workers, ctx.disagg.prefill.topology),
+      decode: inferencexRoleShape(ctx.disagg.decode.workers, ctx.disagg.decode.topology),
+    };
+  const s = inferencexShape(ctx.topology);
+  return { prefill: s, decode: { ...s, numWorkers: 0 } };
+}
+
+/**
+ * InferenceX's multinode worker fields as its `_gpu_shape` (process_agentic_result.py @ 843c6254f) writes them:
+ * `num_<role>_gpu` = num-worker × tp × pp; an aggregated point (decode num-worker 0) has decode tp/ep 0, pp 1 and
+ * dp-attn copied; top-level tp = prefill tp + decode tp, ep = the larger, dp_attention when either role has it.
+ */
+function multinodeFields(ctx: InferencexContext): {
+  fields: Partial<InferencexAgg>;
+  gpus: number;
+  tp: number;
+  ep: number;
+  dpAttention: 'true' | 'false';
+} {
+  const { prefill: p, decode: d } = roleShapes(ctx);
+  const prefillGpus = p.numWorkers * p.tp * p.pp;
+  const decodeGpus = d.numWorkers * d.tp * d.pp;
+  const dec = decodeGpus > 0 ? d : { ...d, tp: 0, ep: 0, pp: 1 };
+  return {
+    fields: {
+      prefill_num_workers: p.numWorkers,
+      prefill_tp: p.tp,
+      prefill_pp: p.pp,
+      prefill_dcp_size: 1,
+      prefill_pcp_size: 1,
+      prefill_ep: p.ep,
+      prefill_dp_attention: p.dpAttention,
+      num_prefill_gpu: prefillGpus,
+      decode_num_workers: dec.numWorkers,
+      decode_tp: dec.tp,
+      decode_pp: dec.pp,
+      decode_dcp_size: 1,
+      decode_pcp_size: 1,
+      decode_ep: dec.ep,
+      decode_dp_attention: dec.dpAttention,
+      num_decode_gpu: decodeGpus,
+    },
+    gpus: prefillGpus + decodeGpus,
+    tp: p.tp + dec.tp,
+    ep: Math.max(p.ep, dec.ep),
+    dpAttention: p.dpAttention === 'true' || dec.dpAttention === 'true' ? 'true' : 'false',
+  };
 }
 
 const round5 = (x: number) => Math.round(x * 1e5) / 1e5;
@@ -270,7 +367,8 @@ export interface InferencexInputs {
 export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: InferencexInputs): InferencexAgg {
   const s = inferencexShape(ctx.topology);
   const multinode = ctx.topology.nodes > 1;
-  const gpus = s.numWorkers * s.tp * s.pp;
+  const mn = multinodeFields(ctx);
+  const gpus = multinode ? mn.gpus : s.numWorkers * s.tp * s.pp;
   const accounting = ixRequestAccounting(inputs.requests);
   const poolTokens = inputs.serverLogs ? kvPoolTokensFromServerLogs(inputs.serverLogs) : null;
   const agg: InferencexAgg = {
@@ -283,39 +381,21 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
     framework: ctx.framework,
     precision: ctx.precision,
     spec_decoding: ctx.specDecoding,
-    disagg: false,
+    disagg: ctx.disagg !== undefined,
     scenario_type: 'agentic-coding',
     is_multinode: multinode,
-    tp: s.tp,
-    ep: s.ep,
-    dp_attention: s.dpAttention,
+    tp: multinode ? mn.tp : s.tp,
+    ep: multinode ? mn.ep : s.ep,
+    dp_attention: multinode ? mn.dpAttention : s.dpAttention,
     kv_offloading: 'none',
     kv_offload_backend: null,
     allocated_cpu_dram_gb: 0,
     num_requests_total: accounting.records_total,
     num_requests_successful: accounting.records_profiled,
     request_accounting: accounting,
-    ...(multinode
-      ? {
-          prefill_num_workers: s.numWorkers,
-          prefill_tp: s.tp,
-          prefill_pp: s.pp,
-          prefill_dcp_size: 1,
-          prefill_pcp_size: 1,
-          prefill_ep: s.ep,
-          prefill_dp_attention: s.dpAttention,
-          num_prefill_gpu: gpus,
-          // aggregated: decode num-worker 0, its tp/ep zeroed and pp/dcp/pcp 1; dp-attn copied as configured
-          decode_num_workers: 0,
-          decode_tp: 0,
-          decode_pp: 1,
-          decode_dcp_size: 1,
-          decode_pcp_size: 1,
-          decode_ep: 0,
-          decode_dp_attention: s.dpAttention,
-          num_decode_gpu: 0,
-        }
-      : { pp: s.pp, dcp_size: 1, pcp_size: 1 }),
+    ...(multinode ? mn.fields : { pp: s.pp, dcp_size: 1, pcp_size: 1 }),
+    ...(ctx.disagg?.router === undefined ? {} : { router: ctx.disagg.router }),
+    ...(ctx.disagg === undefined ? {} : { kv_p2p_transfer: ctx.disagg.kvP2pTransfer }),
     dataset: dataset(r),
     request_metrics: ixRequestMetrics(inputs.requests, {
       gpus,
@@ -325,6 +405,7 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
     server_metrics: serverMetrics(r, inputs.requests, poolTokens),
     kv_cache_pool_tokens: poolTokens,
   };
+  if (r.energy !== undefined) Object.assign(agg, inferencexPowerFields(r.energy));
   // what InferenceX's schema cannot say otherwise: an invalid point, another workload (./comparable.ts)
   const warnings = [...sidecarWarnings(inferencexSidecar(r, ctx.modelPrefix)), ...r.server_metrics.warnings];
   if (warnings.length > 0) agg.warnings = warnings;

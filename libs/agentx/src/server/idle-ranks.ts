@@ -106,3 +106,40 @@ export function checkIdleRanks(
     message,
   };
 }
+
+/**
+ * Idle-role gate of a disaggregated (P/D) point (pure; docs/topology-rules.md rule 27): `roles[i]` is the role
+ * of metrics endpoint i (the plan's worker endpoints, prefill first). Every role must have finished requests
+ * (`vllm:request_success_total`, served reasons only) on its endpoints between the two snapshots, else
+ * "idle prefill role …": a router that sends everything to one role, or a prefill group that never hands
+ * over, makes the point invalid. Roles whose endpoints were not scraped at both edges are reported as such.
+ */
+export function idleRoleMessages(
+  start: readonly { endpoint: string; samples: Sample[] | null }[],
+  end: readonly { endpoint: string; samples: Sample[] | null }[],
+  roles: readonly string[],
+  family: EngineFamily = 'vllm',
+): string[] {
+  const served = (snap: { samples: Sample[] | null } | undefined) =>
+    snap?.samples ? Object.values(servedPerEngine(snap.samples, family)).reduce((a, b) => a + b, 0) : null;
+  const byRole = new Map<string, { done: number; endpoints: string[]; unscraped: string[] }>();
+  end.forEach((e, i) => {
+    const role = roles[i];
+    if (role === undefined) return;
+    const r = byRole.get(role) ?? { done: 0, endpoints: [], unscraped: [] };
+    r.endpoints.push(e.endpoint);
+    const a = served(start.find((s) => s.endpoint === e.endpoint));
+    const b = served(e);
+    if (a === null || b === null) r.unscraped.push(e.endpoint);
+    else r.done += Math.max(0, b - a);
+    byRole.set(role, r);
+  });
+  const out: string[] = [];
+  for (const [role, r] of byRole) {
+    if (r.unscraped.length > 0)
+      out.push(`${role} role: no metrics snapshot of ${r.unscraped.join(', ')} at both edges of the profile`);
+    else if (r.done <= 0)
+      out.push(`idle ${role} role: no request finished on its workers (${r.endpoints.join(', ')}) during the profile`);
+  }
+  return out;
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FAMILIES, type EngineFamily } from './families';
 import { servedPerEngine } from './idle-ranks';
 import { maxMetric, sumMetric, type Sample } from './prometheus';
+import { specDecodeWindow, specDecodeWindowSchema } from './spec-decode';
 
 /** One DP engine's share of the profiling window (counter deltas; KV usage = max over the window's samples). */
 export const engineWindowSchema = z
@@ -58,6 +59,8 @@ export const serverMetricsSchema = z
      * label (the simulator, SGLang).
      */
     per_engine: z.record(z.string(), engineWindowSchema).default({}),
+    /** Speculative decoding over the window (./spec-decode.ts); absent when the server exports no spec-decode counters. */
+    spec_decode: specDecodeWindowSchema.optional(),
     warnings: z.array(z.string()),
   })
   .strict();
@@ -138,6 +141,7 @@ export function serverMetricsWindow(
   const poolTokens = kvPoolTokens(end, spec.cacheConfigInfo);
   const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
   const bySource = promptBySourceWindow(start, end, family);
+  const drafting = family === 'vllm' ? specDecodeWindow(start, end) : null;
   return {
     present: end.some((e) => e.samples !== null && e.samples.length > 0),
     adapter: family,
@@ -151,6 +155,7 @@ export function serverMetricsWindow(
     },
     tokens: { prompt, generation, ...(bySource === null ? {} : { prompt_by_source: bySource }) },
     per_engine: perEngine,
+    ...(drafting === null ? {} : { spec_decode: drafting }),
     warnings,
   };
 }

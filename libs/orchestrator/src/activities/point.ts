@@ -131,6 +131,10 @@ async function measure(
       trustRemoteCodeTokenizers: ctx.deps.settings.trustRemoteCodeTokenizers,
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
+      ...(plan.disaggregation === undefined ? {} : { metricsRoles: metricsRolesOf(plan.disaggregation) }),
+      ...(plan.speculative?.expectedAcceptanceLength === undefined
+        ? {}
+        : { expectedAcceptanceLength: plan.speculative.expectedAcceptanceLength }),
     },
     {
       signal,
@@ -208,4 +212,9 @@ async function throwIfServerGone(
       },
     );
   }
+}
+
+/** The role of each metrics endpoint of a P/D plan (its workers' serving endpoints, prefill first: plan-disagg.ts). */
+function metricsRolesOf(pd: NonNullable<SweepPlan['disaggregation']>): string[] {
+  return pd.roles.flatMap((r) => r.endpoints.flat().map(() => r.role));
 }

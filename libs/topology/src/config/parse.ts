@@ -2,7 +2,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node a
 import type { z } from 'zod';
 import { ConfigError, showValue, type ConfigIssue } from './errors';
 import { expandEnvString, SECRET_LIKE, type EnvMap } from './env';
-import { sweepConfigSchema, type SweepConfig } from './schema';
+import { sweepConfigSchema, type SweepConfig, type TopologySpec } from './schema';
 import { checkTopology } from '../topology/validate';
 import { aliasIssue, yamlSyntaxIssues } from './yaml-errors';
 
@@ -305,18 +305,24 @@ export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig
   const config = parsed.data;
 
   // Cluster-independent topology rules (EP derivation, MoE, LB/endpoints) fail at parse time.
+  // A disaggregated orientation's roles each have a topology of their own (rule 23).
   for (const [name, o] of Object.entries(config.orientations)) {
-    const r = checkTopology({
-      ...o.topology,
-      nodes: 1,
-      gpusPerNode: o.topology.tp * o.topology.pp * o.topology.dp,
-      moe: config.model.moe,
-    });
-    if (r.ok) continue;
-    for (const v of r.violations) {
-      if (v.rule !== 4 && v.rule !== 5 && !(v.rule === 13 && v.field !== 'lbMode')) continue;
-      const p = ['orientations', name, 'topology', v.field];
-      issues.push({ path: dotted(p), value: showValue(v.value), message: v.message, line: lineOf(source, p) });
+    const specs: [PathSegment[], TopologySpec][] = o.disaggregated
+      ? [
+          [['orientations', name, 'disaggregated', 'prefill', 'topology'], o.disaggregated.prefill.topology],
+          [['orientations', name, 'disaggregated', 'decode', 'topology'], o.disaggregated.decode.topology],
+        ]
+      : o.topology
+        ? [[['orientations', name, 'topology'], o.topology]]
+        : [];
+    for (const [at, t] of specs) {
+      const r = checkTopology({ ...t, nodes: 1, gpusPerNode: t.tp * t.pp * t.dp, moe: config.model.moe });
+      if (r.ok) continue;
+      for (const v of r.violations) {
+        if (v.rule !== 4 && v.rule !== 5 && !(v.rule === 13 && v.field !== 'lbMode')) continue;
+        const p = [...at, v.field];
+        issues.push({ path: dotted(p), value: showValue(v.value), message: v.message, line: lineOf(source, p) });
+      }
     }
   }
   if (issues.length > 0) throw new ConfigError(opts.file, issues);

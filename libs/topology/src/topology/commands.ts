@@ -168,6 +168,7 @@ const RESERVED: ReadonlyArray<[string[], string]> = [
     'set orientations.<name>.topology.lbMode',
   ],
   [['--api-server-count', '-asc'], 'set engine.apiServerCount'],
+  [['--kv-transfer-config'], 'set orientations.<name>.disaggregated.connector (rule 24)'],
   [['--max-model-len'], 'set engine.maxModelLen'],
   [['--all2all-backend'], 'set engine.all2allBackend'],
   [['--enable-eplb', '--eplb-config', '--num-redundant-experts'], 'set engine.eplb'],

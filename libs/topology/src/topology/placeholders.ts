@@ -3,6 +3,8 @@ export const HEAD_ADDR = '{{HEAD_ADDR}}';
 export const PORT = '{{PORT}}';
 export const DP_RPC_PORT = '{{DP_RPC_PORT}}';
 export const MASTER_PORT = '{{MASTER_PORT}}';
+/** The P/D router's port on node 0 (disaggregated orientations, rule 26). */
+export const ROUTER_PORT = '{{ROUTER_PORT}}';
 /** This node's own address (per-node env, VLLM_HOST_IP). */
 export const NODE_ADDR = '{{NODE_ADDR}}';
 /** Node k's address (per-node endpoints under hybrid/external LB). */

@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  dcgmCounterEnergy,
+  dcgmPowerSamples,
+  dollarsPerMillionTokens,
+  energyMetrics,
+  inferencexPowerFields,
+  integrateEnergy,
+  parseDcgmExposition,
+  parseNvidiaSmiPower,
+  pointEnergy,
+  pointEnergySchema,
+  type PowerSample,
+} from '@infersweep/agentx';
+
+const data = (f: string) => readFileSync(new URL(`./data/${f}`, import.meta.url), 'utf8');
+/** data/dcgm-exporter-scrapes.txt: timed DCGM expositions of a known power profile (its header). */
+const scrapes = data('dcgm-exporter-scrapes.txt')
+  .split(/^# scrape t=(\d+) host=(\S+)\n/m)
+  .slice(1)
+  .reduce<{ t: number; host: string; text: string }[]>((acc, x, i, all) => {
+    if (i % 3 === 0) acc.push({ t: Number(x), host: all[i + 1]!, text: all[i + 2]! });
+    return acc;
+  }, []);
+const window = { start: 1002.5, end: 1007.5 };
+
+describe("DCGM exporter exposition (NVIDIA/dcgm-exporter's format)", () => {
+  it('parses power (W) and the energy counter (mJ → J) per whole GPU, leaving MIG instances out', () => {
+    expect(scrapes).toHaveLength(11);
+    expect(parseDcgmExposition(scrapes[10]!.text, 'fallback')).toEqual([
+      { gpu: 'node1/0', uuid: 'GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52', watts: 200, energyJ: 5_000_000 + 1500 },
+      { gpu: 'node1/1', uuid: 'GPU-34319582-d595-d1c7-d1d2-179bcfa61660', watts: 300, energyJ: 7_000_000 + 3000 },
+    ]);
+  });
+
+  it("NVIDIA's documented A100 scrape (DCGM Exporter docs, MIG section): 409.692 W, 319159391 mJ, the MIG series skipped", () => {
+    const text = [
+      'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",Hostname="ub20-a100-k8s"} 409.692000',
+      'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",Hostname="ub20-a100-k8s"} 319159391',
+      'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",GPU_I_PROFILE="1g.5gb",GPU_I_ID="13",Hostname="ub20-a100-k8s"} 0.995687',
+    ].join('\n');
+    expect(parseDcgmExposition(text, 'n')).toEqual([
+      { gpu: 'ub20-a100-k8s/0', uuid: 'GPU-34319582-d595-d1c7-d1d2-179bcfa61660', watts: 409.692, energyJ: 319159.391 },
+    ]);
+  });
+
+  it('integrates exactly the window: 750 J + 1500 J over [1002.5, 1007.5], power valid', () => {
+    const e = integrateEnergy(dcgmPowerSamples(scrapes), window, 2);
+    expect(e.power_valid).toBe(true);
+    expect(e.invalid_reasons).toEqual([]);
+    expect(e.per_gpu_j['node1/0']).toBeCloseTo(750, 9);
+    expect(e.per_gpu_j['node1/1']).toBeCloseTo(1500, 9);
+    expect(e.total_j).toBeCloseTo(2250, 9);
+    expect(e.avg_total_power_w).toBeCloseTo(450, 9);
+    // the counters bracket whole scrapes (1002 → 1008 here), so they cross-check, not replace, the integral
+    const c = dcgmCounterEnergy(parseDcgmExposition(scrapes[2]!.text, 'n'), parseDcgmExposition(scrapes[8]!.text, 'n'));
+    expect(c['node1/1']).toBeCloseTo(6 * 300, 6);
+    expect(c['node1/0']).toBeCloseTo(6 * 150, 6);
+  });
+
+  it("power_valid's reasons are InferenceX's: not bracketed, gap > 3 s, too few samples, GPU count, no samples", () => {
+    const all = dcgmPowerSamples(scrapes);
+    expect(integrateEnergy(all, { start: 999, end: 1005 }, 2)).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['benchmark_window_not_bracketed'],
+      total_j: null,
+    });
+    const gappy = all.filter((s) => s.gpu !== 'node1/1' || s.t < 1003 || s.t > 1006);
+    expect(integrateEnergy(gappy, window, 2)).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['sampling_gap_exceeded'],
+    });
+    // the integral over a gap is still computed, the gate says it cannot be trusted
+    expect(integrateEnergy(gappy, window, 2).total_j).toBeCloseTo(2250, 9);
+    expect(integrateEnergy(all, window, 8).invalid_reasons).toEqual(['expected_gpu_count_mismatch']);
+    const one: PowerSample[] = [{ gpu: 'a/0', t: 1000, watts: 1 }];
+    expect(integrateEnergy(one, window).invalid_reasons).toEqual(['insufficient_power_samples']);
+    expect(integrateEnergy([], window, 2)).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['no_usable_power_samples'],
+      total_j: null,
+    });
+  });
+});
+
+describe('nvidia-smi --query-gpu=…power.draw --format=csv', () => {
+  it('with timestamp and index columns', () => {
+    const csv =
+      'timestamp, index, power.draw [W]\n2026/12/05 07:00:00.000, 0, 123.45 W\n2026/12/05 07:00:00.000, 1, [N/A]\n2026/12/05 07:00:01.500, 0, 130.00 W\n';
+    const t0 = Date.parse('2026-12-05T07:00:00Z') / 1000;
+    expect(parseNvidiaSmiPower(csv, 'node2')).toEqual([
+      { gpu: 'node2/0', t: t0, watts: 123.45 },
+      { gpu: 'node2/0', t: t0 + 1.5, watts: 130 },
+    ]);
+  });
+
+  it("the bare power.draw query: one row per GPU in index order at the sampler's time", () => {
+    expect(parseNvidiaSmiPower('power.draw [W]\n75.21 W\n80.00 W\n', 'n', 42)).toEqual([
+      { gpu: 'n/0', t: 42, watts: 75.21 },
+      { gpu: 'n/1', t: 42, watts: 80 },
+    ]);
+    expect(() => parseNvidiaSmiPower('index, temperature.gpu\n0, 40\n', 'n', 1)).toThrow(/power\.draw/);
+  });
+});
+
+describe('energy per token, tokens/s/MW and $/M tokens', () => {
+  const e = integrateEnergy(dcgmPowerSamples(scrapes), window, 2);
+
+  it("InferenceX's per-token fields, per role on a P/D deployment, and tokens/s per MW", () => {
+    const m = energyMetrics(
+      e,
+      { input: 9000, output: 1000, requests: 10 },
+      { 'node1/0': 'prefill', 'node1/1': 'decode' },
+    )!;
+    expect(m.total_gpu_energy_j).toBeCloseTo(2250, 9);
+    expect(m.avg_power_w).toBeCloseTo(225, 9);
+    expect(m.joules_per_total_token).toBeCloseTo(0.225, 9);
+    expect(m.joules_per_output_token).toBeCloseTo(2.25, 9);
+    expect(m.joules_per_input_token).toBeCloseTo(0.25, 9);
+    expect(m.joules_per_successful_query).toBeCloseTo(225, 9);
+    expect(m.prefill_joules_per_input_token).toBeCloseTo(750 / 9000, 9);
+    expect(m.decode_joules_per_output_token).toBeCloseTo(1.5, 9);
+    // 10,000 tokens in 5 s at 450 W: 2000 tok/s / 0.00045 MW
+    expect(m.tokens_per_second_per_mw).toBeCloseTo(2000 / 0.00045, 3);
+  });
+
+  it('no number from an invalid window or without tokens', () => {
+    const invalid = integrateEnergy(dcgmPowerSamples(scrapes), window, 8);
+    expect(energyMetrics(invalid, { input: 1, output: 1, requests: 1 })).toBeNull();
+    expect(energyMetrics(e, { input: 10, output: 0, requests: 1 })).toBeNull();
+  });
+
+  it("$/M tokens: GPU-hours held for the window at the price table's rate over the tokens", () => {
+    // 32 GPUs × 3600 s at $3.50/GPU-hour = $112 for 2,000,000 tokens → $56 per M
+    expect(dollarsPerMillionTokens(3.5, 32, 3600, 2_000_000)).toBeCloseTo(56, 9);
+    expect(dollarsPerMillionTokens(undefined, 32, 3600, 1)).toBeNull();
+    expect(dollarsPerMillionTokens(3.5, 32, 3600, 0)).toBeNull();
+  });
+});
+
+describe("the record's energy block and InferenceX's power fields", () => {
+  const tokens = { input: 9000, output: 1000, requests: 10 };
+  const samples = dcgmPowerSamples(scrapes);
+
+  it("pointEnergy: the window integral per GPU and per role, the metrics and $/M tokens at the worker's price", () => {
+    const e = pointEnergy({
+      source: 'dcgm',
+      samples,
+      window,
+      gpus: 2,
+      tokens,
+      roles: { 'node1/0': 'prefill', 'node1/1': 'decode' },
+      pricePerGpuHour: 3.6,
+    });
+    expect(pointEnergySchema.parse(e)).toEqual(e);
+    expect(e.power_valid).toBe(true);
+    expect(e.per_role_j!.prefill).toBeCloseTo(750, 9);
+    expect(e.per_role_j!.decode).toBeCloseTo(1500, 9);
+    expect(e.metrics!.joules_per_total_token).toBeCloseTo(0.225, 9);
+    // 2 GPUs × 5 s at $3.60/h = $0.01 for 10,000 tokens → $1 per M
+    expect(e.dollars_per_million_tokens).toBeCloseTo(1, 9);
+    expect(pointEnergy({ source: 'dcgm', samples, window, gpus: 2, tokens }).dollars_per_million_tokens).toBeNull();
+  });
+
+  it("InferenceX's patch, as its _patch_power_result writes it (run at 843c6254f on the same metrics)", () => {
+    const e = pointEnergy({ source: 'dcgm', samples, window, gpus: 2, tokens });
+    // InferenceX utils/aggregate_power.py _patch_power_result(power_valid=True, metrics=the seven keys below):
+    // {"power_metric_schema_version": 2, "power_valid": 1, "avg_power_w": 225.0, "avg_total_gpu_power_w": 450.0,
+    //  "total_gpu_energy_j": 2250.0, "joules_per_successful_query": 225.0, "joules_per_input_token": 0.25,
+    //  "joules_per_output_token": 2.25, "joules_per_total_token": 0.225}; invalid: version and power_valid 0 only
+    expect(inferencexPowerFields(e)).toEqual({
+      power_metric_schema_version: 2,
+      power_valid: 1,
+      avg_power_w: 225,
+      avg_total_gpu_power_w: 450,
+      total_gpu_energy_j: 2250,
+      joules_per_successful_query: 225,
+      joules_per_input_token: 0.25,
+      joules_per_output_token: 2.25,
+      joules_per_total_token: 0.225,
+    });
+    const invalid = pointEnergy({ source: 'dcgm', samples, window, gpus: 8, tokens });
+    expect(inferencexPowerFields(invalid)).toEqual({ power_metric_schema_version: 2, power_valid: 0 });
+  });
+});
