@@ -45,8 +45,10 @@ describe('LocalExecutor', () => {
 
   it('a timeout kills the whole process group, grandchildren included', async () => {
     const pids: number[] = [];
+    // 3 s: bash must print the grandchild's pid before the timeout fires, even on a loaded 2-core host
+    // (at 500 ms, a load average of 17 once left the pid unprinted when the group was killed)
     const p = ex.run(['bash', '-c', 'sleep 300 & echo $!; sleep 300'], {
-      timeoutMs: 500,
+      timeoutMs: 3_000,
       onStdout: (d) => pids.push(Number(d.trim())),
     });
     await expect(p).rejects.toBeInstanceOf(CommandTimeoutError);
