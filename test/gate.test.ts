@@ -19,7 +19,7 @@ import {
   type LaneResult,
   type VitestReport,
 } from './gate';
-import { LANE_A, LANE_C } from './lanes';
+import { LANE_A, LANE_C, LANE_D } from './lanes';
 import { repoRoot } from '@infersweep/testkit/stack';
 
 type Status = 'passed' | 'failed' | 'skipped' | 'todo';
@@ -243,17 +243,19 @@ describe('the gate', () => {
 });
 
 describe('the lanes', () => {
-  const files = [...LANE_A, ...LANE_C, 'libs/x/test/new.int.test.ts'].sort();
+  const files = [...LANE_A, ...LANE_C, ...LANE_D, 'libs/x/test/new.int.test.ts'].sort();
   const filesOf = (args: string[]) => args.filter((a) => a.endsWith('.int.test.ts'));
 
   it('runs every integration file in exactly one lane, a new file in lane B before the production project', () => {
-    for (const n of ['1', '2', '3']) {
+    for (const n of ['1', '2', '3', '4']) {
       const lanes = planLanes({ INFERSWEEP_TEST_LANES: n }, root, files);
       const ran = lanes.flatMap((l) => filesOf(l.args));
       expect([n, ran.sort()]).toEqual([n, files]);
-      expect(lanes.map((l) => l.name)).toEqual(['unit', 'lane-a', 'lane-b', 'lane-c'].slice(0, Number(n) + 1));
+      expect(lanes.map((l) => l.name)).toEqual(
+        ['unit', 'lane-a', 'lane-b', 'lane-c', 'lane-d'].slice(0, Number(n) + 1),
+      );
     }
-    const [unitLane, a, b, c] = planLanes({}, root, files);
+    const [unitLane, a, b, c, d] = planLanes({}, root, files);
     expect(unitLane).toEqual({
       name: 'unit',
       slot: '0',
@@ -263,6 +265,8 @@ describe('the lanes', () => {
     });
     expect(filesOf(a!.args)).toEqual(LANE_A);
     expect(filesOf(c!.args)).toEqual(LANE_C);
+    expect(filesOf(d!.args)).toEqual(LANE_D);
+    expect([d!.slot, d!.data]).toEqual(['7', '/repo/.infersweep-7']);
     expect([b!.slot, b!.data, b!.args.slice(-2)]).toEqual([
       '9',
       '/repo/.infersweep-9',
@@ -273,13 +277,13 @@ describe('the lanes', () => {
 
   it('lists only files of this repository, each in one lane', () => {
     const real = integrationFiles(repoRoot);
-    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...LANE_C]));
+    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...LANE_C, ...LANE_D]));
     const lanes = planLanes({}, repoRoot, real);
     expect(lanes.flatMap((l) => filesOf(l.args)).sort()).toEqual(real);
   });
 
   it('lists no file in two lanes', () => {
-    expect(new Set([...LANE_A, ...LANE_C]).size).toBe(LANE_A.length + LANE_C.length);
+    expect(new Set([...LANE_A, ...LANE_C, ...LANE_D]).size).toBe(LANE_A.length + LANE_C.length + LANE_D.length);
   });
 
   it('refuses two lanes on one stack slot, a listed file that does not exist, and an unknown lane count', () => {
@@ -290,7 +294,10 @@ describe('the lanes', () => {
       'lane B needs its own stack slot',
     );
     expect(() => planLanes({}, root, files.slice(1))).toThrow(`a lane lists ${files[0]}, which does not exist`);
-    expect(() => planLanes({ INFERSWEEP_TEST_LANES: '4' }, root, files)).toThrow('INFERSWEEP_TEST_LANES is 4');
+    expect(() => planLanes({ INFERSWEEP_LANE_D_SLOT: '8' }, root, files)).toThrow(
+      'lane D needs its own stack slot: INFERSWEEP_LANE_D_SLOT (8) is another lane',
+    );
+    expect(() => planLanes({ INFERSWEEP_TEST_LANES: '5' }, root, files)).toThrow('INFERSWEEP_TEST_LANES is 5');
   });
 
   it('gates `--project P…` alone and passes any other arguments to vitest', () => {

@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
-import { FLOORS, LANE_A, LANE_C, SLOTS, UNIT_NICE, type Project } from './lanes';
+import { FLOORS, LANE_A, LANE_C, LANE_D, SLOTS, UNIT_NICE, type Project } from './lanes';
 
 type Floors = Partial<Record<Project, { tests: number; files: number }>>;
 
@@ -169,8 +169,9 @@ export interface Lane {
 }
 
 /**
- * The lanes of a full run (INFERSWEEP_TEST_LANES 1, 2 or 3) from the environment and the integration files
- * on disk; throws on two lanes on one slot or a listed file that does not exist.
+ * The lanes of a full run (INFERSWEEP_TEST_LANES 1, 2, 3 or 4) from the environment and the integration files
+ * on disk; throws on two lanes on one slot or a listed file that does not exist. With fewer lanes, lane D's and
+ * then lane C's files run in lane B.
  */
 export function planLanes(env: NodeJS.ProcessEnv, root: string, intFiles: string[]): Lane[] {
   const stack = (k: keyof typeof SLOTS) => {
@@ -178,27 +179,31 @@ export function planLanes(env: NodeJS.ProcessEnv, root: string, intFiles: string
     const data = env[SLOTS[k].data] ?? join(root, k === 'a' ? '.infersweep' : `.infersweep-${slot}`);
     return { slot, data };
   };
-  const [a, b, c] = [stack('a'), stack('b'), stack('c')];
-  const n = env.INFERSWEEP_TEST_LANES ?? '3';
-  if (!['1', '2', '3'].includes(n)) throw new Error(`INFERSWEEP_TEST_LANES is ${n}: use 1, 2 or 3`);
-  if (n === '3' && (c.slot === a.slot || c.slot === b.slot))
+  const [a, b, c, d] = [stack('a'), stack('b'), stack('c'), stack('d')];
+  const n = Number(env.INFERSWEEP_TEST_LANES ?? '4');
+  if (![1, 2, 3, 4].includes(n))
+    throw new Error(`INFERSWEEP_TEST_LANES is ${env.INFERSWEEP_TEST_LANES}: use 1, 2, 3 or 4`);
+  if (n === 4 && [a.slot, b.slot, c.slot].includes(d.slot))
+    throw new Error(`lane D needs its own stack slot: ${SLOTS.d.slot} (${d.slot}) is another lane's`);
+  if (n >= 3 && (c.slot === a.slot || c.slot === b.slot))
     throw new Error(`lane C needs its own stack slot: ${SLOTS.c.slot} (${c.slot}) is another lane's`);
-  if (n !== '1' && a.slot === b.slot)
+  if (n !== 1 && a.slot === b.slot)
     throw new Error(`lane B needs its own stack slot: ${SLOTS.b.slot} (${b.slot}) is lane A's`);
-  for (const f of [...LANE_A, ...LANE_C])
+  for (const f of [...LANE_A, ...LANE_C, ...LANE_D])
     if (!intFiles.includes(f)) throw new Error(`a lane lists ${f}, which does not exist: edit test/lanes.ts`);
-  const notB = new Set(n === '3' ? [...LANE_A, ...LANE_C] : LANE_A);
+  const notB = new Set([...LANE_A, ...(n >= 3 ? LANE_C : []), ...(n === 4 ? LANE_D : [])]);
   const laneB = intFiles.filter((f) => !notB.has(f));
   const nice = Number(env.INFERSWEEP_UNIT_NICE ?? UNIT_NICE);
   const unit: Lane = { name: 'unit', ...a, args: ['--project', 'unit'], nice };
   const integration = ['--project', 'integration'];
   const both = [...integration, '--project', 'production'];
-  if (n === '1') return [unit, { name: 'lane-a', ...a, args: [...both, ...LANE_A, ...laneB, 'test/production/'] }];
+  if (n === 1) return [unit, { name: 'lane-a', ...a, args: [...both, ...LANE_A, ...laneB, 'test/production/'] }];
   return [
     unit,
     { name: 'lane-a', ...a, args: [...integration, ...LANE_A] },
     { name: 'lane-b', ...b, args: [...both, ...laneB, 'test/production/'] },
-    ...(n === '3' ? [{ name: 'lane-c', ...c, args: [...integration, ...LANE_C] }] : []),
+    ...(n >= 3 ? [{ name: 'lane-c', ...c, args: [...integration, ...LANE_C] }] : []),
+    ...(n === 4 ? [{ name: 'lane-d', ...d, args: [...integration, ...LANE_D] }] : []),
   ];
 }
 

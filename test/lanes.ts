@@ -1,13 +1,15 @@
 /**
  * The lanes of `npm test` and the floors of its gate (test/gate.ts runs and judges them; docs/testing.md).
  *
- * Three integration lanes, each on its own local stack, beside the unit project (niced):
+ * Four integration lanes, each on its own local stack, beside the unit project (niced):
  * - lane A: the files that load the CPU or are gated on client saturation (every real-vLLM file, so two vLLM
  *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order;
  * - lane C: the Slurm-only files, which mostly wait on slurmd timeouts and queues, then files that load little
  *   CPU and are not saturation-gated, so the lanes end near the same time;
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
- *   lane B's Slurm).
+ *   lane B's Slurm);
+ * - lane D: whole sweeps that mostly wait on allocations and the simulator (replicates, searches, verdicts), so
+ *   the other lanes end near the same time.
  * A file belongs to at most one list; the gate refuses a listed file that does not exist.
  */
 
@@ -50,11 +52,15 @@ export const LANE_C = [
   'libs/agentx/test/goodput.int.test.ts',
 ];
 
+/** Lane D: sweeps that hold several allocations in turn and load the CPU little (light, not saturation-gated). */
+export const LANE_D = ['apps/cli/test/replicates.int.test.ts', 'libs/orchestrator/test/knee.int.test.ts'];
+
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */
 export const SLOTS = {
   a: { slot: 'INFERSWEEP_STACK_SLOT', data: 'INFERSWEEP_DATA', defaultSlot: '0' },
   b: { slot: 'INFERSWEEP_LANE_B_SLOT', data: 'INFERSWEEP_LANE_B_DATA', defaultSlot: '9' },
   c: { slot: 'INFERSWEEP_LANE_C_SLOT', data: 'INFERSWEEP_LANE_C_DATA', defaultSlot: '8' },
+  d: { slot: 'INFERSWEEP_LANE_D_SLOT', data: 'INFERSWEEP_LANE_D_DATA', defaultSlot: '7' },
 } as const;
 
 /** The unit project's niceness beside the lanes (INFERSWEEP_UNIT_NICE): it takes the CPU the lanes leave. */
