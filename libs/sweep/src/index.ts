@@ -10,3 +10,4 @@ export * from './search';
 export * from './limit';
 export * from './replicates';
 export * from './attempt-decision';
+export * from './ledger';
