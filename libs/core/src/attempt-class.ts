@@ -245,6 +245,15 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     false,
     'SchedMD/slurm: src/plugins/launch/slurm/launch_slurm.c ("%s: task %s: Exited with exit code %d", the signal\'s name)',
   ),
+  // ---- a point's own verdict: a "success" with no output (NVIDIA/srt-slurm#429 counted one as a success)
+  rule(
+    'zero-output-tokens',
+    'zero-output',
+    'log',
+    /zero_output_tokens: /,
+    false,
+    "libs/agentx/src/metrics/validity.ts (the zero_output_tokens gate over the requests' osl)",
+  ),
   // ---- error classes (this repository's own taxonomy)
   rule(
     'image-import-error',
@@ -336,17 +345,4 @@ function nodesOf(node: string | undefined): string[] {
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '');
-}
-
-/**
- * A "success" that produced no output tokens is no measurement (NVIDIA/srt-slurm#429 counted one as
- * a success): requests were profiled, yet no token came back. Undefined when the point produced output.
- */
-export function zeroOutputReason(s: {
-  requestsProfiled?: number;
-  outputThroughputPerGpu?: number;
-}): string | undefined {
-  if ((s.requestsProfiled ?? 0) > 0 && s.outputThroughputPerGpu === 0)
-    return `zero_output_tokens: ${s.requestsProfiled} requests profiled, 0 output tokens/s`;
-  return undefined;
 }

@@ -98,6 +98,7 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
   recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
+  implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
 };
 
 function mockActivities(): SweepActivities {

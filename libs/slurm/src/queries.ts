@@ -12,6 +12,7 @@ import {
   pidAliveArgv,
   scancelArgv,
   showNodesArgv,
+  sinfoNodesArgv,
   squeueByNameArgv,
   squeueJobArgv,
   squeueLiveArgv,
@@ -25,6 +26,7 @@ import {
   parseJobLines,
   parseJobLinesTolerant,
   parseNodeAddresses,
+  parseNodeStates,
   type JobRow,
   type JobState,
 } from './parse';
@@ -251,6 +253,17 @@ export class SlurmQueries {
   /** The workflow's time guard: does a piece of work of `budgetSeconds` fit before the allocation ends? */
   async canFinish(jobId: string, budgetSeconds: number, marginSeconds: number): Promise<boolean> {
     return fitsInTime(await this.timeLeft(jobId), budgetSeconds, marginSeconds);
+  }
+
+  /** The nodes of a partition (every partition's when none is named), each once, in sinfo's order. */
+  async partitionNodes(partition?: string): Promise<string[]> {
+    return [...new Set((await this.nodeStates(partition)).map((n) => n.node))];
+  }
+
+  /** Each node of a partition with its compact state (`idle`, `alloc`, `down*`, `drain`, …). */
+  async nodeStates(partition?: string): Promise<{ node: string; state: string }[]> {
+    const r = await this.query(sinfoNodesArgv(partition), { step: 'node-states' });
+    return parseNodeStates(r.stdout);
   }
 
   /** NodeAddr of each node (what other nodes and the client use to reach it). */

@@ -19,6 +19,7 @@ import {
   loginEnvOf,
   showNodesArgv,
 } from '../src/index';
+import { shellJoin } from '@infersweep/core';
 
 const base = { jobName: 'infersweep-s1-a1', nodes: 2, gres: true, exclusive: true, timeLimitMinutes: 480 };
 
@@ -48,6 +49,15 @@ describe('command builders', () => {
     // default grant wait: hours, not the 5 minutes of the old --immediate=300
     expect(Number(noGres[3])).toBe(12 * 3600 + 60);
     expect(sallocArgv({ ...base, extraArgs: ['--qos=high'] }).at(-1)).toBe('--qos=high');
+  });
+
+  it('salloc --exclude: the quarantined nodes, each a node name; a list or pattern is refused', () => {
+    expect(sallocArgv({ ...base, exclude: ['node2', 'gpu-a01.x'] })).toContain('--exclude=node2,gpu-a01.x');
+    expect(sallocArgv({ ...base, exclude: [] }).some((a) => a.startsWith('--exclude'))).toBe(false);
+    for (const bad of ['node[1-3]', 'a,b', '--all', 'n 1', '$(id)'])
+      expect(() => sallocArgv({ ...base, exclude: [bad] })).toThrow(/not a node name/);
+    // the argv reaches the login shell through the one quoting helper, one word each
+    expect(shellJoin(sallocArgv({ ...base, exclude: ['node2'] }))).toContain(' --exclude=node2');
   });
 
   it('detached salloc: runs under the launch script, output to its log file on the login node', () => {

@@ -6,6 +6,7 @@
  */
 import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
 import type { HistoryActivities } from './history';
+import type { QuarantineActivities } from './quarantine';
 
 export interface StepRef {
   jobId: string;
@@ -41,7 +42,7 @@ export interface Allocation {
   headNode: string;
   timeLimitMinutes: number;
   grantedAt: string;
-  /** the nodes this allocation was asked to exclude (independent replicates; empty: the partition had too few others) */
+  /** the nodes this allocation was asked to exclude: the worker's quarantine, and an independent replicate's last nodes (empty: the partition had too few others) */
   excluded?: string[];
 }
 
@@ -133,4 +134,5 @@ export type SweepActivities = ResultsActivities &
   AllocationActivities &
   ServerActivities &
   PointActivities &
-  HistoryActivities;
+  HistoryActivities &
+  QuarantineActivities;
