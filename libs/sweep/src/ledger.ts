@@ -33,6 +33,8 @@ export interface GpuLedger {
   /** wall seconds the allocations waited in the queue, and × the GPUs they waited for */
   queueWaitSeconds: number;
   queueWaitGpuSeconds: number;
+  /** the plan's worst case, GPU-seconds ({@link worstCaseGpuSeconds}), shown beside the ledger */
+  worstCaseGpuSeconds?: number;
   /** per allocation (job id): the seconds timed so far, per category; removed when it closes */
   open: Record<string, { gpus: number; timed: LedgerEntry; segment?: { category: TimedCategory; since: number } }>;
 }
@@ -133,7 +135,9 @@ export function ledgerLine(l: GpuLedger): string {
   const parts = LEDGER_CATEGORIES.filter((k) => l.sweep[k] / held >= 0.005).map(
     (k) => `${k} ${((100 * l.sweep[k]) / held).toFixed(0)} %`,
   );
-  return `${gpuHours(held)} GPU-h held: ${parts.join(', ')}; queue wait ${Math.round(l.queueWaitSeconds)} s`;
+  const worst =
+    l.worstCaseGpuSeconds === undefined ? '' : ` (plan's worst case ${gpuHours(l.worstCaseGpuSeconds)} GPU-h)`;
+  return `${gpuHours(held)} GPU-h held${worst}: ${parts.join(', ')}; queue wait ${Math.round(l.queueWaitSeconds)} s`;
 }
 
 export const gpuHours = (gpuSeconds: number): string => (gpuSeconds / 3600).toFixed(gpuSeconds < 36 ? 4 : 2);
@@ -145,4 +149,24 @@ function closeSegment(a: GpuLedger['open'][string], nowMs: number): void {
   a.segment = undefined;
   const s = Math.max(0, (nowMs - seg.since) / 1000);
   a.timed[seg.category === 'point' ? 'failedAttempts' : seg.category] += s;
+}
+
+/**
+ * The plan's worst case, GPU-seconds: every point at its budget on every attempt, a server start on
+ * every allocation attempt, and the search's added points at their cost. What the ledger is shown
+ * beside: a sweep that spends more held more idle time than its plan allowed for.
+ */
+export function worstCaseGpuSeconds(p: {
+  gpus: number;
+  points: number;
+  maxPointAttempts: number;
+  pointBudgetSeconds: number;
+  maxAllocationAttempts: number;
+  startupBudgetSeconds: number;
+  search?: { maxAddedPoints: number; pointGpuHours: number };
+}): number {
+  const points = p.points * p.maxPointAttempts * p.pointBudgetSeconds;
+  const starts = p.maxAllocationAttempts * p.startupBudgetSeconds;
+  const search = p.search ? p.search.maxAddedPoints * p.search.pointGpuHours * 3600 : 0;
+  return Math.max(0, p.gpus) * (points + starts) + search;
 }

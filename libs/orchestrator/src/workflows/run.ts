@@ -21,6 +21,7 @@ import {
   emptyLedger,
   ledgerPointEnded,
   ledgerStart,
+  worstCaseGpuSeconds,
   failPoint,
   failedAllocationAttempts,
   finishPoint,
@@ -78,7 +79,7 @@ export class SweepRun implements LeaseHolder {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
     this.rounds = new ReplicateRounds(this.state, input.replicates);
-    this.state.ledger ??= emptyLedger();
+    this.state.ledger ??= { ...emptyLedger(), worstCaseGpuSeconds: planWorstCase(input) };
     this.lease = new Lease(this, input, act, c?.lease);
     this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.plan = planOf(input);
@@ -393,6 +394,24 @@ export class SweepRun implements LeaseHolder {
       ...(s.ledger ? { ledger: s.ledger } : {}),
     };
   }
+}
+
+/** The plan's worst case in GPU-seconds (libs/sweep/src/ledger.ts), for the ledger to be read beside. */
+function planWorstCase(input: SweepRunInput): number {
+  const g = input.plan.slurm.nodes * input.plan.slurm.gpusPerNode;
+  const gpus = Number.isFinite(g) && g > 0 ? g : 0;
+  const s = input.search;
+  return worstCaseGpuSeconds({
+    gpus,
+    points: input.points.length,
+    maxPointAttempts: input.maxPointAttempts,
+    pointBudgetSeconds: input.pointBudgetSeconds,
+    maxAllocationAttempts: input.maxAllocationAttempts,
+    startupBudgetSeconds: input.startupBudgetSeconds,
+    ...(s && s.maxAddedPoints !== undefined && s.pointGpuHours !== undefined
+      ? { search: { maxAddedPoints: s.maxAddedPoints, pointGpuHours: s.pointGpuHours } }
+      : {}),
+  });
 }
 
 /** The drain and warm-up seconds a point's activity measured (the ledger splits the point's time by them). */
