@@ -93,6 +93,11 @@ export function sallocArgv(req: AllocateRequest): string[] {
 /** One line per job: id|state|reason|nodelist|timeleft|endtime|name (name last: it may contain '|'). */
 export const JOB_FORMAT = '%i|%T|%r|%N|%L|%e|%j';
 
+/** A job's start and end time as slurmctld keeps them (`%S|%e`, while it remembers the job: MinJobAge). */
+export function squeueTimesArgv(jobId: string): string[] {
+  return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', '%S|%e'];
+}
+
 export function squeueJobArgv(jobId: string): string[] {
   return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', JOB_FORMAT];
 }

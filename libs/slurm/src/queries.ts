@@ -16,12 +16,14 @@ import {
   squeueByNameArgv,
   squeueJobArgv,
   squeueLiveArgv,
+  squeueTimesArgv,
 } from './commands';
 import {
   fitsInTime,
   isLive,
   isPlainJobId,
   missingTool,
+  parseHeldSeconds,
   parseHostnames,
   parseJobLines,
   parseJobLinesTolerant,
@@ -253,6 +255,12 @@ export class SlurmQueries {
   /** The workflow's time guard: does a piece of work of `budgetSeconds` fit before the allocation ends? */
   async canFinish(jobId: string, budgetSeconds: number, marginSeconds: number): Promise<boolean> {
     return fitsInTime(await this.timeLeft(jobId), budgetSeconds, marginSeconds);
+  }
+
+  /** Seconds the job held its nodes, by slurmctld's own start and end times; null when it has none (yet). */
+  async heldSeconds(jobId: string): Promise<number | null> {
+    const r = await this.read(squeueTimesArgv(jobId));
+    return r.code === 0 ? parseHeldSeconds(r.stdout) : null;
   }
 
   /** The nodes of a partition (every partition's when none is named), each once, in sinfo's order. */

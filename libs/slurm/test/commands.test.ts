@@ -18,6 +18,8 @@ import {
   LOGIN_ENV,
   loginEnvOf,
   showNodesArgv,
+  squeueTimesArgv,
+  parseHeldSeconds,
 } from '../src/index';
 import { shellJoin } from '@infersweep/core';
 
@@ -58,6 +60,19 @@ describe('command builders', () => {
       expect(() => sallocArgv({ ...base, exclude: [bad] })).toThrow(/not a node name/);
     // the argv reaches the login shell through the one quoting helper, one word each
     expect(shellJoin(sallocArgv({ ...base, exclude: ['node2'] }))).toContain(' --exclude=node2');
+  });
+
+  it("a job's held seconds come from slurmctld's own start and end (%S|%e), unknown ones are null", () => {
+    expect(squeueTimesArgv('42')).toEqual(['squeue', '-j', '42', '-t', 'all', '-h', '-o', '%S|%e']);
+    expect(parseHeldSeconds('2026-12-05T07:01:02|2026-12-05T07:03:40\n')).toBe(158);
+    expect(parseHeldSeconds('2026-12-05T23:59:59|2026-12-06T00:00:09')).toBe(10);
+    for (const bad of [
+      'N/A|2026-12-05T07:03:40',
+      '2026-12-05T07:01:02|Unknown',
+      '2026-12-05T07:03:40|2026-12-05T07:01:02',
+      '',
+    ])
+      expect(parseHeldSeconds(bad)).toBeNull();
   });
 
   it('detached salloc: runs under the launch script, output to its log file on the login node', () => {

@@ -137,8 +137,9 @@ export interface AllocationRecord {
   speedMultiplier?: number;
   /** what broke when the allocation ended badly (libs/core/src/attempt-class.ts) */
   failureClass?: AttemptClass;
-  /** GPUs it held (the plan's nodes × GPUs per node) */
+  /** GPUs it held (the plan's nodes × GPUs per node), and for how long (Slurm's start to end when known) */
   gpus?: number;
+  heldSeconds?: number;
 }
 
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */

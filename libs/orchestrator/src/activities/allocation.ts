@@ -95,6 +95,9 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
           });
         // live when we came: we released it; already ended: report how Slurm ended it
         result = { ended: endOnRelease(before.state), state: before.state, reason: before.reason || undefined };
+        // how long it held its nodes by slurmctld's clock, for the GPU-hour ledger (libs/sweep/src/ledger.ts)
+        const held = await slurm.heldSeconds(id).catch(() => null);
+        if (held !== null) result.heldSeconds = held;
       }
       return result;
     },

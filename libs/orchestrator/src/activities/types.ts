@@ -82,6 +82,8 @@ export interface ReleaseResult {
   ended: AllocationEnd;
   state: string;
   reason?: string;
+  /** seconds the job held its nodes by slurmctld's start and end times (absent: Slurm no longer knew) */
+  heldSeconds?: number;
 }
 
 /** The results folder: what is already measured, and the stored plan. */

@@ -222,9 +222,12 @@ export class Lease {
         // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
         // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
         recordAllocationEnd(state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
+        // held by Slurm's own start and end when it still knew the job, else granted → released here
         const rec = state.allocations.find((x) => x.jobName === a.jobName);
-        const held = (Date.parse(rec?.endedAt ?? now()) - Date.parse(a.grantedAt)) / 1000;
-        this.ledger((l) => ledgerClosed(l, a.jobId, Number.isFinite(held) ? held : 0, Date.now()));
+        const seen = (Date.parse(rec?.endedAt ?? now()) - Date.parse(a.grantedAt)) / 1000;
+        const held = r.heldSeconds ?? (Number.isFinite(seen) ? seen : 0);
+        if (rec) rec.heldSeconds = held;
+        this.ledger((l) => ledgerClosed(l, a.jobId, held, Date.now()));
         if (r.state === 'COMPLETING' && r.reason) this.warn(a.jobId, r.reason);
         // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
         this.data.allocation = undefined;
