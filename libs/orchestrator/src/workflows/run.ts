@@ -28,6 +28,7 @@ import {
   initialProgress,
   nextPoint,
   nextPointOrSearch,
+  pointCosts,
   pointWindow,
   requeuePoint,
   searchAttributeKeys,
@@ -366,7 +367,12 @@ export class SweepRun implements LeaseHolder {
     await CancellationScope.nonCancellable(async () => {
       try {
         const { sweepId, resultsDir } = this.input;
-        const h = await this.act.recordHistory({ sweepId, resultsDir, failed: unmeasuredPoints(this.state) });
+        const h = await this.act.recordHistory({
+          sweepId,
+          resultsDir,
+          failed: unmeasuredPoints(this.state),
+          costs: pointCosts(this.state),
+        });
         this.regressions = h.regressions;
         this.unmeasured = h.unmeasured;
         upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);

@@ -1,0 +1,138 @@
+/**
+ * A node made faulty on the real stack (this slot's own Slurm): the sweep's allocation ends
+ * NODE_FAIL, the attempt is classified node health, the node is quarantined in the worker's data
+ * folder, the point is re-placed on an allocation that excludes it (`salloc --exclude`), the sweep
+ * completes on the other nodes; `infersweep nodes` lists and clears the quarantine; the GPU-hour
+ * ledger of the sweep (one failed attempt) sums to Slurm's own held time × GPUs within 1 %.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { LocalExecutor } from '@infersweep/slurm';
+import { QuarantineStore } from '@infersweep/orchestrator';
+import { ledgerTotal, LEDGER_CATEGORIES, type SweepResult } from '@infersweep/sweep';
+import {
+  cleanupStarted,
+  client as connect,
+  localSlurm,
+  notSaturationGated,
+  startOnNewWorker,
+  testInput,
+  testPlan,
+  waitProgress,
+} from '../../../libs/orchestrator/test/harness';
+import { cli, until } from './cli-harness';
+
+const slurm = localSlurm(); // sets SLURM_CONF to this slot's Slurm: nothing here reaches another slot
+const exec = new LocalExecutor();
+const quarantine = new QuarantineStore('local');
+let c: Client;
+let downed: string | undefined;
+
+const nodeState = async (node: string): Promise<string> =>
+  (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-n', node, '-o', '%T'])).stdout.trim();
+
+/** Slurm's own start and end of a job (scontrol keeps them for MinJobAge), seconds held. */
+async function slurmHeldSeconds(jobId: string): Promise<number> {
+  const r = await exec.run(['scontrol', 'show', 'job', '-o', jobId]);
+  const field = (k: string) => new RegExp(`\\b${k}=(\\S+)`).exec(r.stdout)?.[1];
+  const s = (Date.parse(`${field('EndTime')}Z`) - Date.parse(`${field('StartTime')}Z`)) / 1000;
+  if (!Number.isFinite(s)) throw new Error(`no StartTime/EndTime for job ${jobId}: ${r.stdout}`);
+  return s;
+}
+
+beforeAll(async () => {
+  c = await connect();
+  quarantine.clear('all');
+});
+afterAll(async () => {
+  if (downed) await exec.run(['scontrol', 'update', `nodename=${downed}`, 'state=resume']);
+  quarantine.clear('all');
+  await cleanupStarted(slurm);
+  await c?.connection.close();
+});
+
+describe('a faulty node: classified, quarantined, the sweep completes elsewhere, every GPU-second accounted for', () => {
+  it('NODE_FAIL mid-point → node-health, the node excluded from the next allocation, nodes lists and clears it, the ledger sums to Slurm time × GPUs', async () => {
+    const input = testInput(testPlan('latency', [1], notSaturationGated), 'fleet-node-fail');
+    const gpus = input.plan.slurm.nodes * input.plan.slurm.gpusPerNode;
+    const { worker, h } = await startOnNewWorker(c, input);
+    const result = (await worker.runUntil(async () => {
+      const p = await waitProgress(
+        h,
+        (q) => q.phase === 'running-point' && q.currentPoint === 1 && (q.allocation?.nodes.length ?? 0) === 2,
+        240_000,
+        'point c=1 running',
+      );
+      // the allocation's second node fails (scontrol down: slurmctld ends the job NODE_FAIL)
+      downed = p.allocation!.nodes[1]!;
+      const r = await exec.run([
+        'scontrol',
+        'update',
+        `nodename=${downed}`,
+        'state=down',
+        'reason=infersweep-fleet-test',
+      ]);
+      expect(r.code).toBe(0);
+      return h.result();
+    })) as SweepResult;
+
+    expect(result.status).toBe('completed');
+    // the point was re-placed, never failed: measured on its first counted attempt
+    expect(
+      result.points.map((p) => [p.concurrency, p.status === 'done' || p.status === 'invalid', p.attempts]),
+    ).toEqual([[1, true, 1]]);
+    const [lost, replaced] = result.allocations;
+    expect(result.allocations).toHaveLength(2);
+    expect(lost).toMatchObject({ ended: 'NODE_FAIL', failureClass: 'node-health', gpus });
+    expect(lost!.nodes).toContain(downed);
+    expect(replaced!.nodes).not.toContain(downed);
+    expect(replaced!.excluded).toEqual([downed]);
+    expect(result.points[0]!.failures).toEqual([
+      expect.objectContaining({
+        class: 'node-health',
+        rule: 'slurm-node-fail',
+        action: 're-place',
+        quarantined: [downed],
+        jobId: lost!.jobId,
+      }),
+    ]);
+
+    // `infersweep nodes` lists the quarantine (the worker's data folder) and clears it
+    const listed = await cli(['nodes', '--cluster', 'local', '--json']);
+    expect(listed.code).toBe(0);
+    const json = JSON.parse(listed.stdout) as { nodes: { node: string; class: string; sweepId: string }[] };
+    expect(json.nodes).toEqual([
+      expect.objectContaining({ node: downed, class: 'node-health', sweepId: input.sweepId }),
+    ]);
+    const text = await cli(['nodes', '--cluster', 'local']);
+    expect(text.stdout).toContain(`${downed}`);
+    expect(text.stdout).toContain('slurm-node-fail');
+    const cleared = await cli(['nodes', '--cluster', 'local', '--clear', downed!]);
+    expect(cleared.stdout).toContain(`cleared: ${downed}`);
+    expect(cleared.stdout).toContain('no quarantined nodes on local');
+    expect(quarantine.list()).toEqual([]);
+
+    // the ledger: every category booked, summing to Slurm's own held time × GPUs (1 %)
+    const l = result.ledger!;
+    let slurmGpuSeconds = 0;
+    for (const a of result.allocations) slurmGpuSeconds += (await slurmHeldSeconds(a.jobId!)) * gpus;
+    console.log(
+      `[measure] fleet: ledger ${l.heldGpuSeconds.toFixed(0)} GPU-s held (${LEDGER_CATEGORIES.map((k) => `${k} ${l.sweep[k].toFixed(0)}`).join(', ')}) vs Slurm ${slurmGpuSeconds.toFixed(0)} GPU-s`,
+    );
+    expect(Math.abs(ledgerTotal(l.sweep) - slurmGpuSeconds)).toBeLessThanOrEqual(0.01 * slurmGpuSeconds);
+    expect(Math.abs(l.heldGpuSeconds - slurmGpuSeconds)).toBeLessThanOrEqual(0.01 * slurmGpuSeconds);
+    expect(l.sweep.failedAttempts).toBeGreaterThan(0);
+    expect(l.sweep.measurement).toBeGreaterThan(0);
+    expect(l.sweep.modelLoad).toBeGreaterThan(0);
+    expect(l.points['1']!.failedAttempts).toBeGreaterThan(0);
+    expect(l.open).toEqual({});
+
+    // the node comes back for the other tests of this slot
+    const node = downed!;
+    await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
+    downed = undefined;
+    await until(`${node} back up`, async () =>
+      /^(idle|mixed|allocated)/.test(await nodeState(node)) ? true : undefined,
+    );
+  }, 600_000);
+});
