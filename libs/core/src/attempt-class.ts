@@ -8,7 +8,7 @@
  * The classes are part of the one error taxonomy (./errors.ts `AttemptClass`): the error's `kind`
  * says how to retry a call, the attempt class says what broke.
  */
-import type { AttemptClass } from './errors';
+import type { AttemptClass, AttemptClassification } from './errors';
 
 /** What a failed attempt carries, every field optional (an old history, a timeout without details). */
 export interface AttemptEvidence {
@@ -308,17 +308,6 @@ function rule(
   source_ref: string,
 ): AttemptRule {
   return { id, class: cls, source, match, implicatesNode, source_ref };
-}
-
-/** The class of a failed attempt, the rule that decided it, the line it matched and the node(s) it implicates. */
-export interface AttemptClassification {
-  class: AttemptClass;
-  /** the rule's id; `unknown` when none matched */
-  rule: string;
-  /** the matched state, error class or log line (one line, at most 300 characters) */
-  evidence?: string;
-  /** the nodes the failure names when the rule implicates them (empty otherwise) */
-  nodes: string[];
 }
 
 /** Classify a failed attempt by {@link ATTEMPT_RULES}; `unknown` when no rule matches. */

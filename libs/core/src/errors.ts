@@ -1,5 +1,4 @@
 import type { AllocationEnd } from './allocation';
-import type { AttemptClassification } from './attempt-class';
 
 /**
  * The one error shape every infersweep layer throws. Each error has one `kind`, decided where the
@@ -89,6 +88,17 @@ export const ATTEMPT_CLASSES = [
   'unknown',
 ] as const;
 export type AttemptClass = (typeof ATTEMPT_CLASSES)[number];
+
+/** The class of a failed attempt, the rule that decided it, the line it matched and the node(s) it implicates. */
+export interface AttemptClassification {
+  class: AttemptClass;
+  /** the rule's id (./attempt-class.ts ATTEMPT_RULES); `unknown` when none matched */
+  rule: string;
+  /** the matched state, error class or log line (one line, at most 300 characters) */
+  evidence?: string;
+  /** the nodes the failure names when the rule implicates them (empty otherwise) */
+  nodes: string[];
+}
 
 /**
  * What a failed activity carries to the workflow (ApplicationFailure details[0]): the error's

@@ -5,27 +5,12 @@
  */
 import { InfersweepError, type AttemptClass } from '@infersweep/core';
 import type { SlurmCluster } from '@infersweep/slurm';
-import { quarantineBlocks, type QuarantineStep } from '@infersweep/sweep';
+import { quarantineBlocks } from '@infersweep/sweep';
 import type { SweepPlan } from '@infersweep/topology';
 import { QuarantineStore } from '../quarantine';
 import type { ActivityContext } from './context';
 import { progress } from './liveness';
-import type { PlanInput } from './types';
-
-export interface QuarantineActivities {
-  /** Record a failed attempt's suspects: a strike each, quarantine by the rule; the nodes now quarantined. */
-  implicateNodes(
-    input: PlanInput & {
-      sweepId: string;
-      nodes: string[];
-      step: QuarantineStep;
-      class: AttemptClass;
-      rule: string;
-      evidence?: string;
-      jobId?: string;
-    },
-  ): Promise<{ quarantined: string[] }>;
-}
+import type { QuarantineActivities } from './types';
 
 /**
  * The quarantine leaves fewer nodes than the topology needs: not retried, and not the sweep's input

@@ -4,9 +4,9 @@
  * JSON: it crosses the Temporal boundary and is stored in the workflow history, so activities take
  * a {@link PlanRef} to the stored plan instead of the plan itself.
  */
-import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
+import type { AttemptClass } from '@infersweep/core';
+import type { AllocationEnd, DeploymentPolicy, PointSummary, QuarantineStep } from '@infersweep/sweep';
 import type { HistoryActivities } from './history';
-import type { QuarantineActivities } from './quarantine';
 
 export interface StepRef {
   jobId: string;
@@ -130,6 +130,22 @@ export interface ServerActivities {
 /** One ConcurrencyPoint: time guard, drain gate, the AgentX client, the record. */
 export interface PointActivities {
   runPoint(input: PointRequest): Promise<PointSummary>;
+}
+
+/** The worker's node quarantine (./quarantine.ts, ../quarantine.ts). */
+export interface QuarantineActivities {
+  /** Record a failed attempt's suspects: a strike each, quarantine by the rule; the nodes now quarantined. */
+  implicateNodes(
+    input: PlanInput & {
+      sweepId: string;
+      nodes: string[];
+      step: QuarantineStep;
+      class: AttemptClass;
+      rule: string;
+      evidence?: string;
+      jobId?: string;
+    },
+  ): Promise<{ quarantined: string[] }>;
 }
 
 export type SweepActivities = ResultsActivities &

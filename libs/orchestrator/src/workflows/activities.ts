@@ -11,11 +11,11 @@ import type {
   AllocationActivities,
   PlanInput,
   PointActivities,
+  QuarantineActivities,
   ResultsActivities,
   ServerActivities,
 } from '../activities/types';
 import type { HistoryActivities } from '../activities/history';
-import type { QuarantineActivities } from '../activities/quarantine';
 
 /**
  * Heartbeat timeouts, in seconds, of the activities that wait on the cluster: an attempt whose
