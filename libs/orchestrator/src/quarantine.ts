@@ -24,7 +24,7 @@ import { ATTEMPT_CLASSES, dataDirOf } from '@infersweep/core';
 import { quarantinedBy, type QuarantineStep } from '@infersweep/sweep';
 
 /** How long a quarantine (and a strike) lasts unless cleared: `INFERSWEEP_WORKER_QUARANTINE_HOURS`, default 24. */
-export const QUARANTINE_HOURS_ENV = 'INFERSWEEP_WORKER_QUARANTINE_HOURS';
+const QUARANTINE_HOURS_ENV = 'INFERSWEEP_WORKER_QUARANTINE_HOURS';
 const DEFAULT_HOURS = 24;
 
 const suspicionSchema = z.object({
