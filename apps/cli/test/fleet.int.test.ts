@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { LocalExecutor } from '@infersweep/slurm';
-import { QuarantineStore } from '@infersweep/orchestrator';
+import { openQuarantine } from '@infersweep/orchestrator';
 import { ledgerTotal, LEDGER_CATEGORIES, type SweepResult } from '@infersweep/sweep';
 import {
   cleanupStarted,
@@ -25,7 +25,7 @@ import { until } from '@infersweep/testkit/wait';
 
 const slurm = localSlurm(); // sets SLURM_CONF to this slot's Slurm: nothing here reaches another slot
 const exec = new LocalExecutor();
-const quarantine = new QuarantineStore('local');
+const quarantine = openQuarantine('local'); // the worker's: this slot's data folder
 let c: Client;
 let downed: string | undefined;
 
@@ -43,11 +43,12 @@ async function slurmHeldSeconds(jobId: string): Promise<number> {
 
 beforeAll(async () => {
   c = await connect();
-  quarantine.clear('all');
+  await quarantine.clear('all');
 });
 afterAll(async () => {
   if (downed) await exec.run(['scontrol', 'update', `nodename=${downed}`, 'state=resume']);
-  quarantine.clear('all');
+  await quarantine.clear('all');
+  await quarantine.close();
   await cleanupStarted(slurm);
   await c?.connection.close();
 });
@@ -109,8 +110,8 @@ describe('a faulty node: classified, quarantined, the sweep completes elsewhere,
     );
     const cleared = await cli(['nodes', '--cluster', 'local', '--clear', downed!, '--json']);
     expect(cleared.code).toBe(0);
-    expect(JSON.parse(cleared.stdout)).toEqual({ cluster: 'local', nodes: [], cleared: [downed] });
-    expect(quarantine.list()).toEqual([]);
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ cluster: 'local', nodes: [], cleared: [downed] });
+    expect(await quarantine.list()).toEqual([]);
 
     // the ledger: every category booked, summing to Slurm's own held time × GPUs (1 %)
     const l = result.ledger!;

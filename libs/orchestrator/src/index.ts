@@ -21,5 +21,5 @@ export { RefusedInputError } from './activities/input-checks';
 export { toFailure } from './activities/interceptor';
 export { classify, lossEnd, type FailureClass } from './workflows/failures';
 export * from './temporal-tls';
-export { QuarantineStore, type QuarantineEntry } from './quarantine';
+export { openQuarantine, type QuarantineEntry } from './quarantine';
 export * from './namespace-check';

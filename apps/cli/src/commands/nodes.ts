@@ -2,11 +2,12 @@
  * `infersweep nodes [--cluster P] [--clear NODE...] [--clear-all] [--json]`: the worker's node
  * quarantine (libs/orchestrator/src/quarantine.ts): the nodes a failed attempt implicated, kept out
  * of the cluster's next allocations (`salloc --exclude`) until they expire or are cleared here. It
- * reads and writes the quarantine in this host's data folder (`INFERSWEEP_DATA`): run it where the
- * worker runs (the embedded worker's host, or the worker's host in a deployment).
+ * reads and writes the worker's quarantine: PostgreSQL when the history settings
+ * (`INFERSWEEP_HISTORY_SETTINGS`) name a PostgreSQL store, else this host's data folder
+ * (`INFERSWEEP_DATA`): then run it where the worker runs.
  */
 import type { Command } from 'commander';
-import { DEFAULT_CLUSTER, QuarantineStore, type QuarantineEntry } from '@infersweep/orchestrator';
+import { DEFAULT_CLUSTER, openQuarantine, type QuarantineEntry } from '@infersweep/orchestrator';
 import { action, out, usageExits, UsageError } from '../ops/cli';
 
 interface NodesOpts {
@@ -28,11 +29,15 @@ export function register(program: Command): void {
       .action(
         action('nodes', async (opts: NodesOpts) => {
           if (opts.clear && opts.clearAll) throw new UsageError('give --clear NODE... or --clear-all, not both');
-          const store = new QuarantineStore(opts.cluster);
-          const cleared = opts.clearAll ? store.clear('all') : opts.clear ? store.clear(opts.clear) : [];
-          const nodes = store.list();
-          if (opts.json) out(JSON.stringify({ cluster: opts.cluster, nodes, cleared }, null, 2));
-          else printNodes(opts.cluster, nodes, cleared, opts.clear ?? []);
+          const store = openQuarantine(opts.cluster);
+          try {
+            const cleared = opts.clearAll ? await store.clear('all') : opts.clear ? await store.clear(opts.clear) : [];
+            const nodes = await store.list();
+            if (opts.json) out(JSON.stringify({ cluster: opts.cluster, where: store.where, nodes, cleared }, null, 2));
+            else printNodes(opts.cluster, nodes, cleared, opts.clear ?? []);
+          } finally {
+            await store.close();
+          }
         }),
       ),
   );

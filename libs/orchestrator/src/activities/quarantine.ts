@@ -7,7 +7,7 @@ import { InfersweepError, type AttemptClass } from '@infersweep/core';
 import type { SlurmCluster } from '@infersweep/slurm';
 import { quarantineBlocks } from '@infersweep/sweep';
 import type { SweepPlan } from '@infersweep/topology';
-import { QuarantineStore } from '../quarantine';
+import { openQuarantine } from '../quarantine';
 import type { ActivityContext } from './context';
 import { progress } from './liveness';
 import type { QuarantineActivities } from './types';
@@ -30,16 +30,21 @@ export function quarantineActivities(ctx: ActivityContext): QuarantineActivities
       const { step, sweepId, jobId, rule, evidence } = input;
       const nodes = await suspects(slurm, plan, input.nodes, input.class);
       progress({ phase: 'quarantine', nodes, step });
-      const quarantined = new QuarantineStore(plan.cluster).implicate({
-        nodes,
-        step,
-        class: input.class,
-        rule,
-        sweepId,
-        ...(jobId ? { jobId } : {}),
-        ...(evidence ? { evidence } : {}),
-      });
-      return { quarantined };
+      const store = openQuarantine(plan.cluster);
+      try {
+        const quarantined = await store.implicate({
+          nodes,
+          step,
+          class: input.class,
+          rule,
+          sweepId,
+          ...(jobId ? { jobId } : {}),
+          ...(evidence ? { evidence } : {}),
+        });
+        return { quarantined };
+      } finally {
+        await store.close();
+      }
     },
   };
 }
@@ -64,7 +69,8 @@ async function suspects(slurm: SlurmCluster, plan: SweepPlan, nodes: string[], c
  * the nodes left cannot hold the topology.
  */
 export async function excludedNodes(slurm: SlurmCluster, plan: SweepPlan): Promise<string[]> {
-  const quarantined = new QuarantineStore(plan.cluster).list().map((e) => e.node);
+  const store = openQuarantine(plan.cluster);
+  const quarantined = (await store.list().finally(() => store.close())).map((e) => e.node);
   if (quarantined.length === 0) return [];
   const partitionNodes = await slurm.partitionNodes(plan.slurm.partition);
   const blocked = quarantineBlocks({
