@@ -234,7 +234,7 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     'engine-crash',
     'log',
     /EngineCore (encountered a fatal error|failed to start)|Engine core initialization failed|EngineDeadError/,
-    false,
+    true,
     'vllm-project/vllm: vllm/v1/engine/core.py ("EngineCore encountered a fatal error."), vllm/v1/engine/utils.py ("Engine core initialization failed")',
   ),
   rule(
@@ -242,7 +242,7 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     'engine-crash',
     'log',
     /task \d+: (Exited with exit code \d+|Killed|Segmentation fault|Aborted|Bus error)/,
-    false,
+    true,
     'SchedMD/slurm: src/plugins/launch/slurm/launch_slurm.c ("%s: task %s: Exited with exit code %d", the signal\'s name)',
   ),
   // ---- a point's own verdict: a "success" with no output (NVIDIA/srt-slurm#429 counted one as a success)
@@ -294,7 +294,7 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     'engine-crash',
     'error-type',
     'ServerLostError',
-    false,
+    true,
     'libs/orchestrator/src/activities/errors.ts ServerLostError (a server step exited; no log line said why)',
   ),
 ];

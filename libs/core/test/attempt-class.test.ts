@@ -113,10 +113,15 @@ const EXAMPLES: Record<string, { e: AttemptEvidence; nodes?: string[] }> = {
     e: { message: 'connect ECONNREFUSED 127.0.0.1:2228', errorType: 'CommandFailedError' },
   },
   'vllm-engine-dead': {
-    e: { logTail: '(EngineCore_0 pid=2651) ERROR 06-11 11:46:39 [core.py:517] EngineCore encountered a fatal error.' },
+    e: {
+      node: 'node1',
+      logTail: '(EngineCore_0 pid=2651) ERROR 06-11 11:46:39 [core.py:517] EngineCore encountered a fatal error.',
+    },
+    nodes: ['node1'],
   },
   'srun-task-exit': {
-    e: { logTail: 'srun: error: node2: task 0: Exited with exit code 1' },
+    e: { node: 'node2', logTail: 'srun: error: node2: task 0: Exited with exit code 1' },
+    nodes: ['node2'],
   },
   'zero-output-tokens': {
     e: { message: 'client_saturated: x\nzero_output_tokens: 40 successful requests returned 0 output tokens' },
@@ -130,9 +135,11 @@ const EXAMPLES: Record<string, { e: AttemptEvidence; nodes?: string[] }> = {
   'server-lost': {
     e: {
       errorType: 'ServerLostError',
-      message: 'server step isw-s1-r0 on node1 (rank 0) gone during the point',
+      node: 'node1',
+      message: 'server step infersweep-s1-r0 on node1 (rank 0) gone during the point',
       logTail: 'INFO started',
     },
+    nodes: ['node1'],
   },
 };
 

@@ -944,6 +944,11 @@ describe('a point that crashes its server', () => {
       ['engine-crash', 'retry-here'],
       ['engine-crash', 'fail-point'],
     ]);
+    // each crash is a strike against its node (two quarantine it: the worker's quarantine decides)
+    expect(callsOf(input, 'implicateNodes').map((i) => [i.nodes, i.step, i.class])).toEqual([
+      [['node1'], 'strike', 'engine-crash'],
+      [['node1'], 'strike', 'engine-crash'],
+    ]);
     expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([['100', 'released']]);
     expect(callsOf(input, 'allocate')).toHaveLength(1);
     // a fresh server after each crash, on the same job
