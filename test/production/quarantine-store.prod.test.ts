@@ -4,8 +4,8 @@
  * database of its own that the test creates and drops.
  */
 import { afterAll, beforeAll, describe } from 'vitest';
-import { openQuarantine } from '../../libs/orchestrator/src/quarantine';
-import { quarantineContract } from '../../libs/orchestrator/test/quarantine-contract';
+import { openQuarantine } from '@infersweep/orchestrator';
+import { quarantineContract } from '@infersweep/testkit/quarantine-contract';
 import { prodPgDatabase } from './harness';
 
 const db = prodPgDatabase('infersweep_quarantine');

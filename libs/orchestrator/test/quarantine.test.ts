@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileBackend, QuarantineStore, openQuarantine, quarantineHours } from '../src/quarantine';
-import { quarantineContract } from './quarantine-contract';
+import { quarantineContract } from '@infersweep/testkit/quarantine-contract';
 
 describe('the worker quarantine in the data folder', () => {
   quarantineContract(async () => new QuarantineStore('local', new FileBackend(mkdtempSync(join(tmpdir(), 'q-'))), 24));

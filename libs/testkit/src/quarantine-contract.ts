@@ -1,10 +1,12 @@
 /**
  * What every quarantine backend does (libs/orchestrator/src/quarantine.ts): the file in the data
- * folder (./quarantine.test.ts) and PostgreSQL (test/production/quarantine-store.prod.test.ts).
+ * folder (libs/orchestrator/test/quarantine.test.ts) and PostgreSQL (test/production/quarantine-store.prod.test.ts).
  * `make` gives a fresh, empty store with a 24-hour window for cluster `local`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QuarantineStore } from '../src/quarantine';
+import type { openQuarantine } from '@infersweep/orchestrator';
+
+type QuarantineStore = ReturnType<typeof openQuarantine>;
 
 const why = { class: 'nccl' as const, rule: 'nccl-warn', sweepId: 's1', jobId: '7' };
 const t0 = new Date('2026-12-05T07:00:00Z');
