@@ -14,6 +14,8 @@ import type { AttemptClass, AttemptClassification } from './errors';
 export interface AttemptEvidence {
   /** Slurm's job state when the allocation was lost (NODE_FAIL, OUT_OF_MEMORY, TIMEOUT, …) */
   jobState?: string;
+  /** Slurm's reason for it (squeue %r): a job still COMPLETING after its node failed says NodeDown */
+  jobReason?: string;
   /** the error class name (ImageImportError, ClientProcessError, ServerLostError, …) */
   errorType?: string;
   /** the activity that failed (allocate, importImage, launchServer, waitReady, runPoint) */
@@ -26,7 +28,7 @@ export interface AttemptEvidence {
 }
 
 /** Where a rule looks. */
-export type RuleSource = 'job-state' | 'log' | 'error-type';
+export type RuleSource = 'job-state' | 'job-reason' | 'log' | 'error-type';
 
 export interface AttemptRule {
   id: string;
@@ -62,6 +64,14 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     'BOOT_FAIL',
     true,
     'SchedMD/slurm: doc/man/man1/sacct.1 (JOB STATE CODES: BF BOOT_FAIL)',
+  ),
+  rule(
+    'slurm-reason-node-down',
+    'node-health',
+    'job-reason',
+    'NodeDown',
+    true,
+    'SchedMD/slurm: src/common/slurm_protocol_defs.c (job_state_reason_string: FAIL_DOWN_NODE is "NodeDown", the reason of a job still COMPLETING after its node failed)',
   ),
   rule(
     'slurm-out-of-memory',
@@ -323,6 +333,7 @@ export function classifyAttempt(e: AttemptEvidence): AttemptClassification {
 
 function matchRule(r: AttemptRule, e: AttemptEvidence, text: string): string | undefined {
   if (r.source === 'job-state') return e.jobState === r.match ? r.match : undefined;
+  if (r.source === 'job-reason') return e.jobReason === r.match ? `${e.jobState ?? '?'} (${r.match})` : undefined;
   if (r.source === 'error-type') return e.errorType === r.match ? r.match : undefined;
   const re = r.match as RegExp;
   const line = text.split('\n').find((l) => re.test(l));

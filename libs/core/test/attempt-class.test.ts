@@ -8,6 +8,10 @@ import { ATTEMPT_CLASSES, ATTEMPT_RULES, classifyAttempt, type AttemptEvidence }
 const EXAMPLES: Record<string, { e: AttemptEvidence; nodes?: string[] }> = {
   'slurm-node-fail': { e: { jobState: 'NODE_FAIL', node: 'node1,node2' }, nodes: ['node1', 'node2'] },
   'slurm-boot-fail': { e: { jobState: 'BOOT_FAIL', node: 'node3' }, nodes: ['node3'] },
+  'slurm-reason-node-down': {
+    e: { jobState: 'COMPLETING', jobReason: 'NodeDown', node: 'node3,node4' },
+    nodes: ['node3', 'node4'],
+  },
   'slurm-out-of-memory': { e: { jobState: 'OUT_OF_MEMORY', node: 'node1' } },
   'slurm-timeout': { e: { jobState: 'TIMEOUT', node: 'node1' } },
   'slurm-preempted': { e: { jobState: 'PREEMPTED' } },

@@ -58,6 +58,7 @@ export function toFailure(err: unknown, activity?: string): unknown {
   if (err instanceof ApplicationFailure || !(err instanceof InfersweepError)) return err;
   const attempt = classifyAttempt({
     jobState: typeof err.context.state === 'string' ? err.context.state : undefined,
+    jobReason: typeof err.context.reason === 'string' ? err.context.reason : undefined,
     errorType: err.name,
     activity,
     message: err.message,
