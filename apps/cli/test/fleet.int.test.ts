@@ -41,7 +41,14 @@ async function slurmHeldSeconds(jobId: string): Promise<number> {
   return s;
 }
 
+/** Every node of this slot's partition up and responding (a node resumed by an earlier test shows `idle*` for a while). */
+const allUp = async (): Promise<true | undefined> => {
+  const states = (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-o', '%T'])).stdout.trim().split('\n');
+  return states.every((st) => /^(idle|mixed|allocated)$/.test(st.trim())) ? true : undefined;
+};
+
 beforeAll(async () => {
+  await until('every node of the partition up', allUp, 180_000);
   c = await connect();
   await quarantine.clear('all');
 });
@@ -134,7 +141,7 @@ describe('a faulty node: classified, quarantined, the sweep completes elsewhere,
     await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
     downed = undefined;
     await until(`${node} back up`, async () =>
-      /^(idle|mixed|allocated)/.test(await nodeState(node)) ? true : undefined,
+      /^(idle|mixed|allocated)$/.test(await nodeState(node)) ? true : undefined,
     );
   }, 600_000);
 });
