@@ -9,6 +9,8 @@ import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
@@ -34,6 +36,33 @@ function readEnvFile(file: string): Record<string, string> {
 /** What scripts/stack-production.sh wrote: the local stack's values plus TEMPORAL_* for the production server. */
 export function prodEnv(): Record<string, string> {
   return readEnvFile(join(dataDir, 'production', 'env'));
+}
+
+/**
+ * A database of its own on the production stack's PostgreSQL (TLS with the stack's CA, verify-full,
+ * the scram password from its secrets): the URL a store connects with, and the admin statements that
+ * create and drop it.
+ */
+export function prodPgDatabase(prefix: string): { url: string; create(): Promise<void>; drop(): Promise<void> } {
+  const e = prodEnv();
+  const password = readFileSync(join(e.INFERSWEEP_PRODUCTION!, 'secrets', 'pg-temporal-password'), 'utf8').trim();
+  const db = `${prefix}_${randomUUID().slice(0, 8)}`;
+  const url = (database: string) =>
+    `postgresql://temporal:${encodeURIComponent(password)}@127.0.0.1:${e.INFERSWEEP_PRODUCTION_PG_PORT}/${database}?sslmode=verify-full&sslrootcert=${encodeURIComponent(e.TEMPORAL_TLS_SERVER_CA_CERT_PATH!)}`;
+  const admin = async (sql: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: url('temporal') });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    url: url(db),
+    create: () => admin(`CREATE DATABASE ${db}`),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${db}`),
+  };
 }
 
 /**

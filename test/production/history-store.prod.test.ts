@@ -3,33 +3,15 @@
  * the stack's CA, verify-full, scram password): the same store contract as the file store, in a
  * database of its own that the test creates and drops.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openStore } from '@infersweep/history';
 import { storeContract } from '@infersweep/testkit/store-contract';
-import { prodEnv } from './harness';
+import { prodPgDatabase } from './harness';
 
-const e = prodEnv();
-const password = readFileSync(join(e.INFERSWEEP_PRODUCTION!, 'secrets', 'pg-temporal-password'), 'utf8').trim();
-const db = `infersweep_history_${randomUUID().slice(0, 8)}`;
-const url = (database: string) =>
-  `postgresql://temporal:${encodeURIComponent(password)}@127.0.0.1:${e.INFERSWEEP_PRODUCTION_PG_PORT}/${database}?sslmode=verify-full&sslrootcert=${encodeURIComponent(e.TEMPORAL_TLS_SERVER_CA_CERT_PATH!)}`;
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url('temporal') });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const db = prodPgDatabase('infersweep_history');
 
 describe('the PostgreSQL history store (TLS, verify-full)', () => {
-  beforeAll(() => admin(`CREATE DATABASE ${db}`));
-  afterAll(() => admin(`DROP DATABASE IF EXISTS ${db}`));
-  storeContract(() => openStore(url(db)));
+  beforeAll(() => db.create());
+  afterAll(() => db.drop());
+  storeContract(() => openStore(db.url));
 });

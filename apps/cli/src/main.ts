@@ -10,6 +10,7 @@ import * as history from './commands/history';
 import * as janitor from './commands/janitor';
 import * as list from './commands/list';
 import * as logs from './commands/logs';
+import * as nodes from './commands/nodes';
 import * as plan from './commands/plan';
 import * as report from './commands/report';
 import * as results from './commands/results';
@@ -28,6 +29,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   janitor,
   list,
   logs,
+  nodes,
   plan,
   report,
   results,

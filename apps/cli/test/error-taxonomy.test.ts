@@ -19,6 +19,7 @@ import {
   ProgressStalledError,
   RefusedInputError,
   ServerLostError,
+  QuarantineBlocksError,
   TemporalTlsConfigError,
   toFailure,
   type FailureClass,
@@ -77,6 +78,13 @@ const ROWS: Row[] = [
   [new ServerLostError('server exited', ctx), 'loss', false, 'loss', EXIT.failure, 'server-lost'],
   [new InsufficientTimeError('no time', ctx), 'loss', false, 'loss', EXIT.failure, 'insufficient-time'],
   [new ProgressStalledError('stalled', 'drain'), 'transient', true, 'failed', EXIT.failure],
+  [
+    new QuarantineBlocksError('the quarantine leaves 1 of 4 nodes', { step: 'allocate', node: 'node1' }),
+    'fatal',
+    false,
+    'failed',
+    EXIT.failure,
+  ],
   [new TemporalTlsConfigError('TEMPORAL_TLS_CERT', '/x', 'unreadable'), 'fatal', false, 'failed', EXIT.failure],
 ];
 

@@ -11,7 +11,7 @@ import { replay, type Progress, type ReplayResult } from './client/replay';
 import { ClientHealth } from './client-health';
 import { publishDir, writeFileAtomic, writeJsonlAtomic } from './io';
 import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from './metrics/aggregate';
-import { prefixCacheGate, validity } from './metrics/validity';
+import { outputTokensOf, prefixCacheGate, validity } from './metrics/validity';
 import { ProfileWindow, serverMetricsMissing } from './profile-window';
 import {
   identitySchema,
@@ -204,6 +204,7 @@ function pointRecord(p: PointRecordParts) {
         : idleRoleMessages(window.startSnap, window.endSnap, input.metricsRoles, input.family)),
     ],
     prefixCacheReason: prefixCacheGate(r.records, server.cache.prefix_hits, settings.requireCachedTokens ?? false),
+    outputTokens: outputTokensOf(r.records),
   });
   return {
     ...recordHeader(input, { name: 'infersweep', version: CLIENT_VERSION }, p.identity, settings),

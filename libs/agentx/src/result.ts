@@ -335,6 +335,7 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
     e2elP50Ms: ms(lat.e2el.p50),
     e2elP99Ms: ms(lat.e2el.p99),
     ...(r.slo_uncertainty ? { logSe: logSeOf(r.slo_uncertainty) } : {}),
+    ...(r.timing.warmup_seconds === null ? {} : { phaseSeconds: { warmup: r.timing.warmup_seconds } }),
   };
 }
 

@@ -16,6 +16,7 @@ import {
   TimeWeighted,
   traceOrder,
   validity,
+  outputTokensOf,
   classifyHttpError,
   classifyStreamError,
 } from '@infersweep/agentx';
@@ -240,6 +241,21 @@ describe('aggregation and validity', () => {
       'server_metrics_missing',
       'idle_dp_rank',
     ]);
+  });
+  it('a "success" with zero output tokens is invalid (zero_output_tokens); output, or an uncounted one, is not', () => {
+    const base = cleanPoint(agentxSettingsSchema.parse({ profileDurationSeconds: 900 }));
+    expect(validity({ ...base, outputTokens: 0 })).toEqual({
+      valid: false,
+      reasons: ['zero_output_tokens: 2 successful requests returned 0 output tokens'],
+    });
+    expect(validity({ ...base, outputTokens: 120 })).toEqual({ valid: true, reasons: [] });
+    expect(validity({ ...base, outputTokens: null })).toEqual({ valid: true, reasons: [] });
+    const rec = (phase: 'warmup' | 'profiling', ok: boolean, osl: number | null) => ({ phase, ok, osl });
+    expect(outputTokensOf([rec('profiling', true, 0), rec('profiling', true, 0), rec('warmup', true, 50)])).toBe(0);
+    expect(outputTokensOf([rec('profiling', true, 7), rec('profiling', false, 9), rec('profiling', true, null)])).toBe(
+      7,
+    );
+    expect(outputTokensOf([rec('profiling', false, 5)])).toBeNull();
   });
   it('a short run explicitly marked non-canonical is not invalidated for its duration', () => {
     const v = validity(cleanPoint(agentxSettingsSchema.parse({ profileDurationSeconds: 60, nonCanonical: true })));

@@ -60,6 +60,47 @@ export class InfersweepError extends Error {
 }
 
 /**
+ * What broke in a failed attempt (./attempt-class.ts decides it from the failure's Slurm state, log
+ * tail and error class; libs/sweep/src/attempt-decision.ts what the sweep does about it):
+ *  - `image`: the container image could not be imported or pulled (enroot, pyxis);
+ *  - `network`: DNS or a connection (the registry, the login node, a peer);
+ *  - `nccl`: NCCL, RDMA or GPU peer memory between the ranks;
+ *  - `cuda-oom`: the engine ran out of GPU memory (at this concurrency);
+ *  - `host-oom`: Slurm's cgroup killed the step for host memory (OUT_OF_MEMORY);
+ *  - `engine-crash`: the engine exited (an exit code, a signal) for no reason a log line names;
+ *  - `node-health`: the node failed (NODE_FAIL, BOOT_FAIL, a GPU Xid);
+ *  - `scheduler`: Slurm ended the job (time limit, preemption, a cancel by someone else);
+ *  - `zero-output`: the point "succeeded" with no output tokens (no measurement);
+ *  - `client`: the load client itself failed;
+ *  - `unknown`: no rule matched.
+ */
+export const ATTEMPT_CLASSES = [
+  'image',
+  'network',
+  'nccl',
+  'cuda-oom',
+  'host-oom',
+  'engine-crash',
+  'node-health',
+  'scheduler',
+  'zero-output',
+  'client',
+  'unknown',
+] as const;
+export type AttemptClass = (typeof ATTEMPT_CLASSES)[number];
+
+/** The class of a failed attempt, the rule that decided it, the line it matched and the node(s) it implicates. */
+export interface AttemptClassification {
+  class: AttemptClass;
+  /** the rule's id (./attempt-class.ts ATTEMPT_RULES); `unknown` when none matched */
+  rule: string;
+  /** the matched state, error class or log line (one line, at most 300 characters) */
+  evidence?: string;
+  /** the nodes the failure names when the rule implicates them (empty otherwise) */
+  nodes: string[];
+}
+
+/**
  * What a failed activity carries to the workflow (ApplicationFailure details[0]): the error's
  * context plus its kind, and `input: true` for an {@link InputError}.
  */
@@ -68,6 +109,8 @@ export interface FailureDetails extends ErrorContext {
   input: boolean;
   /** For a `loss` that is not a Slurm state: how the allocation ended (the time guard, a lost server). */
   end?: AllocationEnd;
+  /** What broke, classified where the failure happened (the activity interceptor, ./attempt-class.ts). */
+  attempt?: AttemptClassification;
 }
 
 /**

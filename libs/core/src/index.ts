@@ -11,3 +11,4 @@ export * from './allocation';
 export * from './workspace';
 export * from './search-bounds';
 export * from './quote';
+export * from './attempt-class';

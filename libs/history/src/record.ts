@@ -110,12 +110,17 @@ export interface RecordedRun {
  * Record the run in `resultsDir`: store its points (failed ones too, with the reason `failures` gives),
  * judge it, write its verdict, notify.
  */
+/** What a run cost and what broke, per point (by concurrency): stored with the point. */
+export type PointCosts = Readonly<Record<number, Pick<HistoryPoint, 'gpuSeconds' | 'failureClasses'>>>;
+
 export async function recordRun(
   resultsDir: string,
   settings: HistorySettings = loadHistorySettings(),
   failures: PointFailures = {},
+  costs: PointCosts = {},
 ): Promise<RecordedRun> {
-  const run = extractRun(resultsDir, failures);
+  const extracted = extractRun(resultsDir, failures);
+  const run = { ...extracted, points: extracted.points.map((p) => ({ ...p, ...costs[p.key.concurrency] })) };
   const store = await openStore(storeLocation(settings, resultsDir));
   let verdict: RunVerdict;
   try {

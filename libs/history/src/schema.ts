@@ -130,6 +130,10 @@ export const historyPointSchema = z
     n: z.number().int().positive().optional(),
     /** per metric, the replicates' 95 % CI of the point's value (libs/sweep replicateInterval; absent: not replicated) */
     ci: z.partialRecord(metricNameSchema, z.object({ lower: z.number(), upper: z.number() }).strict()).optional(),
+    /** the point's GPU-seconds by ledger category (libs/sweep/src/ledger.ts); absent before the ledger */
+    gpuSeconds: z.record(z.string(), z.number().nonnegative()).optional(),
+    /** the classes of the point's failed attempts (libs/core/src/attempt-class.ts), oldest first */
+    failureClasses: z.array(z.string()).optional(),
   })
   .strict();
 export type HistoryPoint = z.infer<typeof historyPointSchema>;

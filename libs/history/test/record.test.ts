@@ -132,6 +132,24 @@ describe('history on results folders', () => {
       expect((await store.run('n2')).map((p) => p.runId)).toEqual(['n2']);
     });
 
+    it("a run's GPU-seconds per point and its failed attempts' classes are stored with the point", async () => {
+      const root = mkdtempSync(join(tmpdir(), 'hist-'));
+      const s = historySettingsSchema.parse({ store: join(root, HISTORY_FILE) });
+      const gpuSeconds = { measurement: 160, drain: 16, warmup: 8, failedAttempts: 320 };
+      await recordRun(
+        writeRun(root, 'c1', 1, { 1: 500 }),
+        s,
+        {},
+        { 1: { gpuSeconds, failureClasses: ['node-health'] } },
+      );
+      const [p] = await new FileHistoryStore(join(root, HISTORY_FILE)).run('c1');
+      expect(p).toMatchObject({ gpuSeconds, failureClasses: ['node-health'] });
+      // a point the run has no cost for stores none
+      await recordRun(writeRun(root, 'c2', 2, { 1: 500 }), s);
+      const [q] = await new FileHistoryStore(join(root, HISTORY_FILE)).run('c2');
+      expect(q!.gpuSeconds).toBeUndefined();
+    });
+
     it('skips and counts a line that does not validate', async () => {
       const root = mkdtempSync(join(tmpdir(), 'hist-'));
       const store = new FileHistoryStore(join(root, HISTORY_FILE));

@@ -16,8 +16,10 @@ export { HEARTBEAT_TIMEOUT_SECONDS } from './workflows/activities';
 // workflow, how the workflow classifies it (apps/cli/test/error-taxonomy.test.ts has one row per class)
 export { InsufficientTimeError, InvalidPlanError, PlanUnreadableError, ServerLostError } from './activities/errors';
 export { ProgressStalledError } from './activities/liveness';
+export { QuarantineBlocksError } from './activities/quarantine';
 export { RefusedInputError } from './activities/input-checks';
 export { toFailure } from './activities/interceptor';
 export { classify, lossEnd, type FailureClass } from './workflows/failures';
 export * from './temporal-tls';
+export { openQuarantine, type QuarantineEntry } from './quarantine';
 export * from './namespace-check';

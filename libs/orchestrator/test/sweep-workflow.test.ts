@@ -32,6 +32,7 @@ import { BindError } from '@infersweep/topology';
 import { IdleRankError } from '@infersweep/agentx';
 import {
   abortUpdate,
+  ledgerTotal,
   progressQuery,
   retryNowUpdate,
   searchAttributeKeys,
@@ -43,6 +44,7 @@ import {
 } from '@infersweep/sweep';
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
+import { QuarantineBlocksError } from '../src/activities/quarantine';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
 import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
 import { recordHistory } from '@infersweep/testkit/history-fixtures';
@@ -98,6 +100,7 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
   recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
+  implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
 };
 
 function mockActivities(): SweepActivities {
@@ -909,7 +912,7 @@ describe('abort and cancel in any phase, recorded as what they are', () => {
 });
 
 describe('a point that crashes its server', () => {
-  it('every time (an OOM at c=4): the point fails after maxPointAttempts with the server log tail in its record; the allocation is kept for the next points', async () => {
+  it('every time (an engine crash at c=4): the point fails after maxPointAttempts with the server log tail in its record; the allocation is kept for the next points', async () => {
     const input = sweep(
       {
         runPoint: (i) => {
@@ -918,7 +921,7 @@ describe('a point that crashes its server', () => {
               jobId: (i.deployment as Deployment).jobId,
               node: 'node1',
               step: 'point',
-              logTail: 'torch.OutOfMemoryError: CUDA out of memory',
+              logTail: 'srun: error: node1: task 0: Exited with exit code 1',
             });
           return defaults.runPoint(i);
         },
@@ -935,7 +938,17 @@ describe('a point that crashes its server', () => {
     ]);
     const c4 = r.points.find((p) => p.concurrency === 4)!;
     expect(c4.lastError).toContain('gone');
-    expect(c4.lastError).toContain('CUDA out of memory');
+    expect(c4.lastError).toContain('Exited with exit code 1');
+    // classified on each attempt: an engine crash, restarted here, then the point failed
+    expect(c4.failures?.map((f) => [f.class, f.action])).toEqual([
+      ['engine-crash', 'retry-here'],
+      ['engine-crash', 'fail-point'],
+    ]);
+    // each crash is a strike against its node (two quarantine it: the worker's quarantine decides)
+    expect(callsOf(input, 'implicateNodes').map((i) => [i.nodes, i.step, i.class])).toEqual([
+      [['node1'], 'strike', 'engine-crash'],
+      [['node1'], 'strike', 'engine-crash'],
+    ]);
     expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([['100', 'released']]);
     expect(callsOf(input, 'allocate')).toHaveLength(1);
     // a fresh server after each crash, on the same job
@@ -1044,5 +1057,132 @@ describe('replicates across allocations (the config’s replicates block)', () =
     const r = await (await run(input)).result;
     expect(replicateCalls(input)).toEqual(['c1r1@100', 'c2r1@100', 'c4r1@100', 'c2r2@200', 'c2r3@300']);
     expect(r.replicates!.points.map((rp) => rp.concurrency)).toEqual([2]);
+  });
+});
+
+describe('every failed attempt gets a class, and the decision follows from it', () => {
+  const gpuPlan = { plan: { inline: 'plan', slurm: { nodes: 2, gpusPerNode: 8 } } as unknown as SweepInput['plan'] };
+
+  it('a CUDA OOM under a point fails it at once (no retry at that concurrency), classified; the allocation is kept', async () => {
+    const input = sweep({
+      runPoint: (i) => {
+        if (i.concurrency === 2)
+          throw new ServerLostError('server step infersweep-s1-r0 on node1 (rank 0) gone during the point', {
+            jobId: (i.deployment as Deployment).jobId,
+            node: 'node1',
+            step: 'point:c=2',
+            logTail: 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB',
+          });
+        return defaults.runPoint(i);
+      },
+    });
+    const r = await (await run(input)).result;
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'failed', 1],
+      [4, 'done', 1],
+    ]);
+    expect(r.points[1]!.failures).toEqual([
+      expect.objectContaining({ class: 'cuda-oom', rule: 'cuda-oom', action: 'fail-point', nodes: [], jobId: '100' }),
+    ]);
+    expect(callsOf(input, 'implicateNodes')).toHaveLength(0);
+    expect(r.allocations.map((a) => [a.jobId, a.ended])).toEqual([['100', 'released']]);
+  });
+
+  it('NODE_FAIL mid-point: node health, the node quarantined, the point re-placed on a new allocation; the ledger books the lost time as a failed attempt and sums to held time x GPUs', async () => {
+    const input = sweep(
+      {
+        runPoint: (i, n) => {
+          if (i.concurrency === 2 && n === 2)
+            throw new AllocationLostError('allocation 100 is NODE_FAIL (NodeDown)', {
+              state: 'NODE_FAIL',
+              reason: 'NodeDown',
+              context: { jobId: '100', node: 'node2', step: 'point:c=2' },
+            });
+          return defaults.runPoint(i);
+        },
+      },
+      gpuPlan,
+    );
+    const r = await (await run(input)).result;
+    expect(r.points.map((p) => [p.concurrency, p.status, p.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    expect(r.points[1]!.failures).toEqual([
+      expect.objectContaining({
+        class: 'node-health',
+        rule: 'slurm-node-fail',
+        action: 're-place',
+        nodes: ['node2'],
+        quarantined: ['node2'],
+      }),
+    ]);
+    expect(callsOf(input, 'implicateNodes')).toEqual([
+      expect.objectContaining({
+        nodes: ['node2'],
+        step: 'now',
+        class: 'node-health',
+        rule: 'slurm-node-fail',
+        jobId: '100',
+      }),
+    ]);
+    expect(r.allocations.map((a) => [a.ended, a.failureClass, a.gpus])).toEqual([
+      ['NODE_FAIL', 'node-health', 16],
+      ['released', undefined, 16],
+    ]);
+    const l = r.ledger!;
+    const held = r.allocations.reduce(
+      (s, a) => s + ((Date.parse(a.endedAt!) - Date.parse(a.grantedAt!)) / 1000) * a.gpus!,
+      0,
+    );
+    expect(l.heldGpuSeconds).toBeCloseTo(held, 6);
+    expect(ledgerTotal(l.sweep)).toBeCloseTo(held, 6);
+    // every point has its entry, c=2's failed attempt included
+    expect(Object.keys(l.points).sort()).toEqual(['1', '2', '4']);
+    expect(l.open).toEqual({});
+  });
+
+  it('the quarantine leaves too few nodes: the sweep waits for an operator, saying so; retryNow allocates again', async () => {
+    const input = sweep(
+      {
+        allocate: (i, n) => {
+          if (n === 1)
+            throw new QuarantineBlocksError(
+              'the quarantine leaves 1 of 4 nodes of partition local (quarantined: node1, node2, node3); the topology needs 2: clear a node with infersweep nodes --clear NODE, then infersweep resume',
+              { step: 'allocate', node: 'node1,node2,node3' },
+            );
+          return defaults.allocate(i);
+        },
+      },
+      { points: [1] },
+    );
+    const { handle, result } = await run(input);
+    const p = await progressUntil(handle, (q) => q.phase === 'awaiting-operator');
+    expect(p.awaitingOperator?.reason).toMatch(/^the quarantine leaves 1 of 4 nodes .* infersweep nodes --clear NODE/);
+    expect(p.allocations.map((a) => a.ended)).toEqual(['allocation-failed']);
+    await handle.executeUpdate(retryNowUpdate, { args: [{}] });
+    const r = await result;
+    expect(r.points.map((x) => [x.concurrency, x.status])).toEqual([[1, 'done']]);
+    expect(callsOf(input, 'allocate')).toHaveLength(2);
+  });
+
+  it('a "success" with zero output tokens is an invalid point, classified zero-output', async () => {
+    const input = sweep(
+      {
+        runPoint: (i) => ({
+          ...(defaults.runPoint(i) as PointSummary),
+          valid: false,
+          reasons: ['zero_output_tokens: 12 successful requests returned 0 output tokens'],
+        }),
+      },
+      { points: [1] },
+    );
+    const r = await (await run(input)).result;
+    expect(r.points[0]).toMatchObject({ status: 'invalid', attempts: 1 });
+    expect(r.points[0]!.failures).toEqual([
+      expect.objectContaining({ class: 'zero-output', rule: 'zero-output-tokens', action: 'fail-point' }),
+    ]);
   });
 });

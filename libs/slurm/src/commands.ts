@@ -28,8 +28,16 @@ export interface AllocateRequest {
   logFile?: string;
   /** Site-specific salloc flags (--qos, --constraint, --reservation, …), passed verbatim as argv. */
   extraArgs?: string[];
-  /** Nodes the job must not get (`--exclude`): an independent replicate avoids the last allocation's nodes. */
+  /** Nodes the job must not get (`--exclude`): the worker's quarantine (libs/orchestrator/src/quarantine.ts), an independent replicate's last nodes. */
   exclude?: string[];
+}
+
+const NODE_NAME_OK = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** A Slurm node name (a hostname-like word), never a list or a pattern. */
+export function assertNodeName(node: string): string {
+  if (!NODE_NAME_OK.test(node)) throw new TypeError(`not a node name: ${JSON.stringify(node)}`);
+  return node;
 }
 
 const JOB_NAME_OK = /^[^,\x00-\x1f\x7f]{1,200}$/;
@@ -77,17 +85,18 @@ export function sallocArgv(req: AllocateRequest): string[] {
   if (req.exclusive) argv.push('--exclusive');
   if (req.partition) argv.push(`--partition=${req.partition}`);
   if (req.account) argv.push(`--account=${req.account}`);
-  if (req.exclude && req.exclude.length > 0) {
-    for (const n of req.exclude)
-      if (!/^[A-Za-z0-9._-]+$/.test(n)) throw new TypeError(`not a node name: ${JSON.stringify(n)}`);
-    argv.push(`--exclude=${req.exclude.join(',')}`);
-  }
+  if (req.exclude && req.exclude.length > 0) argv.push(`--exclude=${req.exclude.map(assertNodeName).join(',')}`);
   argv.push(...(req.extraArgs ?? []));
   return argv;
 }
 
 /** One line per job: id|state|reason|nodelist|timeleft|endtime|name (name last: it may contain '|'). */
 export const JOB_FORMAT = '%i|%T|%r|%N|%L|%e|%j';
+
+/** A job's start and end time as slurmctld keeps them (`%S|%e`, while it remembers the job: MinJobAge). */
+export function squeueTimesArgv(jobId: string): string[] {
+  return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', '%S|%e'];
+}
 
 export function squeueJobArgv(jobId: string): string[] {
   return ['squeue', '-j', assertJobId(jobId), '-t', 'all', '-h', '-o', JOB_FORMAT];

@@ -123,6 +123,19 @@ export function parseJobLinesTolerant(stdout: string): { rows: JobRow[]; skipped
 }
 
 /**
+ * Seconds between a job's start and end (`squeue -o '%S|%e'`, both in slurmctld's local time, so
+ * their difference needs no time zone); null when either is missing (N/A, Unknown) or the end is
+ * before the start.
+ */
+export function parseHeldSeconds(stdout: string): number | null {
+  const [start, end] = stdout.trim().split('\n')[0]?.split('|') ?? [];
+  const t = (x: string | undefined) =>
+    x && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/.test(x.trim()) ? Date.parse(`${x.trim()}Z`) : NaN;
+  const s = (t(end) - t(start)) / 1000;
+  return Number.isFinite(s) && s >= 0 ? s : null;
+}
+
+/**
  * Slurm durations: `[days-]hours:minutes:seconds`, `minutes:seconds`, `days-hours`, `days-hours:minutes`,
  * or a bare number of minutes. UNLIMITED / NOT_SET / INVALID / N/A → null.
  */

@@ -12,19 +12,23 @@ import {
   pidAliveArgv,
   scancelArgv,
   showNodesArgv,
+  sinfoNodesArgv,
   squeueByNameArgv,
   squeueJobArgv,
   squeueLiveArgv,
+  squeueTimesArgv,
 } from './commands';
 import {
   fitsInTime,
   isLive,
   isPlainJobId,
   missingTool,
+  parseHeldSeconds,
   parseHostnames,
   parseJobLines,
   parseJobLinesTolerant,
   parseNodeAddresses,
+  parseNodeStates,
   type JobRow,
   type JobState,
 } from './parse';
@@ -251,6 +255,23 @@ export class SlurmQueries {
   /** The workflow's time guard: does a piece of work of `budgetSeconds` fit before the allocation ends? */
   async canFinish(jobId: string, budgetSeconds: number, marginSeconds: number): Promise<boolean> {
     return fitsInTime(await this.timeLeft(jobId), budgetSeconds, marginSeconds);
+  }
+
+  /** Seconds the job held its nodes, by slurmctld's own start and end times; null when it has none (yet). */
+  async heldSeconds(jobId: string): Promise<number | null> {
+    const r = await this.read(squeueTimesArgv(jobId));
+    return r.code === 0 ? parseHeldSeconds(r.stdout) : null;
+  }
+
+  /** The nodes of a partition (every partition's when none is named), each once, in sinfo's order. */
+  async partitionNodes(partition?: string): Promise<string[]> {
+    return [...new Set((await this.nodeStates(partition)).map((n) => n.node))];
+  }
+
+  /** Each node of a partition with its compact state (`idle`, `alloc`, `down*`, `drain`, …). */
+  async nodeStates(partition?: string): Promise<{ node: string; state: string }[]> {
+    const r = await this.query(sinfoNodesArgv(partition), { step: 'node-states' });
+    return parseNodeStates(r.stdout);
   }
 
   /** NodeAddr of each node (what other nodes and the client use to reach it). */

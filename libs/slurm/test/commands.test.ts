@@ -18,7 +18,10 @@ import {
   LOGIN_ENV,
   loginEnvOf,
   showNodesArgv,
+  squeueTimesArgv,
+  parseHeldSeconds,
 } from '../src/index';
+import { shellJoin } from '@infersweep/core';
 
 const base = { jobName: 'infersweep-s1-a1', nodes: 2, gres: true, exclusive: true, timeLimitMinutes: 480 };
 
@@ -48,6 +51,28 @@ describe('command builders', () => {
     // default grant wait: hours, not the 5 minutes of the old --immediate=300
     expect(Number(noGres[3])).toBe(12 * 3600 + 60);
     expect(sallocArgv({ ...base, extraArgs: ['--qos=high'] }).at(-1)).toBe('--qos=high');
+  });
+
+  it('salloc --exclude: the quarantined nodes, each a node name; a list or pattern is refused', () => {
+    expect(sallocArgv({ ...base, exclude: ['node2', 'gpu-a01.x'] })).toContain('--exclude=node2,gpu-a01.x');
+    expect(sallocArgv({ ...base, exclude: [] }).some((a) => a.startsWith('--exclude'))).toBe(false);
+    for (const bad of ['node[1-3]', 'a,b', '--all', 'n 1', '$(id)'])
+      expect(() => sallocArgv({ ...base, exclude: [bad] })).toThrow(/not a node name/);
+    // the argv reaches the login shell through the one quoting helper, one word each
+    expect(shellJoin(sallocArgv({ ...base, exclude: ['node2'] }))).toContain(' --exclude=node2');
+  });
+
+  it("a job's held seconds come from slurmctld's own start and end (%S|%e), unknown ones are null", () => {
+    expect(squeueTimesArgv('42')).toEqual(['squeue', '-j', '42', '-t', 'all', '-h', '-o', '%S|%e']);
+    expect(parseHeldSeconds('2026-12-05T07:01:02|2026-12-05T07:03:40\n')).toBe(158);
+    expect(parseHeldSeconds('2026-12-05T23:59:59|2026-12-06T00:00:09')).toBe(10);
+    for (const bad of [
+      'N/A|2026-12-05T07:03:40',
+      '2026-12-05T07:01:02|Unknown',
+      '2026-12-05T07:03:40|2026-12-05T07:01:02',
+      '',
+    ])
+      expect(parseHeldSeconds(bad)).toBeNull();
   });
 
   it('detached salloc: runs under the launch script, output to its log file on the login node', () => {

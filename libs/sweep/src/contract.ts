@@ -2,8 +2,10 @@
  * The sweep contract: what the workflow, the worker's activities and the CLI agree on.
  * Pure and workflow-safe (no I/O, no Node built-ins): the workflow bundle imports it.
  */
-import type { AllocationEnd } from '@infersweep/core';
+import type { AllocationEnd, AttemptClass } from '@infersweep/core';
 import type { PlanReplicates, PlanSearch, ReplicateMetric, SweepPlan } from '@infersweep/topology';
+import type { AttemptAction } from './attempt-decision';
+import type { GpuLedger } from './ledger';
 
 export type { AllocationEnd };
 
@@ -49,6 +51,8 @@ export interface PointSummary {
    * (libs/agentx `sloUncertainty`): the search's per-point uncertainty. Absent: a point estimate only.
    */
   logSe?: Partial<Record<SloStatistic, number>>;
+  /** seconds of the point's activity spent waiting for the drain gate and warming up (the GPU-hour ledger splits the point's time by them) */
+  phaseSeconds?: { drain?: number; warmup?: number };
 }
 
 /** The summary statistics an SLO bound reads (PointSummary fields). */
@@ -86,6 +90,8 @@ export interface PointState {
    * contradicted the monotone fit, or its pass/fail was a coin flip). The search weighs them all.
    */
   windows?: PointWindow[];
+  /** every failed attempt of the point, classified, with what the sweep did about it (at most the last 10) */
+  failures?: AttemptRecord[];
 }
 
 /** One measured window of a point (the current one is the PointState's own status and summary). */
@@ -96,6 +102,21 @@ export interface PointWindow {
   finishedAt?: string;
   /** why the search measured this point again after this window */
   remeasureReason: string;
+}
+
+/** One failed attempt: its class (libs/core/src/attempt-class.ts) and the decision (./attempt-decision.ts). */
+export interface AttemptRecord {
+  class: AttemptClass;
+  /** the rule that decided the class, and the line or state it matched */
+  rule: string;
+  evidence?: string;
+  /** the nodes the failure implicates; quarantined: those that were quarantined for it */
+  nodes: string[];
+  quarantined?: string[];
+  action: AttemptAction;
+  why: string;
+  jobId?: string;
+  at: string;
 }
 
 export interface AllocationRecord {
@@ -110,10 +131,15 @@ export interface AllocationRecord {
   reason?: string;
   /** what went wrong without ending it, e.g. a failed log capture (libs/orchestrator/src/workflows/lease.ts) */
   warnings?: string[];
-  /** nodes it was asked to exclude (independent replicates; empty: the partition had too few others) */
+  /** nodes it was asked to exclude (`--exclude`: the worker's quarantine, independent replicates; empty: the partition had too few others) */
   excluded?: string[];
   /** the local stack's speed multiplier on the simulator's latencies for this allocation (the truth of its replicates) */
   speedMultiplier?: number;
+  /** what broke when the allocation ended badly (libs/core/src/attempt-class.ts) */
+  failureClass?: AttemptClass;
+  /** GPUs it held (the plan's nodes × GPUs per node), and for how long (Slurm's start to end when known) */
+  gpus?: number;
+  heldSeconds?: number;
 }
 
 /** What the workflow needs to search: the plan's `search` block (libs/topology plan/plan-search.ts). */
@@ -251,6 +277,10 @@ export interface SweepProgress extends Pick<
   search?: SearchResult;
   /** replicates across allocations (SweepInput.replicates; absent until the first pass has settled) */
   replicates?: ReplicatesProgress;
+  /** where the GPU time the allocations held went (./ledger.ts); absent in sweeps started before it existed */
+  ledger?: GpuLedger;
+  /** the last failed attempt outside a point (allocation, image, launch, readiness), classified */
+  setupFailures?: AttemptRecord[];
   startedAt: string;
   updatedAt: string;
   message?: string;
@@ -331,6 +361,8 @@ export interface SweepResult {
   replicates?: ReplicatesProgress;
   /** the sweep's last message (SweepProgress.message), e.g. its verdict against the history */
   message?: string;
+  /** the GPU-hour ledger (SweepProgress.ledger) */
+  ledger?: GpuLedger;
 }
 
 /** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */

@@ -9,3 +9,5 @@ export * from './messages';
 export * from './search';
 export * from './limit';
 export * from './replicates';
+export * from './attempt-decision';
+export * from './ledger';

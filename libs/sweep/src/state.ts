@@ -160,3 +160,17 @@ export function unmeasuredPoints(p: SweepProgress): { concurrency: number; reaso
       : [],
   );
 }
+
+/** Each point's GPU-seconds (the ledger's entry) and the classes of its failed attempts, for the history. */
+export function pointCosts(
+  p: SweepProgress,
+): { concurrency: number; gpuSeconds?: Record<string, number>; failureClasses?: string[] }[] {
+  return p.points.map((pt) => {
+    const g = p.ledger?.points[String(pt.concurrency)];
+    return {
+      concurrency: pt.concurrency,
+      ...(g ? { gpuSeconds: { ...g } } : {}),
+      ...(pt.failures?.length ? { failureClasses: pt.failures.map((f) => f.class) } : {}),
+    };
+  });
+}

@@ -4,9 +4,11 @@
  * Allocation. Pure functions over SweepView, so unit tests cover them.
  */
 import {
+  ledgerLine,
   replicateStatusLines,
   searchLines,
   type AllocationRecord,
+  type AttemptRecord,
   type PointState,
   type SweepProgress,
 } from '@infersweep/sweep';
@@ -67,6 +69,8 @@ export function pointLine(pt: PointState, live?: LiveDetail): string {
   parts.push(`attempts ${pt.attempts}`);
   if (pt.resultPath) parts.push(pt.resultPath);
   if (pt.lastError && pt.status !== 'done' && pt.status !== 'invalid') parts.push(`last error: ${pt.lastError}`);
+  // every failed attempt's class and what the sweep did (libs/core/src/attempt-class.ts)
+  if (pt.failures?.length) parts.push(`failed attempts: ${pt.failures.map(attemptText).join(', ')}`);
   return parts.join('  ');
 }
 
@@ -80,6 +84,8 @@ export function allocationLine(a: AllocationRecord): string {
       : a.grantedAt
         ? 'holding'
         : 'requested',
+    ...(a.failureClass ? [`[${a.failureClass}]`] : []),
+    ...(a.excluded?.length ? [`excluded ${a.excluded.join(',')} (quarantine)`] : []),
     // what went wrong without ending it (a failed log capture, libs/orchestrator/src/workflows/lease.ts)
     ...(a.warnings ?? []).map((w) => `warning: ${w}`),
   ].join('  ');
@@ -115,7 +121,15 @@ export function progressLines(p: SweepProgress, view: Pick<SweepView, 'live'>): 
   replicateStatusLines(p).forEach((l, i) => lines.push(`  ${i === 0 ? 'replicates   ' : '    '}${l}`));
   lines.push(`  allocations  ${p.allocations.length === 0 ? 'none yet' : ''}`);
   for (const a of p.allocations) lines.push(`    ${allocationLine(a)}`);
+  for (const f of p.setupFailures ?? []) lines.push(`    setup failed: ${attemptText(f)}`);
+  if (p.ledger) lines.push(`  GPU time     ${ledgerLine(p.ledger)}`);
   return lines;
+}
+
+/** One failed attempt: `node-health → re-place (quarantined node2)`. */
+export function attemptText(f: AttemptRecord): string {
+  const q = f.quarantined?.length ? ` (quarantined ${f.quarantined.join(',')})` : '';
+  return `${f.class} → ${f.action}${q}`;
 }
 
 /** Why a sweep ended: the root cause first, then where it happened and what the layers above said. */

@@ -4,9 +4,15 @@
  * interactivity, the ConcurrencyPoint table with validity and reasons, the Allocation history
  * and links to the logs and per-point records (relative to the report file).
  */
-import { slurmReason } from '../ops/render';
+import { attemptText, slurmReason } from '../ops/render';
 import { isAbsolute, join, relative } from 'node:path';
-import type { AllocationRecord, ReplicateStat } from '@infersweep/sweep';
+import {
+  gpuHours,
+  LEDGER_CATEGORIES,
+  type AllocationRecord,
+  type GpuLedger,
+  type ReplicateStat,
+} from '@infersweep/sweep';
 import { esc, fmtNum, paretoFrontier, paretoSvg, type ChartSeries } from './chart';
 import { addedTag, searchHtml, searchMarks } from './search-marks';
 import type { PointRow, SweepResults } from './records';
@@ -141,7 +147,11 @@ function pointTable(s: SweepResults, outDir: string, axis: XAxis): string {
     ).map((p) => p.c),
   );
   const rows = s.points.map((p) => {
-    const why = [...p.reasons, ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : [])];
+    const why = [
+      ...p.reasons,
+      ...(p.lastError && !p.reasons.includes(p.lastError) ? [p.lastError] : []),
+      ...(p.failures ?? []).map((f) => `attempt: ${attemptText(f)}${f.evidence ? ` — ${f.evidence}` : ''}`),
+    ];
     const files = [link(outDir, p.resultPath, 'record'), link(outDir, p.requestsJsonl, 'requests')]
       .filter(Boolean)
       .join(' · ');
@@ -181,10 +191,14 @@ function allocationTable(allocs: AllocationRecord[]): string {
   const rows = allocs.map((a) => {
     const cls =
       a.ended === undefined ? 'pending' : a.ended === 'released' || a.ended === 'insufficient-time' ? 'ok' : 'bad';
+    const cause = a.failureClass ? `class: ${a.failureClass}` : undefined;
+    const excluded = a.excluded?.length ? `excluded (quarantine): ${a.excluded.join(', ')}` : undefined;
     return `<tr class="allocation"><td class="num">${a.attempt}</td><td>${a.jobId ? esc(a.jobId) : dash}</td><td>${esc(a.jobName)}</td><td>${a.nodes.length ? esc(a.nodes.join(', ')) : dash}</td>
 <td>${esc(a.requestedAt ?? '')}</td><td>${esc(a.grantedAt ?? '')}</td><td>${esc(duration(a.grantedAt, a.endedAt))}</td>
 <td><span class="badge ${cls}">${esc(a.ended ?? 'holding')}</span></td><td class="reasons">${[
       a.reason,
+      cause,
+      excluded,
       ...(a.warnings ?? []),
     ]
       .filter(slurmReason)
@@ -192,6 +206,22 @@ function allocationTable(allocs: AllocationRecord[]): string {
       .join('<br>')}</td></tr>`;
   });
   return `<table class="allocations"><thead><tr><th>attempt</th><th>job id</th><th>job name</th><th>nodes</th><th>requested</th><th>granted</th><th>held</th><th>ended</th><th>reason</th></tr></thead><tbody>
+${rows.join('\n')}
+</tbody></table>`;
+}
+
+/** The GPU-hour ledger: GPU-hours per category and their share, beside the plan's worst case. */
+function ledgerTable(l: GpuLedger | null): string {
+  if (!l || l.heldGpuSeconds <= 0)
+    return '<p class="muted">No GPU time recorded (no allocation ended, or a sweep started before the ledger).</p>';
+  const rows = LEDGER_CATEGORIES.map(
+    (k) =>
+      `<tr><td>${esc(k)}</td><td class="num">${gpuHours(l.sweep[k])}</td><td class="num">${((100 * l.sweep[k]) / l.heldGpuSeconds).toFixed(1)}</td></tr>`,
+  );
+  const worst =
+    l.worstCaseGpuSeconds === undefined ? '' : ` · the plan's worst case ${gpuHours(l.worstCaseGpuSeconds)} GPU-h`;
+  return `<p class="meta">${gpuHours(l.heldGpuSeconds)} GPU-h held${worst} · queue wait ${Math.round(l.queueWaitSeconds)} s (${gpuHours(l.queueWaitGpuSeconds)} GPU-h waited for, not held)</p>
+<table class="ledger"><thead><tr><th>category</th><th>GPU-h</th><th>% of held</th></tr></thead><tbody>
 ${rows.join('\n')}
 </tbody></table>`;
 }
@@ -229,6 +259,8 @@ ${replicatesTable(s)}
 ${pointTable(s, input.outDir, axis)}
 <h3>Allocation history</h3>
 ${allocationTable(s.allocations)}
+<h3>GPU time</h3>
+${ledgerTable(s.ledger ?? null)}
 <h3>Logs</h3>
 ${logsList(s, input.outDir)}
 </section>`;

@@ -5,7 +5,14 @@
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AllocationRecord, PointState, PointStatus, SweepProgress } from '@infersweep/sweep';
+import type {
+  AllocationRecord,
+  AttemptRecord,
+  GpuLedger,
+  PointState,
+  PointStatus,
+  SweepProgress,
+} from '@infersweep/sweep';
 import { PROGRESS_SNAPSHOT_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, pointSummary, type PointResult } from '@infersweep/agentx';
 import { readPlanFile } from './plan-file';
@@ -66,6 +73,8 @@ export interface PointRow {
     tokensPerSecondPerMw: number | null;
     dollarsPerMillionTokens: number | null;
   } | null;
+  /** the point's failed attempts, classified, with what the sweep did (SweepProgress points) */
+  failures?: AttemptRecord[];
 }
 
 export interface SweepResults {
@@ -90,6 +99,8 @@ export interface SweepResults {
   search?: SearchView | null;
   /** replicates across allocations (the config's replicates block): per point its mean, CI, n and share */
   replicates?: ReplicateRow[] | null;
+  /** where the GPU time the allocations held went (libs/sweep/src/ledger.ts) */
+  ledger?: GpuLedger | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -220,6 +231,12 @@ function emptyRow(pt: PointState): PointRow {
 export function mergePoint(pt: PointState | undefined, rec: PointRow | undefined): PointRow {
   if (pt === undefined && rec !== undefined) return rec;
   if (pt === undefined) throw new Error('mergePoint: neither a point state nor a record');
+  const row = mergeState(pt, rec);
+  // every failed attempt, classified (libs/core/src/attempt-class.ts)
+  return pt.failures?.length ? { ...row, failures: pt.failures } : row;
+}
+
+function mergeState(pt: PointState, rec: PointRow | undefined): PointRow {
   const base = emptyRow(pt);
   if (rec === undefined || (pt.status !== 'done' && pt.status !== 'invalid')) {
     if (pt.summary) {
@@ -353,6 +370,7 @@ export function loadSweepResults(resultsDir: string, progress?: SweepProgress, s
     source,
     search: searchViewOf(prog),
     ...replicatesOf(prog),
+    ledger: prog?.ledger ?? null,
   };
 }
 

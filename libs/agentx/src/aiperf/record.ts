@@ -6,7 +6,7 @@ import type { AgentxSettings } from '@infersweep/topology';
 import { AiperfError } from '../errors';
 import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from '../metrics/aggregate';
-import { prefixCacheGate, validity } from '../metrics/validity';
+import { outputTokensOf, prefixCacheGate, validity } from '../metrics/validity';
 import { pointResultSchema, type PointIdentity, type PointResult, type RequestRecord } from '../result';
 import { recordHeader, type RunPointInput } from '../point';
 import type { EndpointSnapshot } from '../server/window';
@@ -102,6 +102,7 @@ function measure(
     serverMetricsMissing: serverMissing,
     idleRankMessages: [],
     prefixCacheReason: prefixCacheGate(records, server.cache.prefix_hits, c.settings.requireCachedTokens ?? false),
+    outputTokens: outputTokensOf(records),
   });
   const reasons = [...(agg.metadata?.submission_invalid_reasons ?? []).map((r) => `aiperf:${r}`), ...v.reasons];
   const lastEnd = profiled.reduce((mx, r) => Math.max(mx, r.end_ms), -Infinity);

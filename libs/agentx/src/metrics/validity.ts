@@ -25,6 +25,14 @@ export interface ValidityInput {
   idleRankMessages: string[];
   /** From prefixCacheGate: why cached tokens are missing on multi-turn traffic (null/absent: fine or not required). */
   prefixCacheReason?: string | null;
+  /** Output tokens of the successful profiled requests (absent: not counted); 0 with successes is no measurement. */
+  outputTokens?: number | null;
+}
+
+/** The successful profiled requests' output tokens (osl); null when no request reports one. */
+export function outputTokensOf(records: readonly Pick<RequestRecord, 'phase' | 'ok' | 'osl'>[]): number | null {
+  const ok = records.filter((r) => r.phase === 'profiling' && r.ok && r.osl !== null);
+  return ok.length === 0 ? null : ok.reduce((s, r) => s + (r.osl ?? 0), 0);
 }
 
 /**
@@ -70,6 +78,9 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   const a = v.accounting;
   const completed = a.records_profiled - a.context_overflow_count;
   if (v.successes < 1) reasons.push('no_successful_requests: num_requests_successful == 0');
+  // a "success" that generated nothing is no measurement (the attempt class zero-output, libs/core/src/attempt-class.ts)
+  else if (v.outputTokens === 0)
+    reasons.push(`zero_output_tokens: ${v.successes} successful requests returned 0 output tokens`);
   const errors = a.records_error_dropped - a.context_overflow_count;
   if (completed > 0 && errors / completed > s.failedRequestThreshold)
     reasons.push(

@@ -5,6 +5,7 @@ import type { SlurmCluster } from '@infersweep/slurm';
 import type { ActivityContext } from './context';
 import { cancelRequestedByWorkflow } from './interceptor';
 import { progress } from './liveness';
+import { excludedNodes } from './quarantine';
 import type { Allocation, AllocationActivities, ReleaseResult } from './types';
 
 export function allocationActivities(ctx: ActivityContext): AllocationActivities {
@@ -15,7 +16,12 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       ctx.assertOwnSweep(input.sweepId);
       ctx.assertOwnJobName(jobName);
       const { plan, slurm } = await ctx.open(input);
-      const exclude = await excludable(slurm, plan.slurm, input.avoidNodes);
+      // the worker's quarantine (nodes a failure implicated), and an independent replicate's last nodes when
+      // the partition has enough others; the quarantine alone when it has not
+      const quarantined = await excludedNodes(slurm, plan);
+      const avoid = input.avoidNodes ? [...new Set([...input.avoidNodes, ...quarantined])] : undefined;
+      const avoided = await excludable(slurm, plan.slurm, avoid);
+      const exclude = avoided.length > 0 ? avoided : quarantined;
       const actx = Context.current();
       // a retried attempt (worker redeployed or lost mid-wait) keeps the queue age its last heartbeat reported
       const waitedSecondsBefore = waitedBefore(actx.info.heartbeatDetails, jobName);
@@ -54,7 +60,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
         headNode: a.headNode,
         timeLimitMinutes: plan.slurm.timeLimitMinutes,
         grantedAt: new Date().toISOString(),
-        ...(input.avoidNodes ? { excluded: exclude } : {}),
+        ...(input.avoidNodes || exclude.length > 0 ? { excluded: exclude } : {}),
       };
       return allocation;
     },
@@ -89,6 +95,9 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
           });
         // live when we came: we released it; already ended: report how Slurm ended it
         result = { ended: endOnRelease(before.state), state: before.state, reason: before.reason || undefined };
+        // how long it held its nodes by slurmctld's clock, for the GPU-hour ledger (libs/sweep/src/ledger.ts)
+        const held = await slurm.heldSeconds(id).catch(() => null);
+        if (held !== null) result.heldSeconds = held;
       }
       return result;
     },

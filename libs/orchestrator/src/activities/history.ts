@@ -28,15 +28,18 @@ export interface HistoryActivities {
     sweepId: string;
     resultsDir: string;
     failed?: { concurrency: number; reason: string }[];
+    /** each point's GPU-seconds by ledger category and the classes of its failed attempts (absent in older histories) */
+    costs?: { concurrency: number; gpuSeconds?: Record<string, number>; failureClasses?: string[] }[];
   }): Promise<RecordHistoryResult>;
 }
 
 /** Needs none of the worker's deps (./context.ts): the settings are read on every call. */
 export function historyActivities(): HistoryActivities {
   return {
-    async recordHistory({ sweepId, resultsDir, failed = [] }) {
+    async recordHistory({ sweepId, resultsDir, failed = [], costs = [] }) {
       const reasons = Object.fromEntries(failed.map((f) => [f.concurrency, f.reason]));
-      const r = await recordRun(resultsDir, loadHistorySettings(), reasons);
+      const perPoint = Object.fromEntries(costs.map(({ concurrency, ...c }) => [concurrency, c]));
+      const r = await recordRun(resultsDir, loadHistorySettings(), reasons, perPoint);
       if (r.skipped.length) log.warn('history: records left out', { sweepId, skipped: r.skipped });
       if (r.notified?.startsWith('failed')) log.warn(`history: notification ${r.notified}`, { sweepId });
       log.info(`history: regressions: ${r.label}`, { sweepId, store: r.store });

@@ -11,6 +11,7 @@ import { pointActivities } from './point';
 import { resultsActivities } from './results-store';
 import { serverActivities } from './server';
 import { historyActivities } from './history';
+import { quarantineActivities } from './quarantine';
 import type { SweepActivities } from './types';
 
 export type { ActivityDeps } from './context';
@@ -25,5 +26,6 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
     ...serverActivities(ctx),
     ...pointActivities(ctx),
     ...historyActivities(),
+    ...quarantineActivities(ctx),
   };
 }

@@ -19,7 +19,7 @@ import type {
   ActivityInterceptorsFactory,
   Next,
 } from '@temporalio/worker';
-import { InfersweepError, InputError, type FailureDetails } from '@infersweep/core';
+import { InfersweepError, InputError, classifyAttempt, type FailureDetails } from '@infersweep/core';
 import { keepAlive } from './liveness';
 
 export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';
@@ -49,10 +49,23 @@ export function cancelRequestedByWorkflow(ctx: Context): boolean {
   return reason instanceof Error && reason.message === 'CANCELLED';
 }
 
-/** Map a thrown error to what Temporal records (ApplicationFailures and non-infersweep errors pass through). */
-export function toFailure(err: unknown): unknown {
+/**
+ * Map a thrown error to what Temporal records (ApplicationFailures and non-infersweep errors pass
+ * through). What broke is classified here, where the log tail is (libs/core/src/attempt-class.ts):
+ * the class travels in the failure's details, so the workflow decides from recorded data.
+ */
+export function toFailure(err: unknown, activity?: string): unknown {
   if (err instanceof ApplicationFailure || !(err instanceof InfersweepError)) return err;
-  const details: FailureDetails = { ...err.context, kind: err.kind, input: err instanceof InputError };
+  const attempt = classifyAttempt({
+    jobState: typeof err.context.state === 'string' ? err.context.state : undefined,
+    jobReason: typeof err.context.reason === 'string' ? err.context.reason : undefined,
+    errorType: err.name,
+    activity,
+    message: err.message,
+    logTail: err.logTail,
+    node: err.node,
+  });
+  const details: FailureDetails = { ...err.context, kind: err.kind, input: err instanceof InputError, attempt };
   return ApplicationFailure.create({
     message: err.message,
     type: err.name,
@@ -82,7 +95,7 @@ class SweepActivityInbound implements ActivityInboundCallsInterceptor {
       // a cancel the workflow requested ends as a cancellation (the SDK reports the activity
       // cancelled), whatever the activity threw while it withdrew (CommandAbortedError, …)
       if (cancelRequestedByWorkflow(this.ctx)) throw this.ctx.cancellationSignal.reason;
-      throw toFailure(err);
+      throw toFailure(err, this.ctx.info.activityType);
     }
   }
 }

@@ -54,6 +54,7 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
         abort.abort(err);
       });
       try {
+        const drainStarted = Date.now();
         if (req.serverUsed) {
           progress(
             { phase: 'draining', concurrency: req.concurrency },
@@ -61,7 +62,10 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
           );
           await waitForDrain(dep.metricsEndpoints, { ...plan.agentx.drain, family: 'vllm' }, { signal: abort.signal });
         }
-        const summary = await measure(ctx, slurm, plan, req, abort.signal);
+        const drain = (Date.now() - drainStarted) / 1000;
+        const measured = await measure(ctx, slurm, plan, req, abort.signal);
+        // the drain gate's time, for the GPU-hour ledger (libs/sweep/src/ledger.ts)
+        const summary = { ...measured, phaseSeconds: { ...measured.phaseSeconds, drain } };
         // requests that failed because the server died are a lost server, not an invalid measurement
         // (the client can see the loss before the liveness watch's consecutive polls do)
         if (!summary.valid && !lost) await throwIfServerGone(slurm, dep.steps, step, summary.reasons[0]);

@@ -4,7 +4,8 @@
  * JSON: it crosses the Temporal boundary and is stored in the workflow history, so activities take
  * a {@link PlanRef} to the stored plan instead of the plan itself.
  */
-import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
+import type { AttemptClass } from '@infersweep/core';
+import type { AllocationEnd, DeploymentPolicy, PointSummary, QuarantineStep } from '@infersweep/sweep';
 import type { HistoryActivities } from './history';
 
 export interface StepRef {
@@ -41,7 +42,7 @@ export interface Allocation {
   headNode: string;
   timeLimitMinutes: number;
   grantedAt: string;
-  /** the nodes this allocation was asked to exclude (independent replicates; empty: the partition had too few others) */
+  /** the nodes this allocation was asked to exclude: the worker's quarantine, and an independent replicate's last nodes (empty: the partition had too few others) */
   excluded?: string[];
 }
 
@@ -81,6 +82,8 @@ export interface ReleaseResult {
   ended: AllocationEnd;
   state: string;
   reason?: string;
+  /** seconds the job held its nodes by slurmctld's start and end times (absent: Slurm no longer knew) */
+  heldSeconds?: number;
 }
 
 /** The results folder: what is already measured, and the stored plan. */
@@ -129,8 +132,25 @@ export interface PointActivities {
   runPoint(input: PointRequest): Promise<PointSummary>;
 }
 
+/** The worker's node quarantine (./quarantine.ts, ../quarantine.ts). */
+export interface QuarantineActivities {
+  /** Record a failed attempt's suspects: a strike each, quarantine by the rule; the nodes now quarantined. */
+  implicateNodes(
+    input: PlanInput & {
+      sweepId: string;
+      nodes: string[];
+      step: QuarantineStep;
+      class: AttemptClass;
+      rule: string;
+      evidence?: string;
+      jobId?: string;
+    },
+  ): Promise<{ quarantined: string[] }>;
+}
+
 export type SweepActivities = ResultsActivities &
   AllocationActivities &
   ServerActivities &
   PointActivities &
-  HistoryActivities;
+  HistoryActivities &
+  QuarantineActivities;

@@ -11,6 +11,7 @@ import type {
   AllocationActivities,
   PlanInput,
   PointActivities,
+  QuarantineActivities,
   ResultsActivities,
   ServerActivities,
 } from '../activities/types';
@@ -75,6 +76,8 @@ export function activitiesFor(
     startToCloseTimeout: '5 minutes',
     retry: { maximumAttempts: 3, initialInterval: '5 seconds', maximumInterval: '1 minute' },
   });
+  // the worker's node quarantine (../activities/quarantine.ts): a failed attempt's suspects
+  const { implicateNodes } = proxyActivities<QuarantineActivities>(quick);
   return {
     prepareSweep,
     importImage: outlastingShutdowns(importImage),
@@ -86,6 +89,7 @@ export function activitiesFor(
     stopServer,
     release,
     recordHistory,
+    implicateNodes,
   };
 }
 

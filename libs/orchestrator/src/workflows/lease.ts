@@ -8,8 +8,13 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import {
+  ledgerClosed,
+  ledgerGranted,
+  ledgerStart,
+  ledgerStop,
   recordAllocationEnd,
   type AllocationEnd,
+  type GpuLedger,
   type SweepInput,
   type SweepPhase,
   type SweepProgress,
@@ -112,12 +117,14 @@ export class Lease {
     if (this.input.importImage && this.input.importImageOn === 'head-node' && this.data.importedOnJob !== alloc.jobId) {
       // InferenceX's way: on the allocation's head compute node (one import per squash file, under a lock)
       this.run.publish('importing-image', `on ${alloc.headNode} of job ${alloc.jobId}`);
+      this.ledger((l) => ledgerStart(l, alloc.jobId, 'imageImport', Date.now()));
       await this.act.importImage({ ...this.plan, sweepId, allocation: alloc });
       this.data.importedOnJob = alloc.jobId;
     }
     // counted before it launches, so a retried launch reuses no index
     const serverIndex = (this.data.serverIndex += 1);
     this.run.publish('launching', `server ${serverIndex} on job ${alloc.jobId} (${alloc.nodes.join(',')})`);
+    this.ledger((l) => ledgerStart(l, alloc.jobId, 'modelLoad', Date.now()));
     const deployment = await this.act.launchServer({
       ...this.plan,
       sweepId,
@@ -132,6 +139,7 @@ export class Lease {
     }
     this.run.publish('waiting-ready');
     await this.act.waitReady({ ...this.plan, deployment, startupBudgetSeconds: this.input.startupBudgetSeconds });
+    this.ledger((l) => ledgerStop(l, alloc.jobId, Date.now()));
     this.data.deployment = deployment;
     this.data.serverUsed = false;
   }
@@ -165,8 +173,12 @@ export class Lease {
     this.data.allocation = a;
     this.data.pointsOnAllocation = 0;
     const rec = state.allocations[state.allocations.length - 1]!;
-    Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt });
+    const held = this.input.plan.slurm.nodes * this.input.plan.slurm.gpusPerNode;
+    const gpus = Number.isFinite(held) && held > 0 ? held : 0;
+    Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt, gpus });
     if (a.excluded) rec.excluded = a.excluded;
+    const waited = (Date.parse(a.grantedAt) - Date.parse(rec.requestedAt)) / 1000;
+    this.ledger((l) => ledgerGranted(l, a.jobId, gpus, Number.isFinite(waited) ? waited : 0));
     const { jobId, nodes, grantedAt, timeLimitMinutes } = a;
     state.allocation = { jobId, nodes, attempt, grantedAt, timeLimitMinutes };
   }
@@ -210,6 +222,12 @@ export class Lease {
         // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
         // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
         recordAllocationEnd(state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
+        // held by Slurm's own start and end when it still knew the job, else granted → released here
+        const rec = state.allocations.find((x) => x.jobName === a.jobName);
+        const seen = (Date.parse(rec?.endedAt ?? now()) - Date.parse(a.grantedAt)) / 1000;
+        const held = r.heldSeconds ?? (Number.isFinite(seen) ? seen : 0);
+        if (rec) rec.heldSeconds = held;
+        this.ledger((l) => ledgerClosed(l, a.jobId, held, Date.now()));
         if (r.state === 'COMPLETING' && r.reason) this.warn(a.jobId, r.reason);
         // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
         this.data.allocation = undefined;
@@ -244,6 +262,12 @@ export class Lease {
         `log capture of server ${dep.serverIndex} on job ${dep.jobId} failed (its logs are missing): ${messageOf(err)}`,
       );
     }
+  }
+
+  /** The GPU-hour ledger's step (libs/sweep/src/ledger.ts), when the sweep keeps one. */
+  private ledger(step: (l: GpuLedger) => void): void {
+    const l = this.run.state.ledger;
+    if (l) step(l);
   }
 
   /** A warning on an allocation's record and in the progress message. */

@@ -18,12 +18,17 @@ import {
 } from '@temporalio/workflow';
 import {
   applyCompleted,
+  emptyLedger,
+  ledgerPointEnded,
+  ledgerStart,
+  worstCaseGpuSeconds,
   failPoint,
   failedAllocationAttempts,
   finishPoint,
   initialProgress,
   nextPoint,
   nextPointOrSearch,
+  pointCosts,
   pointWindow,
   requeuePoint,
   searchAttributeKeys,
@@ -31,7 +36,9 @@ import {
   startPoint,
   summaryLine,
   unmeasuredPoints,
+  type GpuLedger,
   type PointState,
+  type PointSummary,
   type SweepPhase,
   type SweepProgress,
   type SweepResult,
@@ -42,6 +49,7 @@ import { planOf, type SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
 import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
 import { ReplicateRounds } from './replicates';
+import { quarantineSuspects, recordFailedAttempt, recordInvalidPoint } from './attempt-recovery';
 
 export type { SweepRunInput } from './carry-over';
 export { RELEASE_FAILED } from './lease';
@@ -72,6 +80,7 @@ export class SweepRun implements LeaseHolder {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
     this.rounds = new ReplicateRounds(this.state, input.replicates);
+    this.state.ledger ??= { ...emptyLedger(), worstCaseGpuSeconds: planWorstCase(input) };
     this.lease = new Lease(this, input, act, c?.lease);
     this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
     this.plan = planOf(input);
@@ -166,6 +175,7 @@ export class SweepRun implements LeaseHolder {
     startPoint(pt, a.jobId, now());
     this.state.currentPoint = pt.concurrency;
     this.publish('running-point');
+    this.ledger((l) => ledgerStart(l, a.jobId, 'point', Date.now()));
     this.pointScope = new CancellationScope();
     const { sweepId, planHash, policy, pointBudgetSeconds, resultsDir } = this.input;
     const replicate = this.rounds.replicateOf(pt);
@@ -189,6 +199,11 @@ export class SweepRun implements LeaseHolder {
     );
     this.pointScope = undefined;
     finishPoint(pt, summary, now());
+    this.ledger((l) =>
+      ledgerPointEnded(l, a.jobId, pt.concurrency, Date.now(), { ok: true, ...phaseSeconds(summary) }),
+    );
+    // an invalid point whose reasons name a class (zero output tokens) records it like a failed attempt
+    if (!summary.valid) recordInvalidPoint(pt, summary.reasons, a.jobId, now());
     this.state.currentPoint = undefined;
     this.lease.pointDone();
     const verdict = summary.valid ? 'valid' : `invalid: ${summary.reasons.join('; ')}`;
@@ -205,37 +220,69 @@ export class SweepRun implements LeaseHolder {
     }
     // cancelled, a wrong input, or a job it could not release (releaseHeld): the sweep ends
     if (f.class === 'cancelled' || f.class === 'input' || f.type === RELEASE_FAILED) throw err;
+    const failed = this.classifyAttempt(pt, f);
+    const noted = failed ? await quarantineSuspects(this.act, this.plan, this.input.sweepId, failed) : undefined;
+    const action = failed?.decision.action;
+    const label = failed ? ` [${failed.seen.class}${noted ? `; ${noted}` : ''}]` : '';
+    // a class that fails the point at once (an OOM at this concurrency) spends its attempts now
+    const maxAttempts = action === 'fail-point' && pt.status === 'running' ? pt.attempts : this.input.maxPointAttempts;
     if (this.serverLostUnderPoint(pt, f)) {
       // the server died under this point while its allocation lives (an OOM at high concurrency, an
-      // NCCL timeout): a failed point attempt, with the server's last words; the allocation is kept
+      // NCCL timeout): a failed point attempt, with the server's last words; the allocation is kept,
+      // unless the class re-places the point (its nodes are suspect)
       const logTail =
         typeof f.details?.logTail === 'string' && f.details.logTail
           ? `\n--- server log (tail):\n${f.details.logTail}`
           : '';
-      failPoint(pt, `${f.message}${logTail}`, this.input.maxPointAttempts, now());
-      this.publish('recovering', `c=${pt.concurrency} lost its server: ${f.message}`);
-      await this.lease.stopServer('server-lost').catch(() => undefined);
+      failPoint(pt, `${f.message}${logTail}`, maxAttempts, now());
+      this.publish('recovering', `c=${pt.concurrency} lost its server${label}: ${f.message}`);
+      if (action === 're-place') await this.lease.teardown('server-lost', f.message);
+      else await this.lease.stopServer('server-lost').catch(() => undefined);
     } else if (f.class === 'loss') {
-      if (pt.status === 'running') requeuePoint(pt, f.message);
+      if (pt.status === 'running' && action === 'fail-point') failPoint(pt, f.message, maxAttempts, now());
+      else if (pt.status === 'running') requeuePoint(pt, f.message);
       let end = lossEnd(f);
       // the time guard replacing an allocation that never ran a point is a failed attempt
       if (end === 'insufficient-time' && this.lease.held.pointsOnAllocation === 0) end = 'allocation-failed';
-      this.publish('recovering', `${f.type}: ${f.message}`);
+      this.publish('recovering', `${f.type}: ${f.message}${label}`);
       await this.lease.teardown(end, f.message);
     } else if (pt.status === 'running') {
       // the point itself failed after its activity retries: the server may be the cause
-      failPoint(pt, f.message, this.input.maxPointAttempts, now());
-      this.publish('recovering', `c=${pt.concurrency} failed: ${f.message}`);
-      await this.lease.stopServer('policy').catch(() => undefined);
+      failPoint(pt, f.message, maxAttempts, now());
+      this.publish('recovering', `c=${pt.concurrency} failed${label}: ${f.message}`);
+      if (action === 're-place') await this.lease.teardown('released', `re-placed: ${f.message}`);
+      else await this.lease.stopServer('policy').catch(() => undefined);
     } else {
       // allocation/launch/readiness failed after retries: count the attempt, start over
-      this.publish('recovering', f.message);
+      this.publish('recovering', `${f.message}${label}`);
       await this.lease.teardown(
         f.activity === 'allocate' || !this.lease.held.allocation ? 'allocation-failed' : 'launch-failed',
         f.message,
       );
+      // the quarantine leaves too few nodes, or the class says the plan cannot run as it is
+      if (f.details?.quarantineBlocks === true || action === 'wait-operator')
+        await this.waitForOperator(
+          f.details?.quarantineBlocks === true ? f.message : `${failed!.decision.why}: ${f.message}`,
+        );
     }
     return 'next';
+  }
+
+  /**
+   * The failed attempt classified, decided and recorded (./attempt-recovery.ts); none for the time
+   * guard replacing an allocation, which is no failure. The point's time so far is a failed attempt.
+   */
+  private classifyAttempt(pt: PointState, f: ClassifiedFailure) {
+    const jobId = this.lease.held.allocation?.jobId;
+    if (pt.status === 'running' && jobId)
+      this.ledger((l) => ledgerPointEnded(l, jobId, pt.concurrency, Date.now(), { ok: false }));
+    if (f.class === 'loss' && lossEnd(f) === 'insufficient-time') return undefined;
+    return recordFailedAttempt(this.state, pt, f, this.input.maxPointAttempts, now());
+  }
+
+  /** The GPU-hour ledger's step (libs/sweep/src/ledger.ts). */
+  private ledger(step: (l: GpuLedger) => void): void {
+    if (this.state.ledger) step(this.state.ledger);
   }
 
   /** A server lost during a point on a live allocation; a lost allocation is not. */
@@ -320,7 +367,12 @@ export class SweepRun implements LeaseHolder {
     await CancellationScope.nonCancellable(async () => {
       try {
         const { sweepId, resultsDir } = this.input;
-        const h = await this.act.recordHistory({ sweepId, resultsDir, failed: unmeasuredPoints(this.state) });
+        const h = await this.act.recordHistory({
+          sweepId,
+          resultsDir,
+          failed: unmeasuredPoints(this.state),
+          costs: pointCosts(this.state),
+        });
         this.regressions = h.regressions;
         this.unmeasured = h.unmeasured;
         upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
@@ -345,6 +397,33 @@ export class SweepRun implements LeaseHolder {
       ...(s.search ? { search: s.search } : {}),
       ...(s.replicates ? { replicates: s.replicates } : {}),
       ...(s.message ? { message: s.message } : {}),
+      ...(s.ledger ? { ledger: s.ledger } : {}),
     };
   }
+}
+
+/** The plan's worst case in GPU-seconds (libs/sweep/src/ledger.ts), for the ledger to be read beside. */
+function planWorstCase(input: SweepRunInput): number {
+  const g = input.plan.slurm.nodes * input.plan.slurm.gpusPerNode;
+  const gpus = Number.isFinite(g) && g > 0 ? g : 0;
+  const s = input.search;
+  return worstCaseGpuSeconds({
+    gpus,
+    points: input.points.length,
+    maxPointAttempts: input.maxPointAttempts,
+    pointBudgetSeconds: input.pointBudgetSeconds,
+    maxAllocationAttempts: input.maxAllocationAttempts,
+    startupBudgetSeconds: input.startupBudgetSeconds,
+    ...(s && s.maxAddedPoints !== undefined && s.pointGpuHours !== undefined
+      ? { search: { maxAddedPoints: s.maxAddedPoints, pointGpuHours: s.pointGpuHours } }
+      : {}),
+  });
+}
+
+/** The drain and warm-up seconds a point's activity measured (the ledger splits the point's time by them). */
+function phaseSeconds(s: PointSummary): { drainSeconds?: number; warmupSeconds?: number } {
+  return {
+    ...(s.phaseSeconds?.drain === undefined ? {} : { drainSeconds: s.phaseSeconds.drain }),
+    ...(s.phaseSeconds?.warmup === undefined ? {} : { warmupSeconds: s.phaseSeconds.warmup }),
+  };
 }
