@@ -53,7 +53,11 @@ export const LANE_C = [
 ];
 
 /** Lane D: sweeps that hold several allocations in turn and load the CPU little (light, not saturation-gated). */
-export const LANE_D = ['apps/cli/test/replicates.int.test.ts', 'libs/orchestrator/test/knee.int.test.ts'];
+export const LANE_D = [
+  'apps/cli/test/replicates.int.test.ts',
+  'libs/orchestrator/test/knee.int.test.ts',
+  'apps/cli/test/fleet.int.test.ts',
+];
 
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */
 export const SLOTS = {
