@@ -98,6 +98,8 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
   recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
+  notifyConfirmation: () => undefined,
+  stageArm: (i) => ({ planHash: '0000000000000000', resultsDir: String(i.resultsDir) }),
 };
 
 function mockActivities(): SweepActivities {

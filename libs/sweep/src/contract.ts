@@ -331,6 +331,8 @@ export interface SweepResult {
   replicates?: ReplicatesProgress;
   /** the sweep's last message (SweepProgress.message), e.g. its verdict against the history */
   message?: string;
+  /** the paired A/B of a flagged regression (libs/sweep/src/confirm.ts): its outcome and first bad image */
+  confirmation?: { confirmId: string; outcome: 'confirmed' | 'cleared' | 'failed'; culprit?: string; error?: string };
 }
 
 /** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */

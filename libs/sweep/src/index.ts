@@ -9,3 +9,4 @@ export * from './messages';
 export * from './search';
 export * from './limit';
 export * from './replicates';
+export * from './confirm';

@@ -6,6 +6,7 @@
  */
 import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
 import type { HistoryActivities } from './history';
+import type { ConfirmActivities } from './confirm';
 
 export interface StepRef {
   jobId: string;
@@ -133,4 +134,5 @@ export type SweepActivities = ResultsActivities &
   AllocationActivities &
   ServerActivities &
   PointActivities &
-  HistoryActivities;
+  HistoryActivities &
+  ConfirmActivities;
