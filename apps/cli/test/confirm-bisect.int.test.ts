@@ -1,0 +1,205 @@
+/**
+ * Confirmation and bisection on the real local stack, through `infersweep schedule create` and
+ * `schedule trigger` with a worker polling the schedule's queue (in this process, with its own
+ * history settings and local image catalog: libs/orchestrator/src/activities/local-images.ts).
+ * One series (one config, orientation `latency`, one point), four nightly runs:
+ *  1–2. image local/sim:0 (ITL 4 ms): the baseline;
+ *  3.   the same image on a slow night of the host (+2 ms ITL for the nightly runs only, not for the
+ *       A/B): flagged, then cleared by the paired A/B, so nothing notifies;
+ *  4.   image local/sim:5 (ITL 7 ms): flagged, confirmed by the paired A/B, and bisected over the four
+ *       candidate images between local/sim:0 and local/sim:5 to local/sim:3, which introduced the
+ *       slowdown; the notification names it.
+ * Detection settings sized for a short series (2 baseline runs, k = 1: the smallest p-value is 1/3,
+ * alpha 0.34); the A/B runs 3 pairs per comparison.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { HISTORY_SETTINGS_ENV, readVerdict } from '@infersweep/history';
+import type { ChildSweepOutcome, SweepResult } from '@infersweep/sweep';
+import { ResultsLayout } from '@infersweep/core';
+import { cli, until } from './cli-harness';
+import {
+  cleanupStarted,
+  client as temporalClient,
+  localSlurm,
+  runningWorker,
+  track,
+  UNGATED_CLIENT_HEALTH,
+} from '../../../libs/orchestrator/test/harness';
+import { LOCAL_IMAGES_ENV } from '../../../libs/orchestrator/src/activities/local-images';
+import { stackEnv } from '../../../test/stack-env';
+
+const slurm = localSlurm();
+const tag = randomUUID().slice(0, 8);
+const name = `bisect-${tag}`;
+const root = join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', name);
+const IMAGES = [0, 1, 2, 3, 4, 5].map((i) => `local/sim:${i}`);
+/** local/sim:3 introduced the slowdown; the later images keep it */
+const ITL: Record<string, number> = Object.fromEntries(IMAGES.map((im, i) => [im, i >= 3 ? 7 : 4]));
+const catalogFile = join(root, 'local-images.json');
+const notified = join(root, 'notified.json');
+
+/** The catalog; `slowNightly`: the schedule's own runs (not the A/B) get +2 ms ITL, a slow host. */
+function writeCatalog(slowNightly: boolean): void {
+  const images = Object.fromEntries(IMAGES.map((im) => [im, { interTokenLatencyMs: ITL[im] }]));
+  const slowHost = slowNightly ? [{ sweepIdPrefix: `infersweep-sched-${name}`, addInterTokenLatencyMs: 2 }] : [];
+  writeFileSync(catalogFile, JSON.stringify({ images, slowHost }));
+}
+
+/** The shipped config as this series: its own name, the image under test, the client-health gate relaxed. */
+function configFor(image: string): string {
+  const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
+  const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
+  for (const s of [gate, 'name: kimik3-fp4-h200-agentx', 'image: vllm/vllm-openai:kimi-k3'])
+    if (!shipped.includes(s)) throw new Error(`the shipped config no longer has "${s}": update this test`);
+  const file = join(root, `config-${image.replace(/\W/g, '_')}.yaml`);
+  writeFileSync(
+    file,
+    shipped
+      .replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`)
+      .replace('name: kimik3-fp4-h200-agentx', `name: ${name}`)
+      .replace('image: vllm/vllm-openai:kimi-k3', `image: ${image}`),
+  );
+  return file;
+}
+
+describe('a flagged regression on the local stack', () => {
+  const queue = `t-bisect-${tag}`;
+  let client: Client;
+  let worker: { stop(): Promise<void> } | undefined;
+  const saved: Record<string, string | undefined> = {};
+  const seen = new Set<string>();
+
+  beforeAll(async () => {
+    mkdirSync(root, { recursive: true });
+    writeCatalog(false);
+    const settings = join(root, 'history-settings.yaml');
+    writeFileSync(
+      settings,
+      [
+        'detection: { alpha: 0.34, minBaselineRuns: 2, confirmRuns: 1, minRelativeChange: 0.1, metrics: [interactivityP50] }',
+        `confirm: { pairs: 3, candidates: { images: [${IMAGES.join(', ')}] } }`,
+        `notify: { command: [tee, ${notified}] }`,
+        '',
+      ].join('\n'),
+    );
+    for (const [k, v] of [
+      [HISTORY_SETTINGS_ENV, settings],
+      [LOCAL_IMAGES_ENV, catalogFile],
+    ] as const) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+    client = await temporalClient();
+    worker = await runningWorker(queue);
+  });
+  afterAll(async () => {
+    await cli(['schedule', 'delete', name]);
+    await cleanupStarted(slurm);
+    await worker?.stop();
+    await client?.connection.close();
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
+  /** One nightly run of `image`: the schedule (re)created with it, triggered, followed to its end. */
+  async function nightly(image: string): Promise<SweepResult> {
+    await cli(['schedule', 'delete', name]);
+    const c = await cli([
+      'schedule',
+      'create',
+      name,
+      '--cron',
+      '0 2 * * *',
+      '--config',
+      configFor(image),
+      '--orientation',
+      'latency',
+      '--cluster',
+      'local',
+      '--points',
+      '1',
+      '--task-queue',
+      queue,
+    ]);
+    expect(c.code, c.stderr).toBe(0);
+    expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
+    const query = `WorkflowId STARTS_WITH 'infersweep-sched-${name}' AND WorkflowType = 'sweepAllWorkflow'`;
+    const run = await until(
+      'the triggered run',
+      async () => {
+        for await (const w of client.workflow.list({ query })) if (!seen.has(w.workflowId)) return w;
+        return undefined;
+      },
+      60_000,
+    );
+    seen.add(run.workflowId);
+    const outcomes = (await client.workflow.getHandle(run.workflowId).result()) as ChildSweepOutcome[];
+    const child = outcomes[0]!;
+    track(client.workflow.getHandle(child.sweepId), child.sweepId);
+    expect(child.status, child.error).toBe('completed');
+    return child.result!;
+  }
+
+  it('clears a slow night of the host, confirms a slower image and bisects it to local/sim:3', async () => {
+    const t0 = Date.now();
+    const good = [await nightly(IMAGES[0]!), await nightly(IMAGES[0]!)];
+    expect(good.map((r) => [r.regressions, r.confirmation])).toEqual([
+      [0, undefined],
+      [0, undefined],
+    ]);
+
+    writeCatalog(true);
+    const slow = await nightly(IMAGES[0]!);
+    writeCatalog(false);
+    expect(slow.regressions).toBe(1);
+    expect(slow.confirmation?.outcome, slow.message).toBe('cleared');
+    expect(existsSync(notified)).toBe(false);
+    const t1 = Date.now();
+
+    const bad = await nightly(IMAGES[5]!);
+    expect(bad.regressions).toBe(1);
+    expect(bad.confirmation, bad.message).toEqual({
+      confirmId: `confirm-${bad.sweepId}`,
+      outcome: 'confirmed',
+      culprit: 'local/sim:3',
+    });
+    expect(readVerdict(bad.resultsDir)?.runId).toBe(bad.sweepId);
+    const sent = JSON.parse(readFileSync(notified, 'utf8')) as {
+      runId: string;
+      text: string;
+      confirmation: {
+        outcome: string;
+        culprit: { image: string };
+        steps: { step: string; b: string; outcome: string }[];
+      };
+    };
+    expect(sent.runId).toBe(bad.sweepId);
+    expect(sent.confirmation.culprit.image).toBe('local/sim:3');
+    expect(sent.confirmation.steps.map((s) => [s.b, s.outcome])).toEqual([
+      ['local/sim:5', 'confirmed'],
+      ['local/sim:2', 'cleared'],
+      ['local/sim:3', 'confirmed'],
+    ]);
+    expect(sent.text).toContain('first bad image: local/sim:3');
+    // each arm's stored plan names the image it ran
+    const armPlan = (step: string, arm: string) =>
+      (
+        JSON.parse(
+          readFileSync(
+            new ResultsLayout(join(dirname(bad.resultsDir), `confirm-${bad.sweepId}`, step, arm)).planFile,
+            'utf8',
+          ),
+        ) as { image: string }
+      ).image;
+    expect([armPlan('bisect-2', 'pair-1-A'), armPlan('bisect-2', 'pair-1-B')]).toEqual(['local/sim:0', 'local/sim:3']);
+    console.log(
+      `[measure] 3 nightly runs + cleared A/B: ${((t1 - t0) / 1000).toFixed(0)} s; flagged run + confirm + 2 bisection steps: ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+    );
+  }, 900_000);
+});
