@@ -12,7 +12,7 @@ import { computeTimeLimit, planContentHash, type SweepPlan } from '@infersweep/t
 import type { ActivityContext } from './context';
 import { assertAllowed } from './input-checks';
 import { claimResultsDir } from './results-store';
-import type { PlanRef } from './types';
+import type { ConfirmActivities } from './types';
 
 /**
  * The plan of one arm of a paired A/B: `base` with `image`, the one point `concurrency`, a server per
@@ -41,18 +41,6 @@ export function abPlan(base: SweepPlan, o: { image: string; pairs: number; concu
   };
   delete body.search;
   return { ...body, planHash: planContentHash(body) };
-}
-
-export interface ConfirmActivities {
-  /** The arm's plan stored as `<resultsDir>/plan.json` (the folder claimed for `sweepId`), by reference. */
-  stageArm(input: {
-    sweepId: string;
-    base: PlanRef;
-    image: string;
-    pairs: number;
-    concurrency: number;
-    resultsDir: string;
-  }): Promise<PlanRef>;
 }
 
 export function confirmActivities(ctx: ActivityContext): ConfirmActivities {

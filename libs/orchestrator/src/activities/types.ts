@@ -6,7 +6,6 @@
  */
 import type { AllocationEnd, DeploymentPolicy, PointSummary } from '@infersweep/sweep';
 import type { HistoryActivities } from './history';
-import type { ConfirmActivities } from './confirm';
 
 export interface StepRef {
   jobId: string;
@@ -128,6 +127,19 @@ export interface ServerActivities {
 /** One ConcurrencyPoint: time guard, drain gate, the AgentX client, the record. */
 export interface PointActivities {
   runPoint(input: PointRequest): Promise<PointSummary>;
+}
+
+/** The confirmation's own verb (./confirm.ts): an A/B arm's plan, staged like a sweep's. */
+export interface ConfirmActivities {
+  /** The arm's plan stored as `<resultsDir>/plan.json` (the folder claimed for `sweepId`), by reference. */
+  stageArm(input: {
+    sweepId: string;
+    base: PlanRef;
+    image: string;
+    pairs: number;
+    concurrency: number;
+    resultsDir: string;
+  }): Promise<PlanRef>;
 }
 
 export type SweepActivities = ResultsActivities &

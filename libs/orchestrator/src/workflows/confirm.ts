@@ -19,8 +19,7 @@ import {
   type ConfirmResult,
 } from '@infersweep/sweep';
 import { allocationJobName } from '@infersweep/core';
-import type { Allocation, PlanInput, PlanRef } from '../activities/types';
-import type { ConfirmActivities } from '../activities/confirm';
+import type { Allocation, ConfirmActivities, PlanInput, PlanRef } from '../activities/types';
 import { activitiesFor } from './activities';
 
 export async function confirmWorkflow(input: ConfirmInput): Promise<ConfirmResult> {
