@@ -1,23 +1,23 @@
 /**
  * Confirmation and bisection on the real local stack, through `infersweep schedule create` and
- * `schedule trigger` with a worker polling the schedule's queue (in this process, with its own
+ * `schedule trigger` with a worker polling the schedules' queue (in this process, with its own
  * history settings and local image catalog: libs/orchestrator/src/activities/local-images.ts).
- * One series (one config, orientation `latency`, one point), four nightly runs:
- *  1–2. image local/sim:0 (ITL 4 ms): the baseline;
- *  3.   the same image on a slow night of the host (+2 ms ITL for the nightly runs only, not for the
- *       A/B): flagged, then cleared by the paired A/B, so nothing notifies;
- *  4.   image local/sim:5 (ITL 7 ms): flagged, confirmed by the paired A/B, and bisected over the four
- *       candidate images between local/sim:0 and local/sim:5 to local/sim:3, which introduced the
- *       slowdown; the notification names it.
+ * Two series (two configs, orientation `latency`, one point each), run side by side, three nightly
+ * runs each:
+ *  - `bisect-…`: image local/sim:0 (ITL 4 ms) twice, then local/sim:5 (ITL 7 ms): flagged, confirmed
+ *    by the paired A/B, and bisected over the four candidate images between local/sim:0 and
+ *    local/sim:5 to local/sim:3, which introduced the slowdown; the notification names it.
+ *  - `slowhost-…`: local/sim:0 three times, the third on a slow night of the host (+2 ms ITL for that
+ *    schedule's runs only, not for the A/B): flagged, then cleared by the paired A/B; nothing notifies.
  * Detection settings sized for a short series (2 baseline runs, k = 1: the smallest p-value is 1/3,
- * alpha 0.34); the A/B runs 3 pairs per comparison.
+ * alpha 0.34); the A/B runs 3 pairs per comparison (t(0.975, 2) = 4.3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { HISTORY_SETTINGS_ENV, readVerdict } from '@infersweep/history';
+import { CONFIRM_NOTIFIED_FILE, HISTORY_SETTINGS_ENV, NOTIFIED_FILE, readVerdict } from '@infersweep/history';
 import type { ChildSweepOutcome, SweepResult } from '@infersweep/sweep';
 import { ResultsLayout } from '@infersweep/core';
 import { cli, until } from './cli-harness';
@@ -35,6 +35,7 @@ import { stackEnv } from '../../../test/stack-env';
 const slurm = localSlurm();
 const tag = randomUUID().slice(0, 8);
 const name = `bisect-${tag}`;
+const slowName = `slowhost-${tag}`;
 const root = join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', name);
 const IMAGES = [0, 1, 2, 3, 4, 5].map((i) => `local/sim:${i}`);
 /** local/sim:3 introduced the slowdown; the later images keep it */
@@ -42,25 +43,31 @@ const ITL: Record<string, number> = Object.fromEntries(IMAGES.map((im, i) => [im
 const catalogFile = join(root, 'local-images.json');
 const notified = join(root, 'notified.json');
 
-/** The catalog; `slowNightly`: the schedule's own runs (not the A/B) get +2 ms ITL, a slow host. */
+/** The catalog; `slowNightly`: the slow-host schedule's own runs (not its A/B) get +2 ms ITL, a slow host. */
 function writeCatalog(slowNightly: boolean): void {
   const images = Object.fromEntries(IMAGES.map((im) => [im, { interTokenLatencyMs: ITL[im] }]));
-  const slowHost = slowNightly ? [{ sweepIdPrefix: `infersweep-sched-${name}`, addInterTokenLatencyMs: 2 }] : [];
+  const slowHost = slowNightly ? [{ sweepIdPrefix: `infersweep-sched-${slowName}`, addInterTokenLatencyMs: 2 }] : [];
   writeFileSync(catalogFile, JSON.stringify({ images, slowHost }));
 }
 
-/** The shipped config as this series: its own name, the image under test, the client-health gate relaxed. */
-function configFor(image: string): string {
+/** The shipped config as series `series`: its name, the image under test, the client-health gate relaxed, 5 s profiles. */
+function configFor(series: string, image: string): string {
   const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
   const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
-  for (const s of [gate, 'name: kimik3-fp4-h200-agentx', 'image: vllm/vllm-openai:kimi-k3'])
+  for (const s of [
+    gate,
+    'name: kimik3-fp4-h200-agentx',
+    'image: vllm/vllm-openai:kimi-k3',
+    'profileDurationSeconds: 10',
+  ])
     if (!shipped.includes(s)) throw new Error(`the shipped config no longer has "${s}": update this test`);
-  const file = join(root, `config-${image.replace(/\W/g, '_')}.yaml`);
+  const file = join(root, `config-${series}-${image.replace(/\W/g, '_')}.yaml`);
   writeFileSync(
     file,
     shipped
       .replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`)
-      .replace('name: kimik3-fp4-h200-agentx', `name: ${name}`)
+      .replace('profileDurationSeconds: 10', 'profileDurationSeconds: 5')
+      .replace('name: kimik3-fp4-h200-agentx', `name: ${series}`)
       .replace('image: vllm/vllm-openai:kimi-k3', `image: ${image}`),
   );
   return file;
@@ -98,6 +105,7 @@ describe('a flagged regression on the local stack', () => {
   });
   afterAll(async () => {
     await cli(['schedule', 'delete', name]);
+    await cli(['schedule', 'delete', slowName]);
     await cleanupStarted(slurm);
     await worker?.stop();
     await client?.connection.close();
@@ -107,17 +115,17 @@ describe('a flagged regression on the local stack', () => {
     }
   });
 
-  /** One nightly run of `image`: the schedule (re)created with it, triggered, followed to its end. */
-  async function nightly(image: string): Promise<SweepResult> {
-    await cli(['schedule', 'delete', name]);
+  /** One nightly run of `schedule` with `image`: the schedule (re)created with it, triggered, followed to its end. */
+  async function nightly(schedule: string, image: string): Promise<SweepResult> {
+    await cli(['schedule', 'delete', schedule]);
     const c = await cli([
       'schedule',
       'create',
-      name,
+      schedule,
       '--cron',
       '0 2 * * *',
       '--config',
-      configFor(image),
+      configFor(schedule, image),
       '--orientation',
       'latency',
       '--cluster',
@@ -128,8 +136,8 @@ describe('a flagged regression on the local stack', () => {
       queue,
     ]);
     expect(c.code, c.stderr).toBe(0);
-    expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
-    const query = `WorkflowId STARTS_WITH 'infersweep-sched-${name}' AND WorkflowType = 'sweepAllWorkflow'`;
+    expect((await cli(['schedule', 'trigger', schedule])).code).toBe(0);
+    const query = `WorkflowId STARTS_WITH 'infersweep-sched-${schedule}' AND WorkflowType = 'sweepAllWorkflow'`;
     const run = await until(
       'the triggered run',
       async () => {
@@ -148,22 +156,31 @@ describe('a flagged regression on the local stack', () => {
 
   it('clears a slow night of the host, confirms a slower image and bisects it to local/sim:3', async () => {
     const t0 = Date.now();
-    const good = [await nightly(IMAGES[0]!), await nightly(IMAGES[0]!)];
-    expect(good.map((r) => [r.regressions, r.confirmation])).toEqual([
-      [0, undefined],
-      [0, undefined],
+    const [bad, slow] = await Promise.all([
+      (async () => {
+        const good = [await nightly(name, IMAGES[0]!), await nightly(name, IMAGES[0]!)];
+        expect(good.map((r) => [r.regressions, r.confirmation])).toEqual([
+          [0, undefined],
+          [0, undefined],
+        ]);
+        return nightly(name, IMAGES[5]!);
+      })(),
+      (async () => {
+        await nightly(slowName, IMAGES[0]!);
+        await nightly(slowName, IMAGES[0]!);
+        writeCatalog(true);
+        return nightly(slowName, IMAGES[0]!);
+      })(),
+    ]);
+    expect(slow.regressions, slow.message).toBe(1);
+    expect(slow.confirmation?.outcome, slow.message).toBe('cleared');
+    // a cleared regression notifies no one: neither at the flag nor after the A/B
+    expect([NOTIFIED_FILE, CONFIRM_NOTIFIED_FILE].map((f) => existsSync(join(slow.resultsDir, f)))).toEqual([
+      false,
+      false,
     ]);
 
-    writeCatalog(true);
-    const slow = await nightly(IMAGES[0]!);
-    writeCatalog(false);
-    expect(slow.regressions).toBe(1);
-    expect(slow.confirmation?.outcome, slow.message).toBe('cleared');
-    expect(existsSync(notified)).toBe(false);
-    const t1 = Date.now();
-
-    const bad = await nightly(IMAGES[5]!);
-    expect(bad.regressions).toBe(1);
+    expect(bad.regressions, bad.message).toBe(1);
     expect(bad.confirmation, bad.message).toEqual({
       confirmId: `confirm-${bad.sweepId}`,
       outcome: 'confirmed',
@@ -197,9 +214,13 @@ describe('a flagged regression on the local stack', () => {
           ),
         ) as { image: string }
       ).image;
+    const nightlyImage = (
+      JSON.parse(readFileSync(new ResultsLayout(bad.resultsDir).planFile, 'utf8')) as { image: string }
+    ).image;
+    expect(nightlyImage).toBe('local/sim:5');
     expect([armPlan('bisect-2', 'pair-1-A'), armPlan('bisect-2', 'pair-1-B')]).toEqual(['local/sim:0', 'local/sim:3']);
     console.log(
-      `[measure] 3 nightly runs + cleared A/B: ${((t1 - t0) / 1000).toFixed(0)} s; flagged run + confirm + 2 bisection steps: ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+      `[measure] two series of 3 nightly runs side by side, 4 paired A/Bs: ${((Date.now() - t0) / 1000).toFixed(0)} s`,
     );
   }, 900_000);
 });
