@@ -20,7 +20,7 @@ import type { Client } from '@temporalio/client';
 import { CONFIRM_NOTIFIED_FILE, HISTORY_SETTINGS_ENV, NOTIFIED_FILE, readVerdict } from '@infersweep/history';
 import type { ChildSweepOutcome, SweepResult } from '@infersweep/sweep';
 import { ResultsLayout } from '@infersweep/core';
-import { cli, until } from './cli-harness';
+import { cli, createLatencySchedule, until } from './cli-harness';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -118,23 +118,7 @@ describe('a flagged regression on the local stack', () => {
   /** One nightly run of `schedule` with `image`: the schedule (re)created with it, triggered, followed to its end. */
   async function nightly(schedule: string, image: string): Promise<SweepResult> {
     await cli(['schedule', 'delete', schedule]);
-    const c = await cli([
-      'schedule',
-      'create',
-      schedule,
-      '--cron',
-      '0 2 * * *',
-      '--config',
-      configFor(schedule, image),
-      '--orientation',
-      'latency',
-      '--cluster',
-      'local',
-      '--points',
-      '1',
-      '--task-queue',
-      queue,
-    ]);
+    const c = await createLatencySchedule(schedule, configFor(schedule, image), queue);
     expect(c.code, c.stderr).toBe(0);
     expect((await cli(['schedule', 'trigger', schedule])).code).toBe(0);
     const query = `WorkflowId STARTS_WITH 'infersweep-sched-${schedule}' AND WorkflowType = 'sweepAllWorkflow'`;

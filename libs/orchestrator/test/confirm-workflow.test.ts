@@ -5,30 +5,26 @@
  * allocation per comparison, every allocation is released, an A/B that cannot measure fails closed,
  * and a flagged sweep starts the confirmation and hands its outcome to the notification.
  *
- * Server: TestWorkflowEnvironment.createLocal on the repo's Temporal CLI, as ./sweep-workflow.test.ts
- * (createTimeSkipping needs the Java test server, which cannot be downloaded here; nothing here waits
- * on a timer). The replay of each completed history checks the workflow code is deterministic.
+ * Server and workers: ./unit-workflow-env.ts. The replay of each completed history checks the
+ * workflow code is deterministic; a worker stopped mid-comparison hands the confirmation to another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import {
   confirmIdOf,
-  searchAttributeKeys,
   type ConfirmInput,
   type ConfirmResult,
   type PointSummary,
-  type SweepInput,
   type SweepResult,
 } from '@infersweep/sweep';
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
-import { sweepActivityInterceptors } from '../src/activities';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
 import type { SweepRunInput } from '../src/workflows/run';
-import { temporalBinary } from '../../../test/stack-env';
+import { mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
 
 /** interactivity p50 (tok/s/user) of each image; c3 introduced a 20 % slowdown that c4 and cur keep */
 const SPEED: Record<string, number> = { good: 100, c1: 100, c2: 101, c3: 80, c4: 80, cur: 79 };
@@ -39,6 +35,8 @@ const calls = new Map<string, Call[]>();
 /** per workflow: the interactivity a point reports for an image (default SPEED with ±1 % deterministic jitter) */
 const measure = new Map<string, (image: string, n: number) => number | undefined>();
 let notified: unknown[] = [];
+/** per workflow: awaited by the n-th runPoint before it measures (a point under way when its worker stops) */
+const holds = new Map<string, (n: number) => Promise<void>>();
 
 const idOf = (i: Record<string, unknown>): string =>
   String(i.sweepId ?? (i.planRef as { resultsDir?: string } | undefined)?.resultsDir ?? '').replace(/^\/results\//, '');
@@ -86,6 +84,7 @@ function activities(): SweepActivities {
     runPoint: async (i) => {
       const n = log('runPoint', i);
       const id = idOf(i as unknown as Record<string, unknown>);
+      await holds.get(id.split('/')[0]!)?.(n);
       const image = imageOf(i.planHash);
       const f = measure.get(id) ?? ((img: string, k: number) => SPEED[img]! * (1 + 0.01 * Math.sin(k * 2.3)));
       const v = f(image, n);
@@ -124,38 +123,16 @@ function activities(): SweepActivities {
 }
 
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let running: Promise<void>;
+let worker: { stop(): Promise<void> };
 const taskQueue = `unit-confirm-${randomUUID()}`;
 
 beforeAll(async () => {
-  if (!existsSync(temporalBinary))
-    throw new Error(`${temporalBinary} is missing: run npm run setup (or set INFERSWEEP_TOOLS)`);
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  } catch {
-    // installed already
-  }
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalBinary },
-      searchAttributes: Object.values(searchAttributeKeys),
-    },
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowsPath,
-    bundlerOptions,
-    activities: activities(),
-    interceptors: { activity: [sweepActivityInterceptors({ heartbeatMs: 1000 })] },
-  });
-  running = worker.run();
+  env = await unitWorkflowEnv();
+  worker = await mockedWorker(env, taskQueue, activities());
 }, 120_000);
 
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
+  await worker?.stop();
   await env?.teardown();
 });
 
@@ -262,33 +239,45 @@ describe('the confirmation workflow', () => {
   }, 60_000);
 });
 
+describe('a worker restart', () => {
+  it('mid-comparison: another worker resumes the confirmation; nothing done is redone but the point under way', async () => {
+    const id = `c-${randomUUID().slice(0, 8)}`;
+    const queue = `unit-confirm-restart-${randomUUID()}`;
+    let underWay!: () => void;
+    const third = new Promise<void>((r) => (underWay = r));
+    // the third point waits until its worker's shutdown cancels it
+    holds.set(id, async (n) => {
+      if (n !== 3) return;
+      underWay();
+      await Context.current().cancelled;
+    });
+    const first = await mockedWorker(env, queue, activities());
+    const h = await env.client.workflow.start('confirmWorkflow', {
+      taskQueue: queue,
+      workflowId: id,
+      args: [request(id)],
+    });
+    await third;
+    await first.stop();
+    const second = await mockedWorker(env, queue, activities());
+    try {
+      const r = (await h.result()) as ConfirmResult;
+      expect([r.outcome, r.culprit?.image]).toEqual(['confirmed', 'c3']);
+    } finally {
+      await second.stop();
+    }
+    // 3 comparisons × 4 pairs × 2 arms, the interrupted point once more; one allocation per comparison
+    expect(verbs(id, ['runPoint']).length).toBe(3 * 8 + 1);
+    expect(verbs(id, ['allocate']).length).toBe(3);
+    expect(verbs(id, ['release']).length).toBe(3);
+  }, 120_000);
+});
+
 describe('a flagged sweep', () => {
   it('starts the confirmation as a child and notifies its outcome with the first bad image', async () => {
     notified = [];
     const sweepId = `s-${randomUUID().slice(0, 8)}`;
-    const input: SweepInput = {
-      sweepId,
-      label: 't',
-      configName: 'unit',
-      configHash: 'c',
-      deploymentTag: 'unit.0a1b2c',
-      planHash: 'p0',
-      orientation: 'latency',
-      cluster: 'local',
-      model: 'm',
-      image: 'cur',
-      plan: { inline: 'plan', slurm: {} } as unknown as SweepInput['plan'],
-      points: [4],
-      policy: 'shared-server',
-      pointBudgetSeconds: 30,
-      startupBudgetSeconds: 30,
-      timeLimitMinutes: 60,
-      maxAllocationAttempts: 2,
-      maxPointAttempts: 2,
-      resultsDir: `/results/${sweepId}`,
-      importImage: false,
-      operatorTimeout: '2 minutes',
-    };
+    const input = { ...unitSweepInput(sweepId), orientation: 'latency', image: 'cur', points: [4] };
     const h = await env.client.workflow.start('sweepWorkflow', {
       taskQueue,
       workflowId: sweepId,
