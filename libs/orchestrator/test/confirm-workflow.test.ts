@@ -1,6 +1,6 @@
 /**
  * The confirmation workflow's decisions with mocked activities (the real stack: apps/cli/test/
- * confirm-bisect.int.test.ts): a confirmed regression is bisected to the first bad image over the
+ * confirm-bisect.nightly.test.ts): a confirmed regression is bisected to the first bad image over the
  * candidates, a slowdown the run context does not carry is cleared, A and B alternate on one
  * allocation per comparison, every allocation is released, an A/B that cannot measure fails closed,
  * and a flagged sweep starts the confirmation and hands its outcome to the notification.

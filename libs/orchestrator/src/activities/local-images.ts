@@ -1,7 +1,7 @@
 /**
  * The local stack's image catalog: on the simulator there are no container images, so an image name
  * stands for simulator settings, to give runs of different images different speeds for real
- * (confirmation and bisection, apps/cli/test/confirm-bisect.int.test.ts). The worker reads the JSON
+ * (confirmation and bisection, apps/cli/test/confirm-bisect.nightly.test.ts). The worker reads the JSON
  * file `INFERSWEEP_LOCAL_IMAGES` names (scripts/stack.sh writes one with four candidate images) at
  * every launch; a plan whose image the catalog lists launches its simulator with that image's
  * latencies; `slowHost` adds latency to the launches of sweeps whose id starts with a prefix: a slow
