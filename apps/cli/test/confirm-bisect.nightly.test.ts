@@ -2,17 +2,17 @@
  * Confirmation and bisection on the real local stack, through `infersweep schedule create` and
  * `schedule trigger` with a worker polling the schedules' queue (in this process, with its own
  * history settings and local image catalog: libs/orchestrator/src/activities/local-images.ts).
- * Two series (two configs, orientation `latency`, one point each), run side by side, three nightly
+ * Two schedules (two series: orientation `latency`, one point each), run side by side, four nightly
  * runs each:
- *  - `bisect-…`: image local/sim:0 (ITL 4 ms) twice, then local/sim:5 (ITL 7 ms): flagged, confirmed
+ *  - `bisect-…`: image local/sim:0 (ITL 4 ms) three times, then local/sim:5 (ITL 7 ms): flagged, confirmed
  *    by the paired A/B, and bisected over the four candidate images between local/sim:0 and
  *    local/sim:5 to local/sim:3, which introduced the slowdown; the notification names it.
- *  - `slowhost-…`: local/sim:0 three times, the third on a slow night of the host (+2 ms ITL for that
+ *  - `slowhost-…`: local/sim:0 four times, the fourth on a slow night of the host (+2 ms ITL for that
  *    schedule's runs only, not for the A/B): flagged, then cleared by the paired A/B; nothing notifies.
- * Detection settings sized for a short series (2 baseline runs, k = 1: the smallest p-value is 1/3,
- * alpha 0.34); the A/B runs 3 pairs per comparison (t(0.975, 2) = 4.3).
+ * Detection settings sized for a short series (3 baseline runs, the fewest the shift test takes, and
+ * k = 1); the A/B runs 3 pairs per comparison (t(0.975, 2) = 4.3).
  * Nightly, not per commit: 4 comparisons × 6 arms, each a server start and a point, take ~14 min on
- * the local stack beside the three series runs (`npm run test:nightly`).
+ * the local stack beside the series' nightly runs (`npm run test:nightly`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -89,7 +89,7 @@ describe('a flagged regression on the local stack', () => {
     writeFileSync(
       settings,
       [
-        'detection: { alpha: 0.34, minBaselineRuns: 2, confirmRuns: 1, minRelativeChange: 0.1, metrics: [interactivityP50] }',
+        'detection: { minBaselineRuns: 3, confirmRuns: 1, minRelativeChange: 0.1, metrics: [interactivityP50] }',
         `confirm: { pairs: 3, candidates: { images: [${IMAGES.join(', ')}] } }`,
         `notify: { command: [tee, ${notified}] }`,
         '',
@@ -144,16 +144,17 @@ describe('a flagged regression on the local stack', () => {
     const t0 = Date.now();
     const [bad, slow] = await Promise.all([
       (async () => {
-        const good = [await nightly(name, IMAGES[0]!), await nightly(name, IMAGES[0]!)];
+        const good = [];
+        for (let i = 0; i < 3; i++) good.push(await nightly(name, IMAGES[0]!));
         expect(good.map((r) => [r.regressions, r.confirmation])).toEqual([
+          [0, undefined],
           [0, undefined],
           [0, undefined],
         ]);
         return nightly(name, IMAGES[5]!);
       })(),
       (async () => {
-        await nightly(slowName, IMAGES[0]!);
-        await nightly(slowName, IMAGES[0]!);
+        for (let i = 0; i < 3; i++) await nightly(slowName, IMAGES[0]!);
         writeCatalog(true);
         return nightly(slowName, IMAGES[0]!);
       })(),
@@ -206,7 +207,7 @@ describe('a flagged regression on the local stack', () => {
     expect(nightlyImage).toBe('local/sim:5');
     expect([armPlan('bisect-2', 'pair-1-A'), armPlan('bisect-2', 'pair-1-B')]).toEqual(['local/sim:0', 'local/sim:3']);
     console.log(
-      `[measure] two series of 3 nightly runs side by side, 4 paired A/Bs: ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+      `[measure] two series of 4 nightly runs side by side, 4 paired A/Bs: ${((Date.now() - t0) / 1000).toFixed(0)} s`,
     );
   }, 1_500_000);
 });

@@ -52,7 +52,7 @@ export type ConfirmRequest = Omit<
   'confirmId' | 'resultsRoot' | 'startupBudgetSeconds' | 'pointBudgetSeconds' | 'deploymentTag'
 >;
 
-/** The regression a confirmation tests: the regressed point and A/B-measurable metric that moved most. */
+/** The regression a confirmation tests: the regressed point and A/B-measurable primary metric that moved most (new changes only, not pending ones). */
 export interface FlaggedRegression {
   concurrency: number;
   metric: ConfirmMetric;
@@ -66,7 +66,9 @@ export function regressionToConfirm(verdict: RunVerdict): FlaggedRegression | un
   for (const p of verdict.points) {
     if (p.status !== 'regression') continue;
     for (const m of p.metrics) {
-      if (m.status !== 'regression' || !m.change || !(CONFIRM_METRICS as string[]).includes(m.metric)) continue;
+      // a secondary metric is reported only, a pending change was confirmed or cleared on its first night
+      if (m.status !== 'regression' || !m.change || m.secondary || m.pending) continue;
+      if (!(CONFIRM_METRICS as string[]).includes(m.metric)) continue;
       const rel = Math.abs(m.change.relativeChange);
       if (best === undefined || rel > Math.abs(best.relativeChange))
         best = {
