@@ -89,6 +89,8 @@ describe('a flagged regression on the local stack', () => {
     writeFileSync(
       settings,
       [
+        // its own store: the series of this test only
+        `store: ${join(root, 'history.jsonl')}`,
         'detection: { minBaselineRuns: 3, confirmRuns: 1, minRelativeChange: 0.1, metrics: [interactivityP50] }',
         `confirm: { pairs: 3, candidates: { images: [${IMAGES.join(', ')}] } }`,
         `notify: { command: [tee, ${notified}] }`,
