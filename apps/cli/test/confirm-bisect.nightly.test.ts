@@ -11,7 +11,7 @@
  *    schedule's runs only, not for the A/B): flagged, then cleared by the paired A/B; nothing notifies.
  * Detection settings sized for a short series (3 baseline runs, the fewest the shift test takes, and
  * k = 1); the A/B runs 3 pairs per comparison (t(0.975, 2) = 4.3).
- * Nightly, not per commit: 4 comparisons × 6 arms, each a server start and a point, take ~14 min on
+ * Nightly, not per commit: 4 comparisons × 6 arms, each a server start and a point, take 8–13 min on
  * the local stack beside the series' nightly runs (`npm run test:nightly`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
