@@ -22,7 +22,8 @@ import type { Client } from '@temporalio/client';
 import { CONFIRM_NOTIFIED_FILE, HISTORY_SETTINGS_ENV, NOTIFIED_FILE, readVerdict } from '@infersweep/history';
 import type { ChildSweepOutcome, SweepResult } from '@infersweep/sweep';
 import { ResultsLayout } from '@infersweep/core';
-import { cli, createLatencySchedule, until } from './cli-harness';
+import { cli, createLatencySchedule } from '@infersweep/testkit/cli';
+import { until } from '@infersweep/testkit/wait';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -30,9 +31,9 @@ import {
   runningWorker,
   track,
   UNGATED_CLIENT_HEALTH,
-} from '../../../libs/orchestrator/test/harness';
+} from '@infersweep/testkit/sweep-harness';
 import { LOCAL_IMAGES_ENV } from '../../../libs/orchestrator/src/activities/local-images';
-import { stackEnv } from '../../../test/stack-env';
+import { stackEnv } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();
 const tag = randomUUID().slice(0, 8);

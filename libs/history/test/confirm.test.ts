@@ -20,7 +20,7 @@ import {
   type HistorySettings,
   type RecordedRun,
 } from '@infersweep/history';
-import { plan, wobble, writeRun } from './runs-fixture';
+import { plan, wobble, writeRun } from '@infersweep/testkit/runs-fixture';
 
 const IMAGES = ['img:0', 'img:1', 'img:2', 'img:3', 'img:4', 'img:5'];
 

@@ -11,7 +11,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { searchAttributeKeys, type SweepInput } from '@infersweep/sweep';
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { sweepActivityInterceptors } from '../src/activities';
-import { temporalBinary } from '../../../test/stack-env';
+import { temporalBinary } from '@infersweep/testkit/stack';
 
 export async function unitWorkflowEnv(): Promise<TestWorkflowEnvironment> {
   if (!existsSync(temporalBinary))
