@@ -249,7 +249,24 @@ sim_up() {
   wait_for 30 port_open "$SIM_PORT" || die "simulator not listening on $SIM_PORT (see $STATE/log/sim.log)"
 }
 
+# The local image catalog (libs/orchestrator/src/activities/local-images.ts): on the simulator an image
+# name stands for its speed. Four images in release order; local/sim:3 introduced a slowdown (ITL 5 ->
+# 8 ms) that local/sim:4 keeps. A config with `image: local/sim:N` runs at that image's speed.
+local_images() {
+  cat > "$STATE/local-images.json" <<'JSON'
+{
+  "images": {
+    "local/sim:1": { "interTokenLatencyMs": 5 },
+    "local/sim:2": { "interTokenLatencyMs": 5 },
+    "local/sim:3": { "interTokenLatencyMs": 8 },
+    "local/sim:4": { "interTokenLatencyMs": 8 }
+  }
+}
+JSON
+}
+
 write_env() {
+  local_images
   cat > "$STATE/env.sh" <<EOF
 export SLURM_CONF=$SLURM_CONF
 export INFERSWEEP_STACK=$STATE
@@ -264,6 +281,7 @@ export INFERSWEEP_TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT
 export INFERSWEEP_TEMPORAL_UI=http://127.0.0.1:$TEMPORAL_UI_PORT
 export INFERSWEEP_SIM_URL=http://127.0.0.1:$SIM_PORT
 export INFERSWEEP_PARTITION=local
+export INFERSWEEP_LOCAL_IMAGES=$STATE/local-images.json
 export INFERSWEEP_TOOLS=$INFERSWEEP_TOOLS
 export INFERSWEEP_SSH_CSH_USER=$(id -u "$CSH_USER" >/dev/null 2>&1 && echo "$CSH_USER")
 EOF

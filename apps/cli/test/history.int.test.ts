@@ -54,6 +54,9 @@ describe('nightly regression detection', () => {
         '  minBaselineRuns: 3',
         '  confirmRuns: 2',
         '  minRelativeChange: 0.1',
+        // the detector's own test: the flag notifies (the paired A/B: ./confirm-bisect.nightly.test.ts)
+        'confirm:',
+        '  enabled: false',
         'notify:',
         `  command: [tee, ${notified}]`,
         '',

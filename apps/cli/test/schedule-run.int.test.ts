@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { ChildSweepOutcome } from '@infersweep/sweep';
 import { childSweepId } from '@infersweep/core';
-import { cli, scheduledRun, testCluster } from '@infersweep/testkit/cli';
+import { cli, createLatencySchedule, scheduledRun, testCluster } from '@infersweep/testkit/cli';
 import {
   cleanupStarted,
   client as temporalClient,
@@ -60,23 +60,7 @@ describe('a scheduled sweep', () => {
 
   it('triggered, runs to completion on the worker polling its queue: the point is measured, recorded and reported', async () => {
     const t0 = Date.now();
-    const c = await cli([
-      'schedule',
-      'create',
-      name,
-      '--cron',
-      '0 2 * * *',
-      '--config',
-      relaxedConfig(),
-      '--orientation',
-      'latency',
-      '--cluster',
-      'local',
-      '--points',
-      '1',
-      '--task-queue',
-      queue,
-    ]);
+    const c = await createLatencySchedule(name, relaxedConfig(), queue);
     expect(c.code, c.stderr).toBe(0);
     expect((await cli(['schedule', 'trigger', name])).code).toBe(0);
     const run = await scheduledRun(client, name);

@@ -7,3 +7,4 @@ export * from './extract';
 export * from './store';
 export * from './record';
 export * from './hook';
+export * from './confirm';

@@ -16,11 +16,15 @@ import { hookEnv, runHook } from './hook';
 import { openStore } from './store';
 import { evaluateRun, hasFindings, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
 import { verdictText } from './render';
+import { confirmationRequest, confirmationText, confirmSettingsSchema, type ConfirmRequest } from './confirm';
+import type { ConfirmResult } from '@infersweep/sweep';
 
 /** The verdict file inside a results folder. */
 export const VERDICT_FILE = 'history.json';
 /** The marker a notification leaves in its results folder: a retried recordHistory does not notify again. */
 export const NOTIFIED_FILE = 'history-notified.json';
+/** The marker of the confirmation's notification (./confirm.ts), once per flagged run. */
+export const CONFIRM_NOTIFIED_FILE = 'history-confirm-notified.json';
 export const HISTORY_SETTINGS_ENV = 'INFERSWEEP_HISTORY_SETTINGS';
 
 export const historySettingsSchema = z
@@ -44,6 +48,8 @@ export const historySettingsSchema = z
       })
       .strict()
       .optional(),
+    /** a flagged regression is confirmed or cleared by a paired A/B, then bisected (./confirm.ts) */
+    confirm: confirmSettingsSchema.default(confirmSettingsSchema.parse({})),
   })
   .strict();
 export type HistorySettings = z.infer<typeof historySettingsSchema>;
@@ -104,6 +110,26 @@ export interface RecordedRun {
   store: string;
   skipped: string[];
   notified?: string;
+  /** the paired A/B the verdict asks for (a regression, confirmation on) */
+  confirm?: ConfirmRequest;
+}
+
+/**
+ * Whether the verdict notifies when it is recorded: `always`, or a finding — except a regression the A/B
+ * will confirm first (`confirm.notifyOn: confirmed`, the default), which notifies once confirmed
+ * ({@link notifyConfirmation}); an unmeasured point notifies at once.
+ */
+export function notifiesAtRecord(
+  settings: Pick<HistorySettings, 'notify' | 'confirm'>,
+  verdict: RunVerdict,
+  confirming: boolean,
+): boolean {
+  const n = settings.notify;
+  if (!n) return false;
+  if (n.on === 'always') return true;
+  if (!hasFindings(verdict)) return false;
+  const deferred = confirming && settings.confirm.notifyOn === 'confirmed' && (verdict.unmeasured ?? 0) === 0;
+  return !deferred;
 }
 
 /**
@@ -123,19 +149,33 @@ export async function recordRun(
   const run = { ...extracted, points: extracted.points.map((p) => ({ ...p, ...costs[p.key.concurrency] })) };
   const store = await openStore(storeLocation(settings, resultsDir));
   let verdict: RunVerdict;
+  let confirm: ConfirmRequest | undefined;
   try {
     await store.putRun(run.runId, run.points);
     verdict = await verdictFromStore(store, run.runId, run.points, settings);
     // lines of the store that did not validate (a torn write): their runs are missing from the baselines
     if (store.skippedLines > 0) verdict = { ...verdict, skippedLines: store.skippedLines };
+    confirm = await confirmationRequest(
+      verdict,
+      run.points,
+      store,
+      settings.confirm,
+      settings.detection.minRelativeChange,
+    );
   } finally {
     await store.close();
   }
   writeAtomic(join(resultsDir, VERDICT_FILE), JSON.stringify(verdict, null, 2));
-  const out: RecordedRun = { verdict, label: regressionLabel(verdict), store: store.where, skipped: run.skipped };
+  const out: RecordedRun = {
+    verdict,
+    label: regressionLabel(verdict),
+    store: store.where,
+    skipped: run.skipped,
+    ...(confirm ? { confirm } : {}),
+  };
   const n = settings.notify;
   // a notification that fails is reported, never a reason to record the run again
-  if (n && (n.on === 'always' || hasFindings(verdict)))
+  if (n && notifiesAtRecord(settings, verdict, confirm !== undefined))
     out.notified = await notifyOnce(resultsDir, n, verdict).catch(
       (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
     );
@@ -150,8 +190,10 @@ async function notifyOnce(
   resultsDir: string,
   n: NonNullable<HistorySettings['notify']>,
   verdict: RunVerdict,
+  body: string = JSON.stringify({ ...verdict, text: verdictText(verdict) }),
+  markerName = NOTIFIED_FILE,
 ): Promise<string> {
-  const marker = join(resultsDir, NOTIFIED_FILE);
+  const marker = join(resultsDir, markerName);
   try {
     writeFileSync(marker, JSON.stringify({ runId: verdict.runId, started: new Date().toISOString() }), { flag: 'wx' });
   } catch (e) {
@@ -159,7 +201,7 @@ async function notifyOnce(
     throw e;
   }
   try {
-    const done = await notify(n, verdict);
+    const done = await notify(n, verdict.runId, body);
     writeAtomic(marker, JSON.stringify({ runId: verdict.runId, notified: done, at: new Date().toISOString() }));
     return done;
   } catch (e) {
@@ -169,13 +211,12 @@ async function notifyOnce(
 }
 
 /** Run the notification command and/or POST the webhook; says what was notified (no URL: it may hold a token). */
-async function notify(n: NonNullable<HistorySettings['notify']>, verdict: RunVerdict): Promise<string> {
-  const body = JSON.stringify({ ...verdict, text: verdictText(verdict) });
+async function notify(n: NonNullable<HistorySettings['notify']>, runId: string, body: string): Promise<string> {
   const done: string[] = [];
   if (n.command) {
     await runHook(n.command, body, {
       timeoutMs: n.timeoutSeconds * 1000,
-      env: hookEnv({ INFERSWEEP_RUN_ID: verdict.runId }),
+      env: hookEnv({ INFERSWEEP_RUN_ID: runId }),
     });
     done.push(`command ${n.command[0]}`);
   }
@@ -190,6 +231,27 @@ async function notify(n: NonNullable<HistorySettings['notify']>, verdict: RunVer
     done.push(`webhook on ${new URL(n.webhook).host}`);
   }
   return done.join(', ');
+}
+
+/**
+ * The end of a confirmation: the flagged run's verdict with the A/B's outcome (`confirmation`, and the
+ * text's last lines) to the notification, once per run, when it is due: a confirmed regression, and a
+ * confirmation that failed (fail closed: the flag stands and notifies); a cleared one only under
+ * `notify.on: always`.
+ */
+export async function notifyConfirmation(
+  resultsDir: string,
+  result: ConfirmResult | { failed: string },
+  settings: HistorySettings = loadHistorySettings(),
+): Promise<string | undefined> {
+  const n = settings.notify;
+  const verdict = readVerdict(resultsDir);
+  if (!n || !verdict) return undefined;
+  const failed = 'failed' in result;
+  if (!failed && result.outcome === 'cleared' && n.on !== 'always') return undefined;
+  const what = failed ? `the paired A/B failed, the flag stands: ${result.failed}` : confirmationText(result);
+  const body = JSON.stringify({ ...verdict, confirmation: result, text: `${verdictText(verdict)}\n${what}` });
+  return notifyOnce(resultsDir, n, verdict, body, CONFIRM_NOTIFIED_FILE);
 }
 
 /**

@@ -250,11 +250,15 @@ describe('history on results folders', () => {
     expect(readVerdict(dirs[6]!)).toEqual(before);
   });
 
-  it("runs the worker's notification command with the verdict on stdin when a run regresses", async () => {
+  it("runs the worker's notification command with the verdict on stdin when a run regresses (confirmation off)", async () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
     const out = join(root, 'notified.json');
     const settingsFile = join(root, 'history.yaml');
-    writeFileSync(settingsFile, `detection:\n  minBaselineRuns: 5\nnotify:\n  command: [tee, ${out}]\n`);
+    // confirmation off: the flag itself notifies (./confirm.test.ts: on, the confirmed regression does)
+    writeFileSync(
+      settingsFile,
+      `detection:\n  minBaselineRuns: 5\nconfirm:\n  enabled: false\nnotify:\n  command: [tee, ${out}]\n`,
+    );
     const s = loadHistorySettings({ [HISTORY_SETTINGS_ENV]: settingsFile });
     const recorded = [];
     for (let i = 0; i < 7; i++)

@@ -4,15 +4,13 @@
  * so the kind → ApplicationFailure mapping is exercised too. These are unit tests of the workflow
  * (sweep.int.test.ts runs the real activities on the real stack).
  *
- * Server: TestWorkflowEnvironment.createLocal on the repo's Temporal CLI (.tools/bin/temporal).
- * createTimeSkipping would download the Java test server from temporal.download, which this
- * project's machines cannot reach; nothing here waits on a timer long enough to need skipping.
+ * Server and workers: ./unit-workflow-env.ts (TestWorkflowEnvironment.createLocal on the repo's
+ * Temporal CLI).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
@@ -42,14 +40,13 @@ import {
   type SweepProgress,
   type SweepResult,
 } from '@infersweep/sweep';
-import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { InsufficientTimeError, ServerLostError, sweepActivityInterceptors } from '../src/activities';
 import { QuarantineBlocksError } from '../src/activities/quarantine';
 import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
 import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
 import { recordHistory } from '@infersweep/testkit/history-fixtures';
 import { childSweepId } from '@infersweep/core';
-import { temporalBinary } from '@infersweep/testkit/stack';
+import { mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
 
 type Verb = keyof SweepActivities;
 /** Per sweep: what a mocked activity does on its n-th call (1-based) with this input. */
@@ -101,6 +98,8 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   release: () => ({ ended: 'released', state: 'RUNNING' }),
   recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
   implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
+  notifyConfirmation: () => undefined,
+  stageArm: (i) => ({ planHash: '0000000000000000', resultsDir: String(i.resultsDir) }),
 };
 
 function mockActivities(): SweepActivities {
@@ -124,67 +123,23 @@ function mockActivities(): SweepActivities {
 }
 
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let running: Promise<void>;
+let worker: { worker: Worker; stop(): Promise<void> };
 const taskQueue = `unit-${randomUUID()}`;
 
 beforeAll(async () => {
-  if (!existsSync(temporalBinary))
-    throw new Error(`${temporalBinary} is missing: run npm run setup (or set INFERSWEEP_TOOLS)`);
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  } catch {
-    // installed already
-  }
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalBinary },
-      searchAttributes: Object.values(searchAttributeKeys),
-    },
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowsPath,
-    bundlerOptions,
-    activities: mockActivities(),
-    interceptors: { activity: [sweepActivityInterceptors({ heartbeatMs: 1000 })] },
-  });
-  running = worker.run();
+  env = await unitWorkflowEnv();
+  worker = await mockedWorker(env, taskQueue, mockActivities());
 }, 120_000);
 
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
+  await worker?.stop();
   await env?.teardown();
 });
 
 function sweep(script: Script, extra: Partial<SweepRunInput> = {}): SweepRunInput {
   const sweepId = `unit-${randomUUID().slice(0, 8)}`;
   scripts.set(sweepId, script);
-  const input: SweepInput = {
-    sweepId,
-    label: 't',
-    configName: 'unit',
-    configHash: 'c',
-    deploymentTag: 'unit.0a1b2c',
-    planHash: 'p0',
-    orientation: 'balanced',
-    cluster: 'local',
-    model: 'm',
-    image: 'img',
-    plan: { inline: 'plan', slurm: {} } as unknown as SweepInput['plan'],
-    points: [1, 2, 4],
-    policy: 'shared-server',
-    pointBudgetSeconds: 30,
-    startupBudgetSeconds: 30,
-    timeLimitMinutes: 60,
-    maxAllocationAttempts: 2,
-    maxPointAttempts: 2,
-    resultsDir: `/results/${sweepId}`,
-    importImage: false,
-    operatorTimeout: '2 minutes',
-  };
+  const input = unitSweepInput(sweepId);
   return { ...input, ...extra };
 }
 

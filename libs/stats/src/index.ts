@@ -12,6 +12,7 @@ export * from './knee';
 export * from './next-probe';
 export * from './nightly';
 export * from './normal';
+export * from './paired';
 export * from './random-effects';
 export * from './rng';
 export * from './sequential';

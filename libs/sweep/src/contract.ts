@@ -363,6 +363,8 @@ export interface SweepResult {
   message?: string;
   /** the GPU-hour ledger (SweepProgress.ledger) */
   ledger?: GpuLedger;
+  /** the paired A/B of a flagged regression (libs/sweep/src/confirm.ts): its outcome and first bad image */
+  confirmation?: { confirmId: string; outcome: 'confirmed' | 'cleared' | 'failed'; culprit?: string; error?: string };
 }
 
 /** How one orientation's child sweep of `sweepAllWorkflow` ended (the parent's result has one per orientation). */

@@ -11,3 +11,4 @@ export * from './limit';
 export * from './replicates';
 export * from './attempt-decision';
 export * from './ledger';
+export * from './confirm';

@@ -53,6 +53,27 @@ export function runCli(
   });
 }
 
+/** `infersweep schedule create NAME` of `config`'s latency orientation on the local cluster, one point, nightly at 02:00. */
+export function createLatencySchedule(name: string, config: string, taskQueue: string): Promise<CliRun> {
+  return cli([
+    'schedule',
+    'create',
+    name,
+    '--cron',
+    '0 2 * * *',
+    '--config',
+    config,
+    '--orientation',
+    'latency',
+    '--cluster',
+    'local',
+    '--points',
+    '1',
+    '--task-queue',
+    taskQueue,
+  ]);
+}
+
 /**
  * A cluster name no one else uses. A sweep input re-targeted at it (plan.cluster) goes to its own
  * task queue (taskQueueFor), which only the test's worker polls; `resume` restarts it there too.

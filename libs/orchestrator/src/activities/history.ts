@@ -5,7 +5,8 @@
  * input: a webhook token or a database password stays on the worker.
  */
 import { log } from '@temporalio/activity';
-import { loadHistorySettings, recordRun } from '@infersweep/history';
+import { loadHistorySettings, notifyConfirmation, recordRun, type ConfirmRequest } from '@infersweep/history';
+import type { ConfirmResult } from '@infersweep/sweep';
 
 export interface RecordHistoryResult {
   /** points with a new regression */
@@ -20,6 +21,8 @@ export interface RecordHistoryResult {
   notified?: string;
   /** records left out of the history and why */
   skipped: string[];
+  /** the paired A/B the verdict asks for: a regression, confirmation on (the worker's settings) */
+  confirm?: ConfirmRequest;
 }
 
 export interface HistoryActivities {
@@ -31,6 +34,12 @@ export interface HistoryActivities {
     /** each point's GPU-seconds by ledger category and the classes of its failed attempts (absent in older histories) */
     costs?: { concurrency: number; gpuSeconds?: Record<string, number>; failureClasses?: string[] }[];
   }): Promise<RecordHistoryResult>;
+  /** The confirmation's outcome (or its failure) to the notification, when due; says what was notified. */
+  notifyConfirmation(input: {
+    sweepId: string;
+    resultsDir: string;
+    result: ConfirmResult | { failed: string };
+  }): Promise<string | undefined>;
 }
 
 /** Needs none of the worker's deps (./context.ts): the settings are read on every call. */
@@ -50,7 +59,13 @@ export function historyActivities(): HistoryActivities {
         store: r.store,
         skipped: r.skipped,
         ...(r.notified ? { notified: r.notified } : {}),
+        ...(r.confirm ? { confirm: r.confirm } : {}),
       };
+    },
+    async notifyConfirmation({ sweepId, resultsDir, result }) {
+      const done = await notifyConfirmation(resultsDir, result, loadHistorySettings());
+      log.info(`history: confirmation notified: ${done ?? 'nothing due'}`, { sweepId });
+      return done;
     },
   };
 }

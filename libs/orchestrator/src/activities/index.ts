@@ -1,7 +1,7 @@
 /**
  * The activities of one worker, built once from its deps and grouped by concern: results store
  * (./results-store.ts), allocation (./allocation.ts), server (./server.ts), point (./point.ts),
- * history (./history.ts).
+ * history (./history.ts), the confirmation's arms (./confirm.ts).
  * Errors become Temporal failures in one place, the worker's activity interceptor (./interceptor.ts),
  * which also keeps every activity alive by timer (./liveness.ts).
  */
@@ -12,6 +12,7 @@ import { resultsActivities } from './results-store';
 import { serverActivities } from './server';
 import { historyActivities } from './history';
 import { quarantineActivities } from './quarantine';
+import { confirmActivities } from './confirm';
 import type { SweepActivities } from './types';
 
 export type { ActivityDeps } from './context';
@@ -27,5 +28,6 @@ export function createActivities(overrides: Partial<ActivityDeps> = {}): SweepAc
     ...pointActivities(ctx),
     ...historyActivities(),
     ...quarantineActivities(ctx),
+    ...confirmActivities(ctx),
   };
 }

@@ -10,6 +10,7 @@ import { allocationSpeedMultiplier, scaleSimulatorLatencies } from './speed';
 import { ServerLostError } from './errors';
 import { progress } from './liveness';
 import type { Deployment, ServerActivities, StepRef } from './types';
+import { loadLocalImages, localImageArgv } from './local-images';
 
 const squashDirOf = (plan: SweepPlan) => plan.slurm.squashDir ?? join(plan.sharedDir, 'squash');
 
@@ -70,13 +71,16 @@ const launchServer =
     const speedMultiplier = speed ? allocationSpeedMultiplier(speed, allocation.jobId) : undefined;
     // secrets: names in the plan, values resolved here on the worker, handed to srun over stdin
     const secretEnv = resolveSecrets(plan.secretEnv ?? [], plan.secretsFile);
+    // the local stack's image catalog (./local-images.ts): the simulator's speed per image name
+    const catalog = plan.engine.launch === 'simulator' ? loadLocalImages() : undefined;
     const steps: StepRef[] = [];
     try {
       for (const n of bound.nodes) {
         const logFile = remoteRankLogFile(logDir, n.rank, n.node);
         progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
-        const argv =
-          speedMultiplier === undefined ? n.launchArgv : scaleSimulatorLatencies(n.launchArgv, speedMultiplier);
+        // the local image catalog first (an image's latencies, in ms), then the allocation's speed
+        const own = catalog && n.serves ? localImageArgv(n.launchArgv, plan.image, sweepId, catalog) : n.launchArgv;
+        const argv = speedMultiplier === undefined ? own : scaleSimulatorLatencies(own, speedMultiplier);
         const h = await slurm.launchStep(allocation.jobId, n.node, argv, n.env, logFile, {
           runtime: plan.slurm.containerRuntime,
           containerImage:

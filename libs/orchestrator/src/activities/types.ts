@@ -148,9 +148,23 @@ export interface QuarantineActivities {
   ): Promise<{ quarantined: string[] }>;
 }
 
+/** The confirmation's own verb (./confirm.ts): an A/B arm's plan, staged like a sweep's. */
+export interface ConfirmActivities {
+  /** The arm's plan stored as `<resultsDir>/plan.json` (the folder claimed for `sweepId`), by reference. */
+  stageArm(input: {
+    sweepId: string;
+    base: PlanRef;
+    image: string;
+    pairs: number;
+    concurrency: number;
+    resultsDir: string;
+  }): Promise<PlanRef>;
+}
+
 export type SweepActivities = ResultsActivities &
   AllocationActivities &
   ServerActivities &
   PointActivities &
   HistoryActivities &
-  QuarantineActivities;
+  QuarantineActivities &
+  ConfirmActivities;

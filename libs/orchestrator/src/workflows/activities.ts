@@ -72,7 +72,7 @@ export function activitiesFor(
     retry: cleanup.retry,
   });
   // the end of a completed sweep: its points into the history and its verdict (../activities/history.ts)
-  const { recordHistory } = proxyActivities<HistoryActivities>({
+  const { recordHistory, notifyConfirmation } = proxyActivities<HistoryActivities>({
     startToCloseTimeout: '5 minutes',
     retry: { maximumAttempts: 3, initialInterval: '5 seconds', maximumInterval: '1 minute' },
   });
@@ -90,6 +90,7 @@ export function activitiesFor(
     release,
     recordHistory,
     implicateNodes,
+    notifyConfirmation,
   };
 }
 

@@ -11,6 +11,9 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
   setCurrentDetails,
   upsertMemo,
   upsertSearchAttributes,
@@ -22,6 +25,7 @@ import {
   ledgerPointEnded,
   ledgerStart,
   worstCaseGpuSeconds,
+  confirmIdOf,
   failPoint,
   failedAllocationAttempts,
   finishPoint,
@@ -44,6 +48,8 @@ import {
   type SweepResult,
 } from '@infersweep/sweep';
 import type { PlanInput } from '../activities/types';
+import type { RecordHistoryResult } from '../activities/history';
+import { confirmWorkflow } from './confirm';
 import { Lease, RELEASE_FAILED, type LeaseHolder } from './lease';
 import { planOf, type SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
@@ -67,6 +73,7 @@ export class SweepRun implements LeaseHolder {
   /** the verdict of a completed sweep against the history (judge) */
   private regressions?: number;
   private unmeasured?: number;
+  private confirmation?: SweepResult['confirmation'];
   private pointScope?: CancellationScope;
   /** the replicates after the first pass (./replicates.ts; no-ops without the config's block) */
   private readonly rounds: ReplicateRounds;
@@ -364,7 +371,7 @@ export class SweepRun implements LeaseHolder {
    * recorded is reported in the sweep's message and never fails the sweep.
    */
   async judge(): Promise<void> {
-    await CancellationScope.nonCancellable(async () => {
+    const confirm = await CancellationScope.nonCancellable(async () => {
       try {
         const { sweepId, resultsDir } = this.input;
         const h = await this.act.recordHistory({
@@ -377,10 +384,52 @@ export class SweepRun implements LeaseHolder {
         this.unmeasured = h.unmeasured;
         upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
         this.publish(undefined, `regressions: ${h.label} (history in ${h.store})`);
+        return h.confirm;
       } catch (err) {
         this.publish(undefined, `history not recorded: ${messageOf(err)}`);
+        return undefined;
       }
     });
+    if (confirm) await this.confirm(confirm);
+  }
+
+  /**
+   * A flagged regression: the paired A/B and bisection as a child workflow (./confirm.ts), then its
+   * notification (a failed confirmation notifies the flag: fail closed). Cancelling the sweep cancels it.
+   */
+  async confirm(request: NonNullable<RecordHistoryResult['confirm']>): Promise<void> {
+    const { sweepId, resultsDir, startupBudgetSeconds, pointBudgetSeconds, deploymentTag } = this.input;
+    const confirmId = confirmIdOf(sweepId);
+    this.publish(undefined, `confirming the regression by a paired A/B (${confirmId})`);
+    let outcome: Parameters<SweepVerbs['notifyConfirmation']>[0]['result'];
+    try {
+      const r = await executeChild(confirmWorkflow, {
+        workflowId: confirmId,
+        args: [
+          {
+            ...request,
+            confirmId,
+            resultsRoot: resultsDir.replace(/\/+$/, '').replace(/\/[^/]*$/, ''),
+            startupBudgetSeconds,
+            pointBudgetSeconds,
+            deploymentTag,
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      });
+      outcome = r;
+      this.confirmation = { confirmId, outcome: r.outcome, ...(r.culprit ? { culprit: r.culprit.image } : {}) };
+      const culprit = r.culprit ? `; first bad image ${r.culprit.image}` : '';
+      this.publish(undefined, `regression ${r.outcome} by the paired A/B${culprit}`);
+    } catch (err) {
+      if (isCancellation(err) && this.root.consideredCancelled) throw err;
+      outcome = { failed: messageOf(err) };
+      this.confirmation = { confirmId, outcome: 'failed', error: messageOf(err) };
+      this.publish(undefined, `the paired A/B failed, the regression stands: ${messageOf(err)}`);
+    }
+    await CancellationScope.nonCancellable(() =>
+      this.act.notifyConfirmation({ sweepId, resultsDir, result: outcome }).catch(() => undefined),
+    );
   }
 
   result(): SweepResult {
@@ -393,6 +442,7 @@ export class SweepRun implements LeaseHolder {
       resultsDir: this.input.resultsDir,
       ...(this.regressions === undefined ? {} : { regressions: this.regressions }),
       ...(this.unmeasured ? { unmeasured: this.unmeasured } : {}),
+      ...(this.confirmation ? { confirmation: this.confirmation } : {}),
       // what `status` and `report` show of a closed sweep with no worker to answer a query
       ...(s.search ? { search: s.search } : {}),
       ...(s.replicates ? { replicates: s.replicates } : {}),
