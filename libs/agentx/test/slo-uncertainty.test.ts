@@ -72,6 +72,7 @@ describe('sloUncertainty: the bootstrap SE of a point’s latency statistics (do
           latency: { ttft: {}, itl: {}, e2el: {}, intvty: {}, e2e_norm_intvty: {} },
           throughput: { per_gpu: {} },
         },
+        timing: { warmup_seconds: null },
       } as unknown as PointResult,
       { resultPath: 'x', reused: false },
     ).logSe!;
