@@ -32,7 +32,7 @@ import {
   track,
   UNGATED_CLIENT_HEALTH,
 } from '@infersweep/testkit/sweep-harness';
-import { LOCAL_IMAGES_ENV } from '../../../libs/orchestrator/src/activities/local-images';
+import { LOCAL_IMAGES_ENV } from '@infersweep/orchestrator';
 import { stackEnv } from '@infersweep/testkit/stack';
 
 const slurm = localSlurm();

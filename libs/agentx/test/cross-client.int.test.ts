@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runAiperfPoint, runPoint, type PointResult } from '@infersweep/agentx';
 import { aiperfBinary, aiperfTokenizer, assertAiperfAvailable } from '@infersweep/testkit/aiperf-env';
-import { clientFigures, crossClientDiff, sameWorkloadCorpus, sideBySide, subagentCorpus } from '@infersweep/testkit/cross-client';
+import {
+  clientFigures,
+  crossClientDiff,
+  sameWorkloadCorpus,
+  sideBySide,
+  subagentCorpus,
+} from '@infersweep/testkit/cross-client';
 import { startSim } from '@infersweep/testkit/sim';
 
 /**

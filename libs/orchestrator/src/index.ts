@@ -23,3 +23,4 @@ export { classify, lossEnd, type FailureClass } from './workflows/failures';
 export * from './temporal-tls';
 export { openQuarantine, type QuarantineEntry } from './quarantine';
 export * from './namespace-check';
+export { LOCAL_IMAGES_ENV } from './activities/local-images';
