@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { sweepPlanSchema, type ReplicateMetric, type SweepPlan } from '@infersweep/topology';
-import { replicateInterval } from '@infersweep/sweep';
+import { replicateInterval, SUMMARY_FIELD } from '@infersweep/sweep';
 import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint, type MetricName } from './schema';
 
 export interface ExtractedRun {
@@ -190,15 +190,7 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
 }
 
 /** The replicate metric a history metric's precision target is set on (libs/topology REPLICATE_METRICS). */
-const TARGET_OF: Partial<Record<MetricName, ReplicateMetric>> = {
-  throughputPerGpu: 'totalThroughputPerGpu',
-  outputThroughputPerGpu: 'outputThroughputPerGpu',
-  interactivityP50: 'interactivityP50',
-  ttftP50Ms: 'ttftP50Ms',
-  ttftP99Ms: 'ttftP99Ms',
-  itlP50Ms: 'itlP50Ms',
-  itlP99Ms: 'itlP99Ms',
-};
+const TARGET_OF: Partial<Record<MetricName, ReplicateMetric>> = SUMMARY_FIELD;
 
 /**
  * A replicated point (`replicates/c<N>/r<k>/result.json` beside its first pass): its metrics as the

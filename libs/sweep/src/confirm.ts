@@ -30,7 +30,8 @@ export type ConfirmMetric =
   | 'itlP50Ms'
   | 'itlP99Ms';
 
-const SUMMARY_FIELD: Record<ConfirmMetric, keyof PointSummary> = {
+/** The point summary's field of each history metric (the history's replicate targets use it too). */
+export const SUMMARY_FIELD = {
   throughputPerGpu: 'totalThroughputPerGpu',
   outputThroughputPerGpu: 'outputThroughputPerGpu',
   interactivityP50: 'interactivityP50',
@@ -38,7 +39,7 @@ const SUMMARY_FIELD: Record<ConfirmMetric, keyof PointSummary> = {
   ttftP99Ms: 'ttftP99Ms',
   itlP50Ms: 'itlP50Ms',
   itlP99Ms: 'itlP99Ms',
-};
+} as const satisfies Record<ConfirmMetric, keyof PointSummary>;
 
 export const CONFIRM_METRICS = Object.keys(SUMMARY_FIELD) as ConfirmMetric[];
 

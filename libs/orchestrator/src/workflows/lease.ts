@@ -44,7 +44,7 @@ export interface LeaseHolder {
   readonly state: SweepProgress;
   readonly aborted: boolean;
   publish(phase?: SweepPhase, message?: string): void;
-  waitForOperator(reason: string, on: 'release'): Promise<boolean>;
+  readonly operator: { wait(reason: string, on: 'release'): Promise<boolean> };
   /** nodes the next allocation avoids (independent replicates); undefined: any */
   avoidNodes(): string[] | undefined;
 }
@@ -296,7 +296,7 @@ export class Lease {
       } catch (err) {
         failed = `release of ${job} failed: ${messageOf(err)}`;
       }
-      const retry = await this.run.waitForOperator(
+      const retry = await this.run.operator.wait(
         `${failed}; clear it by hand: ${clear}, then infersweep resume ${this.input.sweepId}`,
         'release',
       );

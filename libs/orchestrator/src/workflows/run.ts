@@ -7,16 +7,11 @@
  * sweep resumes at the first unfinished point; completed points are never run again.
  */
 import {
-  ApplicationFailure,
   CancellationScope,
-  condition,
   continueAsNew,
-  executeChild,
-  isCancellation,
-  ParentClosePolicy,
   setCurrentDetails,
-  upsertMemo,
   upsertSearchAttributes,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -24,56 +19,48 @@ import {
   emptyLedger,
   ledgerPointEnded,
   ledgerStart,
-  worstCaseGpuSeconds,
-  confirmIdOf,
-  failPoint,
   failedAllocationAttempts,
   finishPoint,
   initialProgress,
   nextPoint,
   nextPointOrSearch,
-  pointCosts,
   pointWindow,
-  requeuePoint,
   searchAttributeKeys,
   skipPoint,
   startPoint,
   summaryLine,
-  unmeasuredPoints,
   type GpuLedger,
   type PointState,
-  type PointSummary,
   type SweepPhase,
   type SweepProgress,
   type SweepResult,
 } from '@infersweep/sweep';
 import type { PlanInput } from '../activities/types';
-import type { RecordHistoryResult } from '../activities/history';
-import { confirmWorkflow } from './confirm';
-import { Lease, RELEASE_FAILED, type LeaseHolder } from './lease';
+import { Judgement } from './judge';
+import { OperatorWait, type OperatorHost } from './operator';
+import { recoverAttempt, type RecoveringSweep } from './recover';
+import { phaseSeconds, planWorstCase } from './ledger';
+import { Lease, type LeaseHolder } from './lease';
 import { planOf, type SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
-import { lossEnd, messageOf, type ClassifiedFailure } from './failures';
+import { messageOf, type ClassifiedFailure } from './failures';
 import { ReplicateRounds } from './replicates';
-import { quarantineSuspects, recordFailedAttempt, recordInvalidPoint } from './attempt-recovery';
+import { recordInvalidPoint } from './attempt-recovery';
 
 export type { SweepRunInput } from './carry-over';
 export { RELEASE_FAILED } from './lease';
 
 const now = () => new Date().toISOString();
 
-export class SweepRun implements LeaseHolder {
+export class SweepRun implements LeaseHolder, OperatorHost, RecoveringSweep {
   readonly state: SweepProgress;
   /** what the sweep holds on the cluster, with its verbs; continue-as-new carries its snapshot */
   readonly lease: Lease;
-  private readonly plan: PlanInput;
-  /** allocation attempts before the last operator retry do not count */
-  private allocationBudgetBase = 0;
-  private operatorRetry = false;
-  /** the verdict of a completed sweep against the history (judge) */
-  private regressions?: number;
-  private unmeasured?: number;
-  private confirmation?: SweepResult['confirmation'];
+  readonly plan: PlanInput;
+  /** the operator wait and the retryNow update (./operator.ts) */
+  readonly operator: OperatorWait;
+  /** the verdict of a completed sweep against the history, and its confirmation (./judge.ts) */
+  private readonly judgement: Judgement;
   private pointScope?: CancellationScope;
   /** the replicates after the first pass (./replicates.ts; no-ops without the config's block) */
   private readonly rounds: ReplicateRounds;
@@ -81,20 +68,30 @@ export class SweepRun implements LeaseHolder {
   private readonly root = CancellationScope.current();
 
   constructor(
-    private readonly input: SweepRunInput,
-    private readonly act: SweepVerbs,
+    readonly input: SweepRunInput,
+    readonly act: SweepVerbs,
   ) {
     const c = input.carried;
     this.state = c ? c.progress : initialProgress(input, now());
     this.rounds = new ReplicateRounds(this.state, input.replicates);
     this.state.ledger ??= { ...emptyLedger(), worstCaseGpuSeconds: planWorstCase(input) };
     this.lease = new Lease(this, input, act, c?.lease);
-    this.allocationBudgetBase = c?.allocationBudgetBase ?? 0;
+    this.operator = new OperatorWait(this, input.operatorTimeout ?? '7 days', c?.allocationBudgetBase ?? 0);
     this.plan = planOf(input);
+    const { state, root } = this;
+    this.judgement = new Judgement({ input, state, act, root, publish: (p, m) => this.publish(p, m) });
   }
 
   get aborted(): boolean {
     return !!this.state.abortRequested;
+  }
+
+  noPointsLeft(): boolean {
+    return nextPoint(this.state) === undefined && !this.rounds.pending();
+  }
+
+  cancelled(): boolean {
+    return this.root.consideredCancelled;
   }
 
   /** The next point: the first pass (with the search's points), then the replicates. */
@@ -120,18 +117,6 @@ export class SweepRun implements LeaseHolder {
     skipPoint(this.state, concurrency, reason ?? 'skipped by operator');
     this.publish();
     return this.state;
-  }
-
-  /** retryNow: the operator wait ends with a retry. */
-  retryNow(): SweepProgress {
-    this.operatorRetry = true;
-    return this.state;
-  }
-
-  /** retryNow's validator: only a sweep waiting for an operator. */
-  assertAwaitingOperator(): void {
-    if (!this.state.awaitingOperator)
-      throw new Error(`sweep is ${this.state.phase}, not waiting for an operator; nothing to retry`);
   }
 
   /** abort: the point or the setup under way is cancelled, cleanup runs, the sweep ends aborted. */
@@ -173,7 +158,7 @@ export class SweepRun implements LeaseHolder {
   }
 
   outOfAllocationAttempts(): boolean {
-    return failedAllocationAttempts(this.state, this.allocationBudgetBase) >= this.input.maxAllocationAttempts;
+    return failedAllocationAttempts(this.state, this.operator.budgetBase) >= this.input.maxAllocationAttempts;
   }
 
   /** Run one point on the ready server (cancellable by the abort update). */
@@ -217,111 +202,15 @@ export class SweepRun implements LeaseHolder {
     this.publish(undefined, `c=${pt.concurrency} ${verdict}`);
   }
 
-  /** After a failure in ensureServer/measure: 'stop' ends the loop (abort); a fatal failure rethrows. */
-  async recover(pt: PointState, f: ClassifiedFailure, err: unknown): Promise<'next' | 'stop'> {
+  /** After a failure in ensureServer/measure (./recover.ts): 'stop' ends the loop (abort); a fatal one rethrows. */
+  recover(pt: PointState, f: ClassifiedFailure, err: unknown): Promise<'next' | 'stop'> {
     this.pointScope = undefined;
-    this.state.currentPoint = undefined;
-    if (f.class === 'cancelled' && this.aborted) {
-      if (pt.status === 'running') requeuePoint(pt, `aborted: ${this.state.abortRequested}`);
-      return 'stop';
-    }
-    // cancelled, a wrong input, or a job it could not release (releaseHeld): the sweep ends
-    if (f.class === 'cancelled' || f.class === 'input' || f.type === RELEASE_FAILED) throw err;
-    const failed = this.classifyAttempt(pt, f);
-    const noted = failed ? await quarantineSuspects(this.act, this.plan, this.input.sweepId, failed) : undefined;
-    const action = failed?.decision.action;
-    const label = failed ? ` [${failed.seen.class}${noted ? `; ${noted}` : ''}]` : '';
-    // a class that fails the point at once (an OOM at this concurrency) spends its attempts now
-    const maxAttempts = action === 'fail-point' && pt.status === 'running' ? pt.attempts : this.input.maxPointAttempts;
-    if (this.serverLostUnderPoint(pt, f)) {
-      // the server died under this point while its allocation lives (an OOM at high concurrency, an
-      // NCCL timeout): a failed point attempt, with the server's last words; the allocation is kept,
-      // unless the class re-places the point (its nodes are suspect)
-      const logTail =
-        typeof f.details?.logTail === 'string' && f.details.logTail
-          ? `\n--- server log (tail):\n${f.details.logTail}`
-          : '';
-      failPoint(pt, `${f.message}${logTail}`, maxAttempts, now());
-      this.publish('recovering', `c=${pt.concurrency} lost its server${label}: ${f.message}`);
-      if (action === 're-place') await this.lease.teardown('server-lost', f.message);
-      else await this.lease.stopServer('server-lost').catch(() => undefined);
-    } else if (f.class === 'loss') {
-      if (pt.status === 'running' && action === 'fail-point') failPoint(pt, f.message, maxAttempts, now());
-      else if (pt.status === 'running') requeuePoint(pt, f.message);
-      let end = lossEnd(f);
-      // the time guard replacing an allocation that never ran a point is a failed attempt
-      if (end === 'insufficient-time' && this.lease.held.pointsOnAllocation === 0) end = 'allocation-failed';
-      this.publish('recovering', `${f.type}: ${f.message}${label}`);
-      await this.lease.teardown(end, f.message);
-    } else if (pt.status === 'running') {
-      // the point itself failed after its activity retries: the server may be the cause
-      failPoint(pt, f.message, maxAttempts, now());
-      this.publish('recovering', `c=${pt.concurrency} failed${label}: ${f.message}`);
-      if (action === 're-place') await this.lease.teardown('released', `re-placed: ${f.message}`);
-      else await this.lease.stopServer('policy').catch(() => undefined);
-    } else {
-      // allocation/launch/readiness failed after retries: count the attempt, start over
-      this.publish('recovering', `${f.message}${label}`);
-      await this.lease.teardown(
-        f.activity === 'allocate' || !this.lease.held.allocation ? 'allocation-failed' : 'launch-failed',
-        f.message,
-      );
-      // the quarantine leaves too few nodes, or the class says the plan cannot run as it is
-      if (f.details?.quarantineBlocks === true || action === 'wait-operator')
-        await this.waitForOperator(
-          f.details?.quarantineBlocks === true ? f.message : `${failed!.decision.why}: ${f.message}`,
-        );
-    }
-    return 'next';
-  }
-
-  /**
-   * The failed attempt classified, decided and recorded (./attempt-recovery.ts); none for the time
-   * guard replacing an allocation, which is no failure. The point's time so far is a failed attempt.
-   */
-  private classifyAttempt(pt: PointState, f: ClassifiedFailure) {
-    const jobId = this.lease.held.allocation?.jobId;
-    if (pt.status === 'running' && jobId)
-      this.ledger((l) => ledgerPointEnded(l, jobId, pt.concurrency, Date.now(), { ok: false }));
-    if (f.class === 'loss' && lossEnd(f) === 'insufficient-time') return undefined;
-    return recordFailedAttempt(this.state, pt, f, this.input.maxPointAttempts, now());
+    return recoverAttempt(this, pt, f, err);
   }
 
   /** The GPU-hour ledger's step (libs/sweep/src/ledger.ts). */
   private ledger(step: (l: GpuLedger) => void): void {
     if (this.state.ledger) step(this.state.ledger);
-  }
-
-  /** A server lost during a point on a live allocation; a lost allocation is not. */
-  private serverLostUnderPoint(pt: PointState, f: ClassifiedFailure): boolean {
-    return f.class === 'loss' && f.details?.end === 'server-lost' && pt.status === 'running';
-  }
-
-  /**
-   * Wait for the operator: retryNow (true), abort or no points left (false). `points`: the allocation
-   * attempts are spent (no answer in time fails the sweep); `release`: a job could not be released
-   * (a cancel of the workflow or no answer in time also ends the wait).
-   */
-  async waitForOperator(reason: string, on: 'points' | 'release' = 'points'): Promise<boolean> {
-    const s = this.state;
-    s.awaitingOperator = { reason, since: now() };
-    const choices =
-      on === 'points' ? 'resume (retryNow), skip points (skipPoint) or abort' : 'resume (retryNow) or abort';
-    this.publish('awaiting-operator', `${reason} — ${choices}`);
-    this.setStatus('awaiting-operator');
-    this.operatorRetry = false;
-    const timeout = this.input.operatorTimeout ?? '7 days';
-    const over =
-      on === 'points'
-        ? () => nextPoint(s) === undefined && !this.rounds.pending()
-        : () => this.root.consideredCancelled;
-    const answered = await condition(() => this.operatorRetry || this.aborted || over(), timeout);
-    s.awaitingOperator = undefined;
-    if (!answered && on === 'points')
-      throw ApplicationFailure.nonRetryable(`no operator answer within ${timeout}: ${reason}`, 'OperatorTimeout');
-    if (this.operatorRetry && on === 'points') this.allocationBudgetBase = s.allocations.length;
-    this.setStatus('running');
-    return this.operatorRetry;
   }
 
   // ------------------------------------------------------------ history bound
@@ -337,7 +226,7 @@ export class SweepRun implements LeaseHolder {
     const carried: SweepCarryOver = {
       progress: this.state,
       lease: this.lease.snapshot(),
-      allocationBudgetBase: this.allocationBudgetBase,
+      allocationBudgetBase: this.operator.budgetBase,
       runs: (this.input.carried?.runs ?? 0) + 1,
     };
     return continueAsNew<(input: SweepRunInput) => Promise<SweepResult>>({ ...this.input, carried });
@@ -354,7 +243,7 @@ export class SweepRun implements LeaseHolder {
     await this.lease.teardown('released', undefined);
     const final = this.state.phase === 'cleaning-up' ? 'failed' : this.state.phase;
     this.publish(final);
-    if (final === 'completed') await this.judge();
+    if (final === 'completed') await this.judgement.judge();
     await CancellationScope.nonCancellable(async () => {
       this.setStatus(final);
       upsertMemo({
@@ -365,73 +254,6 @@ export class SweepRun implements LeaseHolder {
     });
   }
 
-  /**
-   * A completed sweep against the history of its series (../activities/history.ts): the verdict
-   * `none` or N becomes the InfersweepRegression search attribute. A history that cannot be
-   * recorded is reported in the sweep's message and never fails the sweep.
-   */
-  async judge(): Promise<void> {
-    const confirm = await CancellationScope.nonCancellable(async () => {
-      try {
-        const { sweepId, resultsDir } = this.input;
-        const h = await this.act.recordHistory({
-          sweepId,
-          resultsDir,
-          failed: unmeasuredPoints(this.state),
-          costs: pointCosts(this.state),
-        });
-        this.regressions = h.regressions;
-        this.unmeasured = h.unmeasured;
-        upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
-        this.publish(undefined, `regressions: ${h.label} (history in ${h.store})`);
-        return h.confirm;
-      } catch (err) {
-        this.publish(undefined, `history not recorded: ${messageOf(err)}`);
-        return undefined;
-      }
-    });
-    if (confirm) await this.confirm(confirm);
-  }
-
-  /**
-   * A flagged regression: the paired A/B and bisection as a child workflow (./confirm.ts), then its
-   * notification (a failed confirmation notifies the flag: fail closed). Cancelling the sweep cancels it.
-   */
-  async confirm(request: NonNullable<RecordHistoryResult['confirm']>): Promise<void> {
-    const { sweepId, resultsDir, startupBudgetSeconds, pointBudgetSeconds, deploymentTag } = this.input;
-    const confirmId = confirmIdOf(sweepId);
-    this.publish(undefined, `confirming the regression by a paired A/B (${confirmId})`);
-    let outcome: Parameters<SweepVerbs['notifyConfirmation']>[0]['result'];
-    try {
-      const r = await executeChild(confirmWorkflow, {
-        workflowId: confirmId,
-        args: [
-          {
-            ...request,
-            confirmId,
-            resultsRoot: resultsDir.replace(/\/+$/, '').replace(/\/[^/]*$/, ''),
-            startupBudgetSeconds,
-            pointBudgetSeconds,
-            deploymentTag,
-          },
-        ],
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      });
-      outcome = r;
-      this.confirmation = { confirmId, outcome: r.outcome, ...(r.culprit ? { culprit: r.culprit.image } : {}) };
-      const culprit = r.culprit ? `; first bad image ${r.culprit.image}` : '';
-      this.publish(undefined, `regression ${r.outcome} by the paired A/B${culprit}`);
-    } catch (err) {
-      if (isCancellation(err) && this.root.consideredCancelled) throw err;
-      outcome = { failed: messageOf(err) };
-      this.confirmation = { confirmId, outcome: 'failed', error: messageOf(err) };
-      this.publish(undefined, `the paired A/B failed, the regression stands: ${messageOf(err)}`);
-    }
-    await CancellationScope.nonCancellable(() =>
-      this.act.notifyConfirmation({ sweepId, resultsDir, result: outcome }).catch(() => undefined),
-    );
-  }
-
   result(): SweepResult {
     const s = this.state;
     return {
@@ -440,9 +262,7 @@ export class SweepRun implements LeaseHolder {
       points: s.points,
       allocations: s.allocations,
       resultsDir: this.input.resultsDir,
-      ...(this.regressions === undefined ? {} : { regressions: this.regressions }),
-      ...(this.unmeasured ? { unmeasured: this.unmeasured } : {}),
-      ...(this.confirmation ? { confirmation: this.confirmation } : {}),
+      ...this.judgement.resultFields(),
       // what `status` and `report` show of a closed sweep with no worker to answer a query
       ...(s.search ? { search: s.search } : {}),
       ...(s.replicates ? { replicates: s.replicates } : {}),
@@ -450,30 +270,4 @@ export class SweepRun implements LeaseHolder {
       ...(s.ledger ? { ledger: s.ledger } : {}),
     };
   }
-}
-
-/** The plan's worst case in GPU-seconds (libs/sweep/src/ledger.ts), for the ledger to be read beside. */
-function planWorstCase(input: SweepRunInput): number {
-  const g = input.plan.slurm.nodes * input.plan.slurm.gpusPerNode;
-  const gpus = Number.isFinite(g) && g > 0 ? g : 0;
-  const s = input.search;
-  return worstCaseGpuSeconds({
-    gpus,
-    points: input.points.length,
-    maxPointAttempts: input.maxPointAttempts,
-    pointBudgetSeconds: input.pointBudgetSeconds,
-    maxAllocationAttempts: input.maxAllocationAttempts,
-    startupBudgetSeconds: input.startupBudgetSeconds,
-    ...(s && s.maxAddedPoints !== undefined && s.pointGpuHours !== undefined
-      ? { search: { maxAddedPoints: s.maxAddedPoints, pointGpuHours: s.pointGpuHours } }
-      : {}),
-  });
-}
-
-/** The drain and warm-up seconds a point's activity measured (the ledger splits the point's time by them). */
-function phaseSeconds(s: PointSummary): { drainSeconds?: number; warmupSeconds?: number } {
-  return {
-    ...(s.phaseSeconds?.drain === undefined ? {} : { drainSeconds: s.phaseSeconds.drain }),
-    ...(s.phaseSeconds?.warmup === undefined ? {} : { warmupSeconds: s.phaseSeconds.warmup }),
-  };
 }

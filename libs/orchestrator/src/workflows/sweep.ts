@@ -27,7 +27,7 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
   //
   setHandler(progressQuery, () => run.state);
   setHandler(skipPointUpdate, (arg) => run.skip(arg), { validator: (arg) => validateSkip(run.state, arg.concurrency) });
-  setHandler(retryNowUpdate, () => run.retryNow(), { validator: (_arg) => run.assertAwaitingOperator() });
+  setHandler(retryNowUpdate, () => run.operator.retryNow(), { validator: (_arg) => run.operator.assertAwaiting() });
   setHandler(abortUpdate, (arg) => run.abort(arg));
   //
   // The story
@@ -37,7 +37,7 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
     for (let pt = run.next(); pt && !run.aborted; pt = run.next()) {
       if (run.historyFull()) await run.continueAsNew();
       if (run.outOfAllocationAttempts()) {
-        await run.waitForOperator(`${input.maxAllocationAttempts} allocation attempts failed`);
+        await run.operator.wait(`${input.maxAllocationAttempts} allocation attempts failed`);
         continue;
       }
       try {
