@@ -77,8 +77,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 887, files: 122 },
+  unit: { tests: 1082, files: 143 },
   integration: { tests: 159, files: 40 },
   production: { tests: 12, files: 5 },
-  nightly: { tests: 6, files: 3 },
+  nightly: { tests: 7, files: 4 },
 };

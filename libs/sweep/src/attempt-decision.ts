@@ -114,8 +114,9 @@ export function quarantineBlocks(p: {
 }): string | undefined {
   const q = new Set(p.quarantined);
   const left = p.partitionNodes.filter((n) => !q.has(n));
-  if (left.length >= p.needed) return undefined;
   const out = p.partitionNodes.filter((n) => q.has(n));
+  // no quarantined node in the partition: the quarantine takes nothing away; Slurm judges the request
+  if (out.length === 0 || left.length >= p.needed) return undefined;
   return (
     `the quarantine leaves ${left.length} of ${p.partitionNodes.length} nodes of partition ${p.partition} ` +
     `(quarantined: ${out.join(', ')}); the topology needs ${p.needed}: ` +

@@ -89,4 +89,13 @@ describe('quarantine rules', () => {
       'the quarantine leaves 1 of 4 nodes of partition local (quarantined: node1, node2, node3); the topology needs 2: clear a node with infersweep nodes --clear NODE, then infersweep resume',
     );
   });
+
+  it('never blocks when no quarantined node is in the partition: Slurm judges the request (a partition too small, or none)', () => {
+    const q = { quarantined: ['node1'], needed: 2 };
+    expect(quarantineBlocks({ ...q, partitionNodes: [], partition: 'no-such-partition' })).toBeUndefined();
+    expect(quarantineBlocks({ ...q, partitionNodes: ['node3'], partition: 'small' })).toBeUndefined();
+    expect(quarantineBlocks({ ...q, partitionNodes: ['node1', 'node3'], partition: 'small' })).toContain(
+      'leaves 1 of 2 nodes',
+    );
+  });
 });

@@ -19,6 +19,7 @@ import {
   createSweepWorker,
   currentDeploymentTag,
   loadSweepConfig,
+  openQuarantine,
   temporalTarget,
   workflowsPath,
   type ActivityDeps,
@@ -428,6 +429,9 @@ export function realStackSuite(slurm: SlurmCluster): { client: () => Client } {
   });
   afterEach(async () => {
     await cleanupStarted(slurm);
+    // a test that downs a node leaves it quarantined in this slot's worker data (docs/failures.md): clear it
+    const q = openQuarantine('local');
+    await q.clear('all').finally(() => q.close());
   });
   afterAll(async () => {
     await c?.connection.close();
