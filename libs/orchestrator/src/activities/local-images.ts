@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { InputError } from '@infersweep/core';
+import { mapSimulatorLatencies } from './speed';
 
 export const LOCAL_IMAGES_ENV = 'INFERSWEEP_LOCAL_IMAGES';
 
@@ -58,23 +59,18 @@ export function loadLocalImages(env: NodeJS.ProcessEnv = process.env): LocalImag
   return r.data;
 }
 
-const ms = (s: string | undefined): number => Number((s ?? '').replace(/ms$/, ''));
-
 /**
  * The simulator argv of `image` for sweep `sweepId`: `--time-to-first-token` and `--inter-token-latency`
  * replaced by the catalog's values, plus any slow-host addition. Any other argv is returned as is. Pure.
  */
 export function localImageArgv(argv: readonly string[], image: string, sweepId: string, c: LocalImages): string[] {
-  const out = [...argv];
-  const set = (flag: string, value: (old: number) => number) => {
-    const i = out.indexOf(flag);
-    if (i >= 0 && i + 1 < out.length) out[i + 1] = `${value(ms(out[i + 1]))}ms`;
-  };
   const img = c.images[image];
   const slow = c.slowHost.filter((s) => sweepId.startsWith(s.sweepIdPrefix));
   const addTtft = slow.reduce((a, s) => a + s.addTimeToFirstTokenMs, 0);
   const addItl = slow.reduce((a, s) => a + s.addInterTokenLatencyMs, 0);
-  set('--time-to-first-token', (old) => (img?.timeToFirstTokenMs ?? old) + addTtft);
-  set('--inter-token-latency', (old) => (img?.interTokenLatencyMs ?? old) + addItl);
-  return out;
+  return mapSimulatorLatencies(argv, (flag, old) =>
+    flag === '--time-to-first-token'
+      ? `${(img?.timeToFirstTokenMs ?? old) + addTtft}ms`
+      : `${(img?.interTokenLatencyMs ?? old) + addItl}ms`,
+  );
 }

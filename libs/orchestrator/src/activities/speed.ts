@@ -15,12 +15,21 @@ export function allocationSpeedMultiplier(speed: { seed: number; sd: number }, j
 
 const LATENCY_FLAGS = new Set(['--time-to-first-token', '--inter-token-latency']);
 
-/** The simulator's argv with its latency flags (Go durations, e.g. `20ms`) scaled by `m`, in whole microseconds. */
-export function scaleSimulatorLatencies(argv: readonly string[], m: number): string[] {
+/**
+ * The simulator's argv with each latency flag's value (a Go duration in milliseconds, e.g. `20ms`)
+ * replaced by `f(flag, milliseconds)`; any other value of those flags is refused.
+ */
+export function mapSimulatorLatencies(argv: readonly string[], f: (flag: string, ms: number) => string): string[] {
   return argv.map((a, i) => {
-    if (i === 0 || !LATENCY_FLAGS.has(argv[i - 1]!)) return a;
+    const flag = argv[i - 1];
+    if (i === 0 || !LATENCY_FLAGS.has(flag!)) return a;
     const ms = /^(\d+(?:\.\d+)?)ms$/.exec(a);
-    if (!ms) throw new TypeError(`simulator latency ${argv[i - 1]} ${a}: expected milliseconds, e.g. 20ms`);
-    return `${Math.round(Number(ms[1]) * m * 1000)}us`;
+    if (!ms) throw new TypeError(`simulator latency ${flag} ${a}: expected milliseconds, e.g. 20ms`);
+    return f(flag!, Number(ms[1]));
   });
+}
+
+/** The simulator's argv with its latency flags scaled by `m`, in whole microseconds. */
+export function scaleSimulatorLatencies(argv: readonly string[], m: number): string[] {
+  return mapSimulatorLatencies(argv, (_flag, ms) => `${Math.round(ms * m * 1000)}us`);
 }
