@@ -3,13 +3,14 @@
  *
  * Four integration lanes, each on its own local stack, beside the unit project (niced):
  * - lane A: the files that load the CPU or are gated on client saturation (every real-vLLM file, so two vLLM
- *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order;
+ *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order, then a
+ *   light file that evens the lanes;
  * - lane C: the Slurm-only files, which mostly wait on slurmd timeouts and queues, then files that load little
  *   CPU and are not saturation-gated, so the lanes end near the same time;
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
  *   lane B's Slurm);
- * - lane D: whole sweeps that mostly wait on allocations and the simulator (replicates, searches, verdicts), so
- *   the other lanes end near the same time.
+ * - lane D: whole sweeps that mostly wait on allocations, losses and the simulator (recovery, production-like
+ *   timings, history verdicts, replicates, knee, fleet), so the lanes end near the same time.
  * A file belongs to at most one list; the gate refuses a listed file that does not exist.
  */
 
@@ -31,6 +32,7 @@ export const LANE_A = [
   'test/smoke/simulator.int.test.ts',
   'test/smoke/slurm-ssh.int.test.ts',
   'test/smoke/web-ui.int.test.ts',
+  'libs/orchestrator/test/lifecycle.int.test.ts',
 ];
 
 /** Lane C: the Slurm-only files, then light files moved from lane B to even the lanes' wall times. */
@@ -41,9 +43,7 @@ export const LANE_C = [
   'libs/slurm/test/sites.int.test.ts',
   'libs/slurm/test/ssh.int.test.ts',
   'libs/slurm/test/image.int.test.ts',
-  'libs/orchestrator/test/timings.int.test.ts',
   'apps/cli/test/cli.int.test.ts',
-  'apps/cli/test/history.int.test.ts',
   'libs/orchestrator/test/plan-blip.int.test.ts',
   'apps/cli/test/schedule-run.int.test.ts',
   'libs/orchestrator/test/secrets.int.test.ts',
@@ -54,6 +54,9 @@ export const LANE_C = [
 
 /** Lane D: sweeps that hold several allocations in turn and load the CPU little (light, not saturation-gated). */
 export const LANE_D = [
+  'libs/orchestrator/test/sweep-recovery.int.test.ts',
+  'libs/orchestrator/test/timings.int.test.ts',
+  'apps/cli/test/history.int.test.ts',
   'apps/cli/test/replicates.int.test.ts',
   'libs/orchestrator/test/knee.int.test.ts',
   'apps/cli/test/fleet.int.test.ts',

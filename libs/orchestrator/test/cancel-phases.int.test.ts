@@ -2,7 +2,7 @@
  * A cancel at each phase of a sweep's life leaves no Slurm job behind and is recorded, on the real
  * stack (Temporal dev server, local Slurm over the loopback sshd, the simulator per allocation).
  * Cancel while queued is ./reliability.int.test.ts, cancel mid-point (client running) is
- * ./sweep.int.test.ts #6; here: while the server launches, while it comes up, while the point
+ * ./sweep-recovery.int.test.ts #6; here: while the server launches, while it comes up, while the point
  * profiles, and while the finished sweep releases its allocation. Each phase is detected from the
  * progress query (and, inside a point, from the point activity's heartbeat).
  */

@@ -1,5 +1,5 @@
 /** Test harness for sweeps on the real stack: plans from the shipped config, workers, observation. */
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -376,6 +376,16 @@ export async function liveJobsOf(slurm: SlurmCluster, sweepJobNames: string[]): 
   return rows
     .filter((r) => ['RUNNING', 'PENDING', 'COMPLETING', 'CONFIGURING'].includes(r.state))
     .map((r) => `${r.jobId}:${r.state}`);
+}
+
+/** Asserts that no job of the sweep's allocations is left in squeue. */
+export async function expectNoLeak(slurm: SlurmCluster, p: Pick<SweepProgress, 'allocations'>): Promise<void> {
+  expect(
+    await liveJobsOf(
+      slurm,
+      p.allocations.map((a) => a.jobName),
+    ),
+  ).toEqual([]);
 }
 
 /** Replay a finished sweep's history now; with INFERSWEEP_RECORD_HISTORIES=1 keep it as a fixture (./history-fixtures.ts). */
