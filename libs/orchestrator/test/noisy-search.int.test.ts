@@ -7,34 +7,22 @@
  * interval covering it. The handful of seeded searches at 5 % is noisy-search.nightly.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { cleanupStarted, client as temporalClient, localSlurm, runningWorker } from '@infersweep/testkit/sweep-harness';
 import { startMetricsProxy, type MetricsProxy } from './metrics-proxy';
-import { expectRegistered, GOODPUT_CASE, report, runSearch } from './noisy-search';
+import { expectRegistered, GOODPUT_CASE, report, runSearch, searchStack } from './noisy-search';
 
-const slurm = localSlurm();
-const taskQueue = `noisy-search-${randomUUID().slice(0, 8)}`;
-let client: Client;
-let worker: { stop(): Promise<void> } | undefined;
+const stack = searchStack('noisy-search');
 let proxy: MetricsProxy;
-
 beforeAll(async () => {
-  client = await temporalClient();
-  worker = await runningWorker(taskQueue);
   proxy = await startMetricsProxy({ rate: 0, seed: 1 });
 });
 afterAll(async () => {
-  await cleanupStarted(slurm);
-  await worker?.stop();
   await proxy?.close();
-  await client?.connection.close();
 });
 
 describe('the goodput limit of a simulator with a known limit, on the real stack', () => {
   it('a spuriously invalid window is measured again; the limit is found within the resolution, its CI covering it', async () => {
     proxy.spoilAll = true;
-    const o = await runSearch(client, taskQueue, GOODPUT_CASE, proxy, 'noisy-goodput', (p) => {
+    const o = await runSearch(stack.client(), stack.taskQueue, GOODPUT_CASE, proxy, 'noisy-goodput', (p) => {
       const first = p.points.find((x) => x.concurrency === GOODPUT_CASE.start);
       if (first && ((first.windows?.length ?? 0) > 0 || first.status === 'invalid')) proxy.spoilAll = false;
     });

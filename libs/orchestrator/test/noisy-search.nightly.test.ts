@@ -5,28 +5,20 @@
  * reason not load), against the simulator's known limit 4 (./noisy-search.ts). Each search must
  * meet the registered criterion on its own; the outcomes are printed for docs/statistics.md.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { cleanupStarted, client as temporalClient, localSlurm, runningWorker } from '@infersweep/testkit/sweep-harness';
+import { describe, it } from 'vitest';
 import { startMetricsProxy } from './metrics-proxy';
-import { expectRegistered, GOODPUT_CASE, report, runSearch, TTFT_CASE, type SearchCase } from './noisy-search';
+import {
+  expectRegistered,
+  GOODPUT_CASE,
+  report,
+  runSearch,
+  searchStack,
+  TTFT_CASE,
+  type SearchCase,
+} from './noisy-search';
 
 const SPOILED_RESPONSES = 0.05;
-const slurm = localSlurm();
-const taskQueue = `noisy-nightly-${randomUUID().slice(0, 8)}`;
-let client: Client;
-let worker: { stop(): Promise<void> } | undefined;
-
-beforeAll(async () => {
-  client = await temporalClient();
-  worker = await runningWorker(taskQueue);
-});
-afterAll(async () => {
-  await cleanupStarted(slurm);
-  await worker?.stop();
-  await client?.connection.close();
-});
+const stack = searchStack('noisy-nightly');
 
 const searches: [string, SearchCase, number][] = [
   ...[1, 2, 3, 4, 5].map((seed): [string, SearchCase, number] => [TTFT_CASE.name, TTFT_CASE, seed]),
@@ -39,7 +31,7 @@ describe('the SLO limit on the real stack: 10 % TTFT noise, 5 % spurious invalid
     async (_name, k, seed) => {
       const proxy = await startMetricsProxy({ rate: SPOILED_RESPONSES, seed });
       try {
-        const o = await runSearch(client, taskQueue, k, proxy, `noisy-${seed}`);
+        const o = await runSearch(stack.client(), stack.taskQueue, k, proxy, `noisy-${seed}`);
         console.log(`seed ${seed}, ${proxy.spoiled}/${proxy.served} metrics responses spoiled\n${report(o)}`);
         expectRegistered(o, k);
       } finally {

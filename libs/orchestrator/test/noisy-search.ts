@@ -5,11 +5,22 @@
  * c = 5; the metrics proxy (./metrics-proxy.ts) makes windows spuriously invalid. Run by
  * noisy-search.int.test.ts (per commit) and noisy-search.nightly.test.ts (the handful).
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { progressQuery, type Bracket, type PointState, type SweepProgress } from '@infersweep/sweep';
 import type { Slo } from '@infersweep/topology';
-import { noSubagents, notSaturationGated, start, testInput, testPlan } from '@infersweep/testkit/sweep-harness';
+import {
+  cleanupStarted,
+  client as temporalClient,
+  localSlurm,
+  noSubagents,
+  notSaturationGated,
+  runningWorker,
+  start,
+  testInput,
+  testPlan,
+} from '@infersweep/testkit/sweep-harness';
 import { throughProxy, type MetricsProxy } from './metrics-proxy';
 
 /** The registered truth: the simulator's --max-num-seqs. */
@@ -45,6 +56,24 @@ export const GOODPUT_CASE: SearchCase = {
   noiseFreeWindows: 4,
   binding: 'goodput',
 };
+
+/** A Temporal client and a production worker on a task queue of the file's own, for its searches (hooks registered here). */
+export function searchStack(prefix: string): { client: () => Client; taskQueue: string } {
+  const slurm = localSlurm();
+  const taskQueue = `${prefix}-${randomUUID().slice(0, 8)}`;
+  let client: Client | undefined;
+  let worker: { stop(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    client = await temporalClient();
+    worker = await runningWorker(taskQueue);
+  });
+  afterAll(async () => {
+    await cleanupStarted(slurm);
+    await worker?.stop();
+    await client?.connection.close();
+  });
+  return { client: () => client!, taskQueue };
+}
 
 export function noisyPlan(k: SearchCase, proxy: Pick<MetricsProxy, 'port'>) {
   const plan = testPlan(
