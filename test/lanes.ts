@@ -60,6 +60,7 @@ export const LANE_D = [
   'apps/cli/test/replicates.int.test.ts',
   'libs/orchestrator/test/knee.int.test.ts',
   'apps/cli/test/fleet.int.test.ts',
+  'libs/orchestrator/test/noisy-search.int.test.ts',
 ];
 
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */
