@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { ChildSweepOutcome } from '@infersweep/sweep';
+import { searchAttributeKeys, type ChildSweepOutcome } from '@infersweep/sweep';
+import { extractRun, readOrigin, readVerdict } from '@infersweep/history';
 import { childSweepId } from '@infersweep/core';
 import { cli, createLatencySchedule, scheduledRun, testCluster } from '@infersweep/testkit/cli';
 import {
@@ -79,6 +80,15 @@ describe('a scheduled sweep', () => {
     const record = readPoint(child.resultsDir, 1);
     expect(record.conc).toBe(1);
     expect(record.identity.sweepId).toBe(child.sweepId);
+    // the schedule passed its id: the sweep stored its points as the schedule's, the run judged its night
+    const origin = { schedule: `infersweep-${name}`, night: run.workflowId };
+    expect(readOrigin(child.resultsDir)).toEqual(origin);
+    expect(extractRun(child.resultsDir).points.map((p) => p.schedule)).toEqual([origin.schedule]);
+    expect(readVerdict(child.resultsDir)?.family).toMatchObject({ night: run.workflowId, runs: 1 });
+    expect(child.result?.regressions).toBe(0);
+    const label = async (id: string) =>
+      (await client.workflow.getHandle(id).describe()).typedSearchAttributes.get(searchAttributeKeys.regression);
+    expect([await label(run.workflowId), await label(child.sweepId)]).toEqual(['none', undefined]);
 
     const report = join(child.resultsDir, 'report.html');
     expect(existsSync(report)).toBe(false);

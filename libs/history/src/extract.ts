@@ -10,6 +10,7 @@ import { PLAN_FILE, ResultsLayout } from '@infersweep/core';
 import { pointResultSchema, type PointResult } from '@infersweep/agentx';
 import { sweepPlanSchema, type ReplicateMetric, type SweepPlan } from '@infersweep/topology';
 import { replicateInterval, SUMMARY_FIELD } from '@infersweep/sweep';
+import { z } from 'zod';
 import { NO_METRICS, historyPointSchema, type HeadlineMetrics, type HistoryPoint, type MetricName } from './schema';
 
 export interface ExtractedRun {
@@ -70,13 +71,20 @@ export function workloadOf(d: PointResult['dataset']): string {
 }
 
 /**
- * The schedule that started a run, from its sweep id: a schedule's runs are
- * `infersweep-sched-<name>-<time>` (apps/cli/src/commands/schedule.ts, Temporal appends the time)
- * with `-<orientation>` (libs/core childSweepId); the schedule is `infersweep-sched-<name>`.
- * Undefined: an ad-hoc run.
+ * The file a scheduled sweep leaves in its results folder when it stores its points (./record.ts
+ * `storeRun`): the schedule that started its run and the run (the night) whose family judges it.
+ * Without it a run is ad-hoc. `history rebuild` reads it back.
  */
-export function scheduleOf(runId: string): string | undefined {
-  return /^(infersweep-sched-.+?)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-|$)/.exec(runId)?.[1];
+export const ORIGIN_FILE = 'history-origin.json';
+
+export const runOriginSchema = z.object({ schedule: z.string().min(1), night: z.string().min(1) }).strict();
+export type RunOrigin = z.infer<typeof runOriginSchema>;
+
+/** The origin a results folder records (a scheduled run's sweep), or undefined (ad-hoc, or unreadable). */
+export function readOrigin(resultsDir: string): RunOrigin | undefined {
+  const json = readJson(join(resultsDir, ORIGIN_FILE));
+  const r = json.ok ? runOriginSchema.safeParse(json.value) : undefined;
+  return r?.success ? r.data : undefined;
 }
 
 /** The GPU of a plan's deployment: type and count, e.g. `h200x32`. */
@@ -138,7 +146,7 @@ export function extractRun(resultsDir: string, failures: PointFailures = {}): Ex
     launchFingerprint,
     planHash: p.planHash,
   });
-  const schedule = scheduleOf(runId);
+  const schedule = readOrigin(resultsDir)?.schedule;
   const origin = schedule === undefined ? {} : { schedule };
   // a failed point has no record: its client and workload are the run's (another point's record), else unknown
   const client = records[0]?.client.name ?? 'unknown';

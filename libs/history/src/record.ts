@@ -10,11 +10,19 @@ import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { detectionSettingsSchema } from './detect';
-import { extractRun, type PointFailures } from './extract';
+import { extractRun, ORIGIN_FILE, readOrigin, type PointFailures, type RunOrigin } from './extract';
 import { seriesId, type HistoryPoint, type HistoryStore } from './schema';
 import { hookEnv, runHook } from './hook';
 import { openStore } from './store';
-import { evaluateRun, hasFindings, regressionLabel, runVerdictSchema, type RunVerdict } from './verdict';
+import {
+  evaluateNight,
+  evaluateRun,
+  hasFindings,
+  regressionLabel,
+  runVerdictSchema,
+  type NightRun,
+  type RunVerdict,
+} from './verdict';
 import { verdictText } from './render';
 import { confirmationRequest, confirmationText, confirmSettingsSchema, type ConfirmRequest } from './confirm';
 import type { ConfirmResult } from '@infersweep/sweep';
@@ -132,29 +140,32 @@ export function notifiesAtRecord(
   return !deferred;
 }
 
+/** What a run cost and what broke, per point (by concurrency): stored with the point. */
+export type PointCosts = Readonly<Record<number, Pick<HistoryPoint, 'gpuSeconds' | 'failureClasses'>>>;
+
+/** A results folder's run, its failed points with their reasons and each point's costs. */
+function runOf(resultsDir: string, failures: PointFailures, costs: PointCosts) {
+  const extracted = extractRun(resultsDir, failures);
+  return { ...extracted, points: extracted.points.map((p) => ({ ...p, ...costs[p.key.concurrency] })) };
+}
+
 /**
  * Record the run in `resultsDir`: store its points (failed ones too, with the reason `failures` gives),
  * judge it, write its verdict, notify.
  */
-/** What a run cost and what broke, per point (by concurrency): stored with the point. */
-export type PointCosts = Readonly<Record<number, Pick<HistoryPoint, 'gpuSeconds' | 'failureClasses'>>>;
-
 export async function recordRun(
   resultsDir: string,
   settings: HistorySettings = loadHistorySettings(),
   failures: PointFailures = {},
   costs: PointCosts = {},
 ): Promise<RecordedRun> {
-  const extracted = extractRun(resultsDir, failures);
-  const run = { ...extracted, points: extracted.points.map((p) => ({ ...p, ...costs[p.key.concurrency] })) };
+  const run = runOf(resultsDir, failures, costs);
   const store = await openStore(storeLocation(settings, resultsDir));
   let verdict: RunVerdict;
   let confirm: ConfirmRequest | undefined;
   try {
     await store.putRun(run.runId, run.points);
-    verdict = await verdictFromStore(store, run.runId, run.points, settings);
-    // lines of the store that did not validate (a torn write): their runs are missing from the baselines
-    if (store.skippedLines > 0) verdict = { ...verdict, skippedLines: store.skippedLines };
+    verdict = withSkipped(await verdictFromStore(store, run.runId, run.points, settings), store);
     confirm = await confirmationRequest(
       verdict,
       run.points,
@@ -165,12 +176,26 @@ export async function recordRun(
   } finally {
     await store.close();
   }
+  return finishRun(resultsDir, settings, { verdict, store: store.where, skipped: run.skipped, confirm });
+}
+
+/** Lines of the store that did not validate (a torn write): their runs are missing from the baselines. */
+const withSkipped = (v: RunVerdict, store: HistoryStore): RunVerdict =>
+  store.skippedLines > 0 ? { ...v, skippedLines: store.skippedLines } : v;
+
+/** A judged run's end: its verdict next to its results, its label, its notification when due. */
+async function finishRun(
+  resultsDir: string,
+  settings: HistorySettings,
+  r: { verdict: RunVerdict; store: string; skipped: string[]; confirm: ConfirmRequest | undefined },
+): Promise<RecordedRun> {
+  const { verdict, confirm } = r;
   writeAtomic(join(resultsDir, VERDICT_FILE), JSON.stringify(verdict, null, 2));
   const out: RecordedRun = {
     verdict,
     label: regressionLabel(verdict),
-    store: store.where,
-    skipped: run.skipped,
+    store: r.store,
+    skipped: r.skipped,
     ...(confirm ? { confirm } : {}),
   };
   const n = settings.notify;
@@ -180,6 +205,86 @@ export async function recordRun(
       (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
     );
   return out;
+}
+
+/**
+ * A scheduled sweep's end: its points into the store (failed ones too) and its origin next to its
+ * results ({@link ORIGIN_FILE}), no verdict: its night judges it with its sibling sweeps
+ * ({@link recordNight}).
+ */
+export async function storeRun(
+  resultsDir: string,
+  origin: RunOrigin,
+  settings: HistorySettings = loadHistorySettings(),
+  failures: PointFailures = {},
+  costs: PointCosts = {},
+): Promise<{ runId: string; points: number; store: string; skipped: string[] }> {
+  writeAtomic(join(resultsDir, ORIGIN_FILE), JSON.stringify(origin));
+  const run = runOf(resultsDir, failures, costs);
+  const store = await openStore(storeLocation(settings, resultsDir));
+  try {
+    await store.putRun(run.runId, run.points);
+  } finally {
+    await store.close();
+  }
+  return { runId: run.runId, points: run.points.length, store: store.where, skipped: run.skipped };
+}
+
+/** The verdicts of a night's runs as one family, each against its whole stored series. */
+async function nightFromStore(
+  store: HistoryStore,
+  night: string,
+  runs: readonly NightRun[],
+  settings: HistorySettings,
+): Promise<RunVerdict[]> {
+  const series = new Map<string, HistoryPoint[]>();
+  for (const p of runs.flatMap((r) => r.points)) series.set(seriesId(p.key), await store.series(p.key));
+  return evaluateNight(night, runs, (p) => series.get(seriesId(p.key)) ?? [], settings.detection);
+}
+
+/**
+ * The end of a scheduled run (a night): the runs its sweeps stored ({@link storeRun}) judged as one
+ * family (docs/history.md "A scheduled night is one family"), each run's verdict written and notified
+ * as {@link recordRun} does. `missing`: runs the store does not hold (their sweep could not store them).
+ */
+export async function recordNight(
+  night: string,
+  runs: readonly { runId: string; resultsDir: string }[],
+  settings: HistorySettings = loadHistorySettings(),
+): Promise<{ runs: (RecordedRun & { runId: string })[]; missing: string[] }> {
+  if (runs.length === 0) return { runs: [], missing: [] };
+  const store = await openStore(storeLocation(settings, runs[0]!.resultsDir));
+  const judged: { resultsDir: string; verdict: RunVerdict; confirm: ConfirmRequest | undefined }[] = [];
+  const missing: string[] = [];
+  try {
+    const stored: (NightRun & { resultsDir: string })[] = [];
+    for (const r of runs) {
+      const points = await store.run(r.runId);
+      if (points.length === 0) missing.push(r.runId);
+      else stored.push({ ...r, points });
+    }
+    const verdicts = await nightFromStore(store, night, stored, settings);
+    for (const [i, r] of stored.entries()) {
+      const verdict = withSkipped(verdicts[i]!, store);
+      const confirm = await confirmationRequest(
+        verdict,
+        r.points,
+        store,
+        settings.confirm,
+        settings.detection.minRelativeChange,
+      );
+      judged.push({ resultsDir: r.resultsDir, verdict, confirm });
+    }
+  } finally {
+    await store.close();
+  }
+  const out: (RecordedRun & { runId: string })[] = [];
+  for (const j of judged)
+    out.push({
+      runId: j.verdict.runId,
+      ...(await finishRun(j.resultsDir, settings, { ...j, store: store.where, skipped: [] })),
+    });
+  return { runs: out, missing };
 }
 
 /**
@@ -275,11 +380,22 @@ export async function rebuildHistory(
   const droppedLines = store.skippedLines;
   let points = 0;
   let regressions = 0;
+  // a scheduled run's sweeps are judged together, as their night was ({@link recordNight}); an ad-hoc run alone
+  const groups = new Map<string, typeof timed>();
   for (const r of timed) {
-    points += r.points.length;
-    const v = await verdictFromStore(store, r.runId, r.points, settings);
-    regressions += v.regressions;
-    writeAtomic(join(r.points[0]!.resultsDir, VERDICT_FILE), JSON.stringify(v, null, 2));
+    const id = readOrigin(r.points[0]!.resultsDir)?.night;
+    const key = id === undefined ? `ad-hoc ${r.runId}` : `night ${id}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  for (const [key, group] of groups) {
+    const verdicts = key.startsWith('night ')
+      ? await nightFromStore(store, key.slice('night '.length), group, settings)
+      : [await verdictFromStore(store, group[0]!.runId, group[0]!.points, settings)];
+    for (const [i, v] of verdicts.entries()) {
+      points += group[i]!.points.length;
+      regressions += v.regressions;
+      writeAtomic(join(group[i]!.points[0]!.resultsDir, VERDICT_FILE), JSON.stringify(v, null, 2));
+    }
   }
   return { runs: timed.length, points, regressions, skipped, droppedLines };
 }

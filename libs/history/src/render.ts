@@ -93,7 +93,8 @@ export function familyLine(v: RunVerdict): string {
   const f = v.family;
   if (!f) return '';
   const secondary = f.secondaryUnits ? `, ${f.secondaryUnits} secondary units (reported, not counted)` : '';
-  return `family: ${f.primaryUnits} primary unit(s) (orientation × metric) of ${f.tests} tested series${secondary}; BH at q ${f.q} and a gate of max(${fmtChange(v.settings.minRelativeChange)}, ${v.settings.gateSigmas} run-SDs): expected false alarms of this run ≤ ${f.falseAlarmBound} from the p-values alone, near 0 with the gate at 3 % noise (docs/history.md "Measured")\n`;
+  const of = f.night ? `the night ${f.night} (${f.runs} sweeps, one family)` : 'this run';
+  return `family: ${f.primaryUnits} primary unit(s) (orientation × metric) of ${f.tests} tested series${secondary}; BH at q ${f.q} and a gate of max(${fmtChange(v.settings.minRelativeChange)}, ${v.settings.gateSigmas} run-SDs): expected false alarms of ${of} ≤ ${f.falseAlarmBound} from the p-values alone, near 0 with the gate at 3 % noise (docs/history.md "Measured")\n`;
 }
 
 /** A run's verdict: `regressions: none | N`, the points it could not measure, its family, then its points. */

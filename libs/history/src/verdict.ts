@@ -64,6 +64,10 @@ export const familySchema = z
     q: z.number(),
     /** the bound on this run's expected false alarms from the p-values alone (before the gate): q when it has a unit */
     falseAlarmBound: z.number(),
+    /** the scheduled run whose sweeps (one per orientation) were judged as this one family; absent: the run alone */
+    night: z.string().optional(),
+    /** the sweeps of that night in the family */
+    runs: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -241,6 +245,12 @@ function decideFamily(
   return list.length;
 }
 
+/** A run of a night: its id and its points. */
+export interface NightRun {
+  runId: string;
+  points: readonly HistoryPoint[];
+}
+
 /**
  * The verdict of a run: its points against their series (`historyOf` gives a point's whole series),
  * as one family. `measured`: some point of the run is valid (default: one of `runPoints` is).
@@ -252,54 +262,88 @@ export function evaluateRun(
   settingsIn: DetectionSettingsInput = {},
   measured = runPoints.some((p) => p.valid),
 ): RunVerdict {
+  return judgeFamily([{ runId, points: runPoints }], historyOf, settingsIn, () => measured)[0]!;
+}
+
+/**
+ * The verdicts of a scheduled night's sweeps (one run per orientation) as ONE family (docs/history.md
+ * "A scheduled night is one family"): every primary unit of every run in one Benjamini–Hochberg at q,
+ * so the night's bound is q whatever its number of orientations. A run is `measured` when one of its
+ * own points is valid. One verdict per run, in the order given.
+ */
+export function evaluateNight(
+  night: string,
+  runs: readonly NightRun[],
+  historyOf: (p: HistoryPoint) => readonly HistoryPoint[],
+  settingsIn: DetectionSettingsInput = {},
+): RunVerdict[] {
+  const measured = new Set(runs.filter((r) => r.points.some((p) => p.valid)).map((r) => r.runId));
+  return judgeFamily(runs, historyOf, settingsIn, (id) => measured.has(id)).map((v) => ({
+    ...v,
+    family: { ...v.family!, night, runs: runs.length },
+  }));
+}
+
+/** The runs' points judged as one family, then split into one verdict per run. */
+function judgeFamily(
+  runs: readonly NightRun[],
+  historyOf: (p: HistoryPoint) => readonly HistoryPoint[],
+  settingsIn: DetectionSettingsInput,
+  measured: (runId: string) => boolean,
+): RunVerdict[] {
   const settings = detectionSettingsSchema.parse(settingsIn);
-  const sorted = [...runPoints].sort(
-    (a, b) => orientationId(a.key).localeCompare(orientationId(b.key)) || a.key.concurrency - b.key.concurrency,
-  );
+  const sorted = runs
+    .flatMap((r) => r.points)
+    .sort((a, b) => orientationId(a.key).localeCompare(orientationId(b.key)) || a.key.concurrency - b.key.concurrency);
   const orientations = new Set(sorted.map((p) => orientationId(p.key))).size;
   const primary = continuous(settings.metrics);
   const secondary = continuous(settings.secondaryMetrics.filter((m) => !settings.metrics.includes(m)));
   const familySize = Math.max(1, orientations * primary.length);
-  const judged = sorted.map((p) => judgePoint(p, historyOf(p), settings, measured, familySize));
+  const judged = sorted.map((p) => judgePoint(p, historyOf(p), settings, measured(p.runId), familySize));
   const primaryUnits = decideFamily(judged, sorted, primary, settings);
   const secondaryUnits = decideFamily(judged, sorted, secondary, settings);
+  const family = {
+    primaryUnits,
+    secondaryUnits,
+    tests: judged.reduce((a, j) => a + j.tests.size, 0),
+    q: settings.q,
+    falseAlarmBound: primaryUnits > 0 ? settings.q : 0,
+  };
   const points = judged.map((j, i) => {
     const v = j.verdict;
-    const unmeasured = v.status === 'unmeasured';
-    return { ...v, status: pointStatus(v.metrics, sorted[i]!.valid, unmeasured) };
+    return { ...v, status: pointStatus(v.metrics, sorted[i]!.valid, v.status === 'unmeasured') };
   });
-  const findings: Finding[] = points.flatMap((p): Finding[] => {
-    if (p.status === 'unmeasured')
-      return [
-        { series: p.series, concurrency: p.concurrency, kind: 'unmeasured', metric: null, effect: null, pValue: null },
-      ];
-    return p.metrics
-      .filter((m) => m.status === 'regression' && !m.pending)
-      .map((m) => ({
-        series: p.series,
-        concurrency: p.concurrency,
-        kind: m.secondary ? 'secondary' : 'regression',
-        metric: m.metric,
-        effect: m.relativeChange,
-        pValue: m.pValue,
-        ...(m.qValue === undefined ? {} : { qValue: m.qValue }),
-      }));
+  return runs.map((r) => {
+    const own = points.filter((p) => p.runId === r.runId);
+    return {
+      runId: r.runId,
+      regressions: own.filter((p) => p.status === 'regression').length,
+      unmeasured: own.filter((p) => p.status === 'unmeasured').length,
+      points: own,
+      findings: own.flatMap(findingsOf),
+      family,
+      settings,
+    };
   });
-  return {
-    runId,
-    regressions: points.filter((p) => p.status === 'regression').length,
-    unmeasured: points.filter((p) => p.status === 'unmeasured').length,
-    points,
-    findings,
-    family: {
-      primaryUnits,
-      secondaryUnits,
-      tests: judged.reduce((a, j) => a + j.tests.size, 0),
-      q: settings.q,
-      falseAlarmBound: primaryUnits > 0 ? settings.q : 0,
-    },
-    settings,
-  };
+}
+
+/** A point's findings: unmeasured, or each new regression of a metric. */
+function findingsOf(p: PointVerdict): Finding[] {
+  if (p.status === 'unmeasured')
+    return [
+      { series: p.series, concurrency: p.concurrency, kind: 'unmeasured', metric: null, effect: null, pValue: null },
+    ];
+  return p.metrics
+    .filter((m) => m.status === 'regression' && !m.pending)
+    .map((m) => ({
+      series: p.series,
+      concurrency: p.concurrency,
+      kind: m.secondary ? 'secondary' : 'regression',
+      metric: m.metric,
+      effect: m.relativeChange,
+      pValue: m.pValue,
+      ...(m.qValue === undefined ? {} : { qValue: m.qValue }),
+    }));
 }
 
 /** The search attribute's value: `none`, or what was found (`N`, `unmeasured:M`, `N,unmeasured:M`). */

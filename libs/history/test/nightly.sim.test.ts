@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NO_METRICS, evaluateRun, type HistoryPoint } from '@infersweep/history';
-import { HISTORY_NIGHT, SIM_SETTINGS, driftOutcomes, historyNights } from '@infersweep/testkit/nights-fixture';
+import {
+  HISTORY_NIGHT,
+  SCHEDULED_NIGHT,
+  SIM_SETTINGS,
+  driftOutcomes,
+  historyNights,
+  scheduledNights,
+} from '@infersweep/testkit/nights-fixture';
 import { noisySeries, series } from '@infersweep/testkit/series-fixture';
 
 describe('nightly verdicts through the history on synthetic nights (80 series, seeded)', { timeout: 120_000 }, () => {
@@ -33,6 +40,28 @@ describe('nightly verdicts through the history on synthetic nights (80 series, s
     console.log(`H4 (30 series) ${JSON.stringify(r)}`);
     expect(r.oneFindingInDrift / 30).toBeGreaterThanOrEqual(0.9);
     expect(r.nightlyAtMostOnce / 30).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe('a scheduled night of 3 orientations × 27 series as one family (H9–H12, seeded)', { timeout: 120_000 }, () => {
+  it('H9, H12: σ = 3 % iid: at most 1 false alarm per 100 nights; BH rejects on at most 10 of 100 nights before the gate', () => {
+    const r = scheduledNights(100, SCHEDULED_NIGHT, 109);
+    console.log(`H9/H12 (100 nights) ${JSON.stringify(r)}`);
+    expect(r.night.falseAlarms / 100).toBeLessThanOrEqual(0.01);
+    expect(r.night.nightsRejected).toBeLessThanOrEqual(10);
+  });
+
+  it('H10: σ = 3 %, AR(1) ρ = 0.5: at most 5 false alarms per 100 nights', () => {
+    const r = scheduledNights(100, { ...SCHEDULED_NIGHT, rho: 0.5 }, 110);
+    console.log(`H10 (100 nights) ${JSON.stringify(r)}`);
+    expect(r.night.falseAlarms / 100).toBeLessThanOrEqual(0.05);
+  });
+
+  it("H11: a −10 % step on one orientation's throughput is flagged on ≥ 90 % of nights, within 3 points of one family per orientation", () => {
+    const r = scheduledNights(50, { ...SCHEDULED_NIGHT, step: 0.9 }, 111);
+    console.log(`H11 (50 nights) ${JSON.stringify(r)}`);
+    expect(r.night.stepped / 50).toBeGreaterThanOrEqual(0.9);
+    expect(Math.abs(r.night.stepped - r.perOrientation.stepped) / 50).toBeLessThanOrEqual(0.03);
   });
 });
 

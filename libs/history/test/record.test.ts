@@ -21,12 +21,14 @@ import {
   loadHistorySettings,
   readVerdict,
   rebuildHistory,
+  recordNight,
   recordRun,
   resultsFolders,
-  scheduleOf,
   seriesId,
+  storeRun,
   verdictText,
 } from '@infersweep/history';
+import { benjaminiHochberg } from '@infersweep/stats';
 import { plan, record, wobble, writeRun } from '@infersweep/testkit/runs-fixture';
 import { storeContract } from '@infersweep/testkit/store-contract';
 
@@ -186,26 +188,81 @@ describe('history on results folders', () => {
     );
   });
 
-  it("keeps ad-hoc runs out of a schedule's baseline unless asked, and knows a schedule's runs by their id", async () => {
+  /** A scheduled night as its run records it: each sweep stores its points with its origin, then the night is judged. */
+  const night = async (root: string, id: string, day: number, sweeps: Record<string, Record<number, number>>) => {
+    const runs = [];
+    for (const [orientation, tput] of Object.entries(sweeps)) {
+      const dir = writeRun(root, `${id}-${orientation}`, day, tput, { orientation });
+      await storeRun(dir, { schedule: 'infersweep-nightly', night: id }, settings);
+      runs.push({ runId: `${id}-${orientation}`, resultsDir: dir });
+    }
+    return recordNight(id, runs, settings);
+  };
+
+  it("keeps ad-hoc runs out of a schedule's baseline unless asked; a schedule's runs are known by the origin they stored, never by their id", async () => {
     const root = mkdtempSync(join(tmpdir(), 'hist-'));
-    const nightly = (i: number) => `infersweep-sched-nightly-2026-01-0${i + 1}T02-00-00Z-latency`;
-    expect(scheduleOf(nightly(0))).toBe('infersweep-sched-nightly');
-    expect(scheduleOf('sweep-kimik3-latency-local-manual')).toBeUndefined();
-    for (let i = 0; i < 6; i++) await recordRun(writeRun(root, nightly(i), i + 1, { 2: 900 * wobble(i) }), settings);
+    for (let i = 0; i < 6; i++) await night(root, `n${i}`, i + 1, { latency: { 2: 900 * wobble(i) } });
+    expect(extractRun(join(root, 'n0-latency')).points[0]!.schedule).toBe('infersweep-nightly');
+    // an id in the schedules' old workflow-id format, without an origin, is an ad-hoc run
+    const lookalike = writeRun(root, 'infersweep-sched-nightly-2026-01-07T02-00-00Z-latency', 7, { 2: 900 });
+    expect(extractRun(lookalike).points[0]!.schedule).toBeUndefined();
     // a manual run of the same config at half the throughput (a debugging run), between two nights
     const adhoc = await recordRun(writeRun(root, 'manual-debug', 7, { 2: 450 }), settings);
     // an ad-hoc run is compared with every run of its series
     expect(adhoc.verdict.points[0]!.status).toBe('regression');
-    const night = await recordRun(writeRun(root, nightly(7), 8, { 2: 900 }), settings);
-    const tput = night.verdict.points[0]!.metrics.find((m) => m.metric === 'throughputPerGpu')!;
+    const r = await night(root, 'n7', 8, { latency: { 2: 900 } });
+    const v = r.runs[0]!.verdict;
+    const tput = v.points[0]!.metrics.find((m) => m.metric === 'throughputPerGpu')!;
     expect(tput.baselineRunIds).not.toContain('manual-debug');
-    expect(tput.windowRunIds).toEqual([nightly(5), nightly(7)]);
-    expect(night.label).toBe('none');
+    expect(tput.windowRunIds).toEqual(['n5-latency', 'n7-latency']);
+    expect(r.runs[0]!.label).toBe('none');
     const store = new FileHistoryStore(join(root, HISTORY_FILE));
-    const pts = await store.run(nightly(7));
+    const pts = await store.run('n7-latency');
     const all = await store.series(pts[0]!.key);
     const withAdhoc = evaluatePoint(pts[0]!, all, { ...settings.detection, includeAdhoc: true });
-    expect(withAdhoc.metrics[0]!.windowRunIds).toEqual(['manual-debug', nightly(7)]);
+    expect(withAdhoc.metrics[0]!.windowRunIds).toEqual(['manual-debug', 'n7-latency']);
+  });
+
+  it("judges a scheduled night's sweeps as one family: one BH across every orientation's units", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const sweeps = (i: number, slow = 1) => ({
+      latency: { 1: 500 * wobble(i), 2: 900 * wobble(i + 3) },
+      throughput: { 1: 800 * wobble(i + 1) * slow, 2: 1200 * wobble(i + 5) * slow },
+    });
+    for (let i = 0; i < 6; i++) await night(root, `n${i}`, i + 1, sweeps(i));
+    const r = await night(root, 'n6', 7, sweeps(6, 0.7));
+    expect(r.missing).toEqual([]);
+    expect(r.runs.map((x) => [x.runId, x.label])).toEqual([
+      ['n6-latency', 'none'],
+      ['n6-throughput', '2'],
+    ]);
+    // 2 orientations × 2 primary metrics, one family: each unit's q-value is BH over the night's 4 p-values
+    for (const x of r.runs) expect(x.verdict.family).toMatchObject({ primaryUnits: 4, night: 'n6', runs: 2, q: 0.05 });
+    const units = new Map<string, { p: number; q: number }>();
+    for (const x of r.runs)
+      for (const pt of x.verdict.points)
+        for (const m of pt.metrics)
+          if (m.unitPValue !== undefined && !m.secondary)
+            units.set(`${x.runId}|${m.metric}`, { p: m.unitPValue, q: m.qValue! });
+    const list = [...units.values()];
+    expect(list).toHaveLength(4);
+    const bh = benjaminiHochberg(list.map((u) => u.p));
+    list.forEach((u, i) => expect(u.q).toBeCloseTo(bh.adjusted[i]!, 12));
+    expect(verdictText(r.runs[1]!.verdict)).toContain(
+      'expected false alarms of the night n6 (2 sweeps, one family) ≤ 0.05',
+    );
+    // the verdict lies next to each sweep's results; a rebuild judges the night the same way
+    const before = r.runs.map((x) => readVerdict(join(root, x.runId)));
+    expect(before.map((v) => v?.runId)).toEqual(['n6-latency', 'n6-throughput']);
+    await rebuildHistory(new FileHistoryStore(join(root, HISTORY_FILE)), resultsFolders(root), settings);
+    expect(r.runs.map((x) => readVerdict(join(root, x.runId)))).toEqual(before);
+  });
+
+  it('a sweep of the night that stored nothing is missing from its verdicts, not judged none', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'hist-'));
+    const dir = writeRun(root, 'n0-latency', 1, { 2: 900 });
+    const r = await recordNight('n0', [{ runId: 'n0-latency', resultsDir: dir }], settings);
+    expect([r.runs, r.missing]).toEqual([[], ['n0-latency']]);
   });
 
   it('an old store (series keys without cluster, client, workload) stops with an error naming the fix', async () => {

@@ -16,6 +16,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import {
   confirmIdOf,
+  type ChildSweepOutcome,
   type ConfirmInput,
   type ConfirmResult,
   type PointSummary,
@@ -101,19 +102,13 @@ function activities(): SweepActivities {
     stopServer: async (i) => void log('stopServer', i),
     release: async (i) => (log('release', i), { ended: 'released', state: 'RUNNING' }),
     stageArm: async (i) => (log('stageArm', i), { planHash: `img:${i.image}`, resultsDir: i.resultsDir }),
-    recordHistory: async (i) => {
-      log('recordHistory', i);
-      const confirm = { ...request(`confirm-${i.sweepId}`), sweepId: i.sweepId };
-      const {
-        confirmId: _c,
-        resultsRoot: _r,
-        startupBudgetSeconds: _s,
-        pointBudgetSeconds: _p,
-        deploymentTag: _t,
-        ...rest
-      } = confirm;
-      return { regressions: 1, unmeasured: 0, label: '1', store: '/results', skipped: [], confirm: rest };
-    },
+    recordHistory: async (i) => (log('recordHistory', i), flagged(i.sweepId)),
+    storeHistory: async (i) => (log('storeHistory', i), { store: '/results', points: 1 }),
+    // a night of one sweep, flagged: the scheduled run confirms it
+    judgeNight: async (i) => ({
+      runs: i.runs.map((r) => ({ sweepId: r.sweepId, ...flagged(r.sweepId) })),
+      missing: [],
+    }),
     notifyConfirmation: async (i) => {
       notified.push(i);
       return 'command tee';
@@ -135,6 +130,19 @@ afterAll(async () => {
   await worker?.stop();
   await env?.teardown();
 });
+
+/** A verdict that flagged `sweepId` and asks for its A/B. */
+function flagged(sweepId: string) {
+  const {
+    confirmId: _c,
+    resultsRoot: _r,
+    startupBudgetSeconds: _s,
+    pointBudgetSeconds: _p,
+    deploymentTag: _t,
+    ...rest
+  } = { ...request(`confirm-${sweepId}`), sweepId };
+  return { regressions: 1, unmeasured: 0, label: '1', store: '/results', skipped: [], confirm: rest };
+}
 
 function request(confirmId: string, candidates = CANDIDATES): ConfirmInput {
   return {
@@ -289,5 +297,27 @@ describe('a flagged sweep', () => {
     expect(notified[0]).toMatchObject({ sweepId, result: { outcome: 'confirmed', culprit: { image: 'c3' } } });
     // the child ran under its own id: its allocations are named after it, not the sweep
     expect(verbs(confirmIdOf(sweepId), ['allocate']).length).toBe(3);
+  }, 60_000);
+
+  it('a scheduled night: the run judges its sweep, then confirms the flagged one and notifies the culprit', async () => {
+    notified = [];
+    const sweepId = `s-${randomUUID().slice(0, 8)}`;
+    const input = { ...unitSweepInput(sweepId), orientation: 'latency', image: 'cur', points: [4] };
+    const h = await env.client.workflow.start('sweepAllWorkflow', {
+      taskQueue,
+      workflowId: `night-${sweepId}`,
+      args: [{ sweeps: [input], maxConcurrentSweeps: 1, schedule: 'infersweep-nightly' }],
+    });
+    const [outcome] = (await h.result()) as ChildSweepOutcome[];
+    expect(verbs(sweepId, ['storeHistory', 'recordHistory']).map((c) => c.verb)).toEqual(['storeHistory']);
+    expect(outcome!.result).toMatchObject({
+      regressions: 1,
+      confirmation: { confirmId: confirmIdOf(sweepId), outcome: 'confirmed', culprit: 'c3' },
+    });
+    expect(notified).toEqual([
+      expect.objectContaining({ sweepId, result: expect.objectContaining({ outcome: 'confirmed' }) }),
+    ]);
+    expect(verbs(confirmIdOf(sweepId), ['allocate']).length).toBe(3);
+    await Worker.runReplayHistory({ workflowsPath, bundlerOptions }, await h.fetchHistory(), `night-${sweepId}`);
   }, 60_000);
 });

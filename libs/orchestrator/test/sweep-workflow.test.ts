@@ -97,6 +97,18 @@ const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
   stopServer: () => undefined,
   release: () => ({ ended: 'released', state: 'RUNNING' }),
   recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
+  storeHistory: () => ({ store: '/results', points: 1 }),
+  judgeNight: (i) => ({
+    runs: (i.runs as { sweepId: string }[]).map((r) => ({
+      sweepId: r.sweepId,
+      regressions: 0,
+      unmeasured: 0,
+      label: 'none',
+      store: '/results',
+      skipped: [],
+    })),
+    missing: [],
+  }),
   implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
   notifyConfirmation: () => undefined,
   stageArm: (i) => ({ planHash: '0000000000000000', resultsDir: String(i.resultsDir) }),
@@ -108,8 +120,13 @@ function mockActivities(): SweepActivities {
     verbs.map((verb) => [
       verb,
       async (input: Record<string, unknown>) => {
+        // a night's judgement is the scheduled run's (its workflow id)
         const sweepId = String(
-          input.sweepId ?? (input.planRef as { resultsDir?: string } | undefined)?.resultsDir ?? input.resultsDir ?? '',
+          input.sweepId ??
+            (input.planRef as { resultsDir?: string } | undefined)?.resultsDir ??
+            input.resultsDir ??
+            input.night ??
+            '',
         ).replace(/^\/results\//, '');
         const log = calls.get(sweepId) ?? [];
         log.push({ verb, input });
@@ -678,11 +695,11 @@ describe('a failed log capture never releases a healthy allocation', () => {
 });
 
 describe('sweepAllWorkflow, one child sweep per orientation', () => {
-  const startAll = (workflowId: string, sweeps: SweepInput[], perRun?: { resultsRoot: string }) =>
+  const startAll = (workflowId: string, sweeps: SweepInput[], perRun?: { resultsRoot: string }, schedule?: string) =>
     env.client.workflow.start('sweepAllWorkflow', {
       taskQueue,
       workflowId,
-      args: [{ sweeps, maxConcurrentSweeps: 1, ...(perRun ? { perRun } : {}) }],
+      args: [{ sweeps, maxConcurrentSweeps: 1, ...(perRun ? { perRun } : {}), ...(schedule ? { schedule } : {}) }],
     });
 
   it('every orientation runs when one fails; each outcome carries status, error or result, sweepId and resultsDir', async () => {
@@ -752,6 +769,62 @@ describe('sweepAllWorkflow, one child sweep per orientation', () => {
     }
     // the inputs' own ids were not used
     for (const s of sweeps) expect(calls.get(s.sweepId)).toBeUndefined();
+  });
+
+  it("a schedule's run is one night: its sweeps store their points, the run judges them together and carries the label", async () => {
+    const parentId = `sched-${randomUUID().slice(0, 8)}`;
+    const orientations = ['balanced', 'latency', 'throughput'];
+    const sweeps = orientations.map((orientation) => sweep({}, { orientation, points: [1] }));
+    const ids = sweeps.map((s) => childSweepId(parentId, s.orientation));
+    // the night: balanced regressed, latency's points were not in the store (its sweep could not store them)
+    scripts.set(parentId, {
+      judgeNight: (i) => {
+        const runs = i.runs as { sweepId: string }[];
+        const verdict = (sweepId: string, regressions: number) => ({
+          sweepId,
+          regressions,
+          unmeasured: 0,
+          label: String(regressions || 'none'),
+          store: '/results',
+          skipped: [],
+        });
+        return { runs: [verdict(runs[0]!.sweepId, 2), verdict(runs[2]!.sweepId, 0)], missing: [runs[1]!.sweepId] };
+      },
+    });
+    const h = await startAll(parentId, sweeps, { resultsRoot: '/results' }, 'infersweep-nightly');
+    const outcomes = (await h.result()) as ChildSweepOutcome[];
+    // each sweep stored its points with the night it belongs to, and judged nothing itself
+    for (const id of ids) {
+      const stored = (calls.get(id) ?? []).filter((c) => c.verb === 'storeHistory').map((c) => c.input);
+      expect(stored.map((i) => [i.sweepId, i.night])).toEqual([
+        [id, { schedule: 'infersweep-nightly', runId: parentId }],
+      ]);
+      expect((calls.get(id) ?? []).some((c) => c.verb === 'recordHistory')).toBe(false);
+      const childLabel = (await env.client.workflow.getHandle(id).describe()).typedSearchAttributes.get(
+        searchAttributeKeys.regression,
+      );
+      expect(childLabel).toBeUndefined();
+    }
+    // the night's one judgement, over every completed sweep
+    const judged = (calls.get(parentId) ?? []).filter((c) => c.verb === 'judgeNight').map((c) => c.input);
+    expect(judged).toEqual([
+      { night: parentId, runs: ids.map((id) => ({ sweepId: id, resultsDir: `/results/${id}` })) },
+    ]);
+    expect(outcomes.map((o) => o.result?.regressions)).toEqual([2, undefined, 0]);
+    // the sweep left without a verdict counts, never as none
+    const label = (await h.describe()).typedSearchAttributes.get(searchAttributeKeys.regression);
+    expect(label).toBe('2,failed:1');
+  });
+
+  it('an ad-hoc run of every orientation leaves each sweep its own verdict', async () => {
+    const sweeps = ['balanced', 'latency'].map((orientation) => sweep({}, { orientation, points: [1] }));
+    const parentId = `all-${randomUUID().slice(0, 8)}`;
+    await (await startAll(parentId, sweeps)).result();
+    for (const s of sweeps) {
+      expect(callsOf(s, 'recordHistory')).toHaveLength(1);
+      expect(callsOf(s, 'storeHistory')).toHaveLength(0);
+    }
+    expect(calls.get(parentId)).toBeUndefined();
   });
 
   it('a parent cancel cancels the running child (its allocation released) and starts none of the rest', async () => {

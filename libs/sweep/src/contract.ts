@@ -329,6 +329,18 @@ export interface SweepInput {
   search?: SweepSearch;
   /** replicates across allocations after the first pass (the plan's replicates block); absent: one measurement per point */
   replicates?: SweepReplicates;
+  /**
+   * The scheduled run this sweep is one orientation of (set by sweepAllWorkflow for a schedule's run):
+   * the sweep stores its points and that run judges all its sweeps as one family (docs/history.md "A
+   * scheduled night is one family"). Absent: an ad-hoc sweep, judged on its own.
+   */
+  night?: NightOf;
+}
+
+/** A schedule's run: the schedule's id (`infersweep schedule`) and the run's workflow id. */
+export interface NightOf {
+  schedule: string;
+  runId: string;
 }
 
 /** Input of the parent workflow for `--orientation all`. */
@@ -343,6 +355,11 @@ export interface SweepAllInput {
    * children use their inputs as given.
    */
   perRun?: { resultsRoot: string };
+  /**
+   * The id of the schedule that starts these runs (apps/cli `schedule create`): each run is a night,
+   * its sweeps carry {@link SweepInput.night} and the run judges them as one family. Absent: ad-hoc.
+   */
+  schedule?: string;
 }
 
 export interface SweepResult {

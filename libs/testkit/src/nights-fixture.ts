@@ -1,15 +1,17 @@
 /**
  * Synthetic nights through the history's own verdict (docs/history.md "Pre-registered targets"
- * H1–H4, H7): seeded AR(1) lognormal series as stored history points, judged by `evaluateRun`
+ * H1–H4, H7, H9–H12): seeded AR(1) lognormal series as stored history points, judged by `evaluateRun`
  * exactly as a recorded run is. Used by libs/history/test/nightly.sim.test.ts (per commit) and
  * bench/history-nights.ts (the 1000-night tables). Each function returns counts, never a verdict.
  */
 import {
   NO_METRICS,
   analyzeWhole,
+  evaluateNight,
   evaluateRun,
   type DetectionSettingsInput,
   type HistoryPoint,
+  type MetricName,
   type RunVerdict,
 } from '@infersweep/history';
 import { ar1Series, seededRng, type Rng } from '@infersweep/stats';
@@ -94,6 +96,119 @@ export function historyNights(
     if (stepOn && flagged.has('o0')) stepped++;
   }
   return { falseAlarms, nightsWithFalseAlarm, stepped };
+}
+
+/**
+ * A scheduled night (H9–H12): `orientations` sweeps, each its own run id, each with `points` points ×
+ * the primary `metrics`; orientation 0's first metric moves by `step` in the window when given.
+ */
+export interface ScheduledNightShape {
+  orientations: number;
+  points: number;
+  metrics: readonly MetricName[];
+  history: number;
+  sigma: number;
+  rho: number;
+  step?: number;
+}
+
+export const SCHEDULED_NIGHT: ScheduledNightShape = {
+  orientations: 3,
+  points: 9,
+  metrics: ['throughputPerGpu', 'interactivityP50', 'ttftP50Ms'],
+  history: 21,
+  sigma: 0.03,
+  rho: 0,
+};
+
+/** Per night: the flagged units (orientation|metric) and the units BH rejected before the gate. */
+interface NightOutcome {
+  flagged: Set<string>;
+  rejected: Set<string>;
+}
+
+function outcomeOf(verdicts: readonly RunVerdict[], q: number): NightOutcome {
+  const flagged = new Set<string>();
+  const rejected = new Set<string>();
+  for (const v of verdicts)
+    for (const p of v.points)
+      for (const m of p.metrics) {
+        const unit = `${p.series.split(':')[1]}|${m.metric}`;
+        if (m.status === 'regression' && !m.pending) flagged.add(unit);
+        if (m.qValue !== undefined && m.qValue <= q) rejected.add(unit);
+      }
+  return { flagged, rejected };
+}
+
+/**
+ * One scheduled night judged two ways on the same data: as one family (`evaluateNight`, what a
+ * scheduled run does) and as one family per orientation's sweep (`evaluateRun` per run).
+ */
+export function simulateScheduledNight(
+  rng: Rng,
+  s: ScheduledNightShape,
+): { night: NightOutcome; perOrientation: NightOutcome } {
+  const runs = s.history + 1;
+  const settings: DetectionSettingsInput = { metrics: [...s.metrics], secondaryMetrics: [] };
+  const byKey = new Map<string, HistoryPoint[]>();
+  const newest = new Map<string, HistoryPoint[]>();
+  for (let o = 0; o < s.orientations; o++)
+    for (let c = 0; c < s.points; c++) {
+      const noise = s.metrics.map(() => ar1Series(rng, runs, s.sigma, s.rho));
+      const pts = Array.from({ length: runs }, (_, t): HistoryPoint => {
+        const stepped = o === 0 && s.step !== undefined && t >= runs - 2;
+        const metrics = { ...NO_METRICS };
+        s.metrics.forEach((m, i) => (metrics[m] = 1000 * Math.exp(noise[i]![t]!) * (stepped && i === 0 ? s.step! : 1)));
+        const p = point(t, `o${o}`, CONCURRENCIES[c]!, 0);
+        return { ...p, runId: `${p.runId}-o${o}`, metrics };
+      });
+      byKey.set(`o${o}:${CONCURRENCIES[c]}`, pts);
+      newest.set(`o${o}`, [...(newest.get(`o${o}`) ?? []), pts.at(-1)!]);
+    }
+  const historyOf = (p: HistoryPoint) => byKey.get(`${p.key.orientation}:${p.key.concurrency}`)!;
+  const nightRuns = [...newest.values()].map((points) => ({ runId: points[0]!.runId, points }));
+  const q = 0.05;
+  return {
+    night: outcomeOf(evaluateNight('night', nightRuns, historyOf, settings), q),
+    perOrientation: outcomeOf(
+      nightRuns.map((r) => evaluateRun(r.runId, r.points, historyOf, settings)),
+      q,
+    ),
+  };
+}
+
+export interface ScheduledNightCounts {
+  /** flagged units other than the stepped one, summed over the nights */
+  falseAlarms: number;
+  nightsWithFalseAlarm: number;
+  /** nights on which BH rejected a unit other than the stepped one (before the gate) */
+  nightsRejected: number;
+  /** nights on which the stepped unit flagged */
+  stepped: number;
+}
+
+/** H9–H12: `count` seeded nights, counted for the night's one family and for one family per orientation. */
+export function scheduledNights(
+  count: number,
+  shape: ScheduledNightShape,
+  seed: number,
+): { night: ScheduledNightCounts; perOrientation: ScheduledNightCounts } {
+  const rng = seededRng(seed);
+  const zero = (): ScheduledNightCounts => ({ falseAlarms: 0, nightsWithFalseAlarm: 0, nightsRejected: 0, stepped: 0 });
+  const out = { night: zero(), perOrientation: zero() };
+  const steppedUnit = `o0|${shape.metrics[0]}`;
+  for (let n = 0; n < count; n++) {
+    const r = simulateScheduledNight(rng, shape);
+    for (const k of ['night', 'perOrientation'] as const) {
+      const wrong = [...r[k].flagged].filter((u) => !(shape.step !== undefined && u === steppedUnit)).length;
+      const rejected = [...r[k].rejected].filter((u) => !(shape.step !== undefined && u === steppedUnit)).length;
+      out[k].falseAlarms += wrong;
+      if (wrong > 0) out[k].nightsWithFalseAlarm++;
+      if (rejected > 0) out[k].nightsRejected++;
+      if (shape.step !== undefined && r[k].flagged.has(steppedUnit)) out[k].stepped++;
+    }
+  }
+  return out;
 }
 
 /** A drifting series: `flat` runs, then `drift` runs moving by `perNight` (e.g. −0.005) each, noise σ. */

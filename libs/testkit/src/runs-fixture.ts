@@ -33,14 +33,15 @@ export function writeRun(
   runId: string,
   day: number,
   tput: Record<number, number>,
-  opts: { image?: string; valid?: boolean; points?: number[] } = {},
+  opts: { image?: string; valid?: boolean; points?: number[]; orientation?: string } = {},
 ): string {
   const dir = join(root, runId);
   const layout = new ResultsLayout(dir);
   mkdirSync(dir, { recursive: true });
   // the plan configures the points the run has records for (a configured point without one is a failed point)
   const points = opts.points ?? Object.keys(tput).map(Number);
-  writeFileSync(layout.planFile, JSON.stringify({ ...plan, points, image: opts.image ?? plan.image }));
+  const orientation = opts.orientation ?? plan.orientation;
+  writeFileSync(layout.planFile, JSON.stringify({ ...plan, points, orientation, image: opts.image ?? plan.image }));
   for (const [c, t] of Object.entries(tput)) {
     const r = structuredClone(record);
     r.identity.sweepId = runId;

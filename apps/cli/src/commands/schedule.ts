@@ -53,12 +53,16 @@ interface CreateOpts {
   taskQueue?: string;
 }
 
-/** The frozen action input: every orientation's plan, results under `<data>/results/<run id>-<orientation>`. */
+/**
+ * The frozen action input: every orientation's plan, results under `<data>/results/<run id>-<orientation>`,
+ * and the schedule's id: each run is a night of that schedule, judged as one family (docs/history.md).
+ */
 export function scheduledInput(plans: SweepPlan[], name: string, configHash: string): SweepAllInput {
   const label = `schedule-${name}`;
   const sweeps = plans.map((p) => buildSweepInput(p, { configName: p.sweep, configHash, label }));
   // each run's results under the cluster's results root (shared storage the worker sees), if it has one
-  return { sweeps, maxConcurrentSweeps: 1, perRun: { resultsRoot: plans[0]?.resultsRoot ?? join(dataDir, 'results') } };
+  const perRun = { resultsRoot: plans[0]?.resultsRoot ?? join(dataDir, 'results') };
+  return { sweeps, maxConcurrentSweeps: 1, perRun, schedule: scheduleIdOf(name) };
 }
 
 async function create(client: Client, name: string, opts: CreateOpts): Promise<void> {

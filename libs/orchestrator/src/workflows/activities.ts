@@ -24,6 +24,13 @@ import type { HistoryActivities } from '../activities/history';
  */
 export const HEARTBEAT_TIMEOUT_SECONDS = { allocate: 20, waitReady: 30, runPoint: 20 } as const;
 
+/** The history's activities (../activities/history.ts): a sweep's end, a night's end, a confirmation's notification. */
+export const historyActivities = () =>
+  proxyActivities<HistoryActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { maximumAttempts: 3, initialInterval: '5 seconds', maximumInterval: '1 minute' },
+  });
+
 export function activitiesFor(
   input: Pick<SweepInput, 'startupBudgetSeconds' | 'pointBudgetSeconds'> & { grantWaitMinutes?: number },
 ) {
@@ -72,10 +79,7 @@ export function activitiesFor(
     retry: cleanup.retry,
   });
   // the end of a completed sweep: its points into the history and its verdict (../activities/history.ts)
-  const { recordHistory, notifyConfirmation } = proxyActivities<HistoryActivities>({
-    startToCloseTimeout: '5 minutes',
-    retry: { maximumAttempts: 3, initialInterval: '5 seconds', maximumInterval: '1 minute' },
-  });
+  const { recordHistory, storeHistory, notifyConfirmation } = historyActivities();
   // the worker's node quarantine (../activities/quarantine.ts): a failed attempt's suspects
   const { implicateNodes } = proxyActivities<QuarantineActivities>(quick);
   return {
@@ -89,6 +93,7 @@ export function activitiesFor(
     stopServer,
     release,
     recordHistory,
+    storeHistory,
     implicateNodes,
     notifyConfirmation,
   };

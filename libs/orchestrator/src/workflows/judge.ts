@@ -47,15 +47,24 @@ export class Judgement {
    */
   async judge(): Promise<void> {
     const { input, state, act } = this.sweep;
+    const { sweepId, resultsDir, night } = input;
+    const failed = unmeasuredPoints(state);
+    const costs = pointCosts(state);
+    if (night) {
+      // one orientation of a scheduled run: stored now, judged with its siblings when the run ends (./sweep-all.ts)
+      await CancellationScope.nonCancellable(async () => {
+        try {
+          const h = await act.storeHistory({ sweepId, resultsDir, failed, costs, night });
+          this.sweep.publish(undefined, `history stored in ${h.store}; the verdict is the night's (${night.runId})`);
+        } catch (err) {
+          this.sweep.publish(undefined, `history not recorded: ${messageOf(err)}`);
+        }
+      });
+      return;
+    }
     const confirm = await CancellationScope.nonCancellable(async () => {
       try {
-        const { sweepId, resultsDir } = input;
-        const h = await act.recordHistory({
-          sweepId,
-          resultsDir,
-          failed: unmeasuredPoints(state),
-          costs: pointCosts(state),
-        });
+        const h = await act.recordHistory({ sweepId, resultsDir, failed, costs });
         this.regressions = h.regressions;
         this.unmeasured = h.unmeasured;
         upsertSearchAttributes([{ key: searchAttributeKeys.regression, value: h.label }]);
@@ -66,47 +75,14 @@ export class Judgement {
         return undefined;
       }
     });
-    if (confirm) await this.confirm(confirm);
-  }
-
-  /**
-   * A flagged regression: the paired A/B and bisection as a child workflow (./confirm.ts), then its
-   * notification (a failed confirmation notifies the flag: fail closed). Cancelling the sweep cancels it.
-   */
-  private async confirm(request: NonNullable<RecordHistoryResult['confirm']>): Promise<void> {
-    const { sweepId, resultsDir, startupBudgetSeconds, pointBudgetSeconds, deploymentTag } = this.sweep.input;
-    const confirmId = confirmIdOf(sweepId);
-    const publish = (m: string) => this.sweep.publish(undefined, m);
-    publish(`confirming the regression by a paired A/B (${confirmId})`);
-    let outcome: Parameters<SweepVerbs['notifyConfirmation']>[0]['result'];
-    try {
-      const r = await executeChild(confirmWorkflow, {
-        workflowId: confirmId,
-        args: [
-          {
-            ...request,
-            confirmId,
-            resultsRoot: resultsDir.replace(/\/+$/, '').replace(/\/[^/]*$/, ''),
-            startupBudgetSeconds,
-            pointBudgetSeconds,
-            deploymentTag,
-          },
-        ],
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      });
-      outcome = r;
-      this.confirmation = { confirmId, outcome: r.outcome, ...(r.culprit ? { culprit: r.culprit.image } : {}) };
-      const culprit = r.culprit ? `; first bad image ${r.culprit.image}` : '';
-      publish(`regression ${r.outcome} by the paired A/B${culprit}`);
-    } catch (err) {
-      if (isCancellation(err) && this.sweep.root.consideredCancelled) throw err;
-      outcome = { failed: messageOf(err) };
-      this.confirmation = { confirmId, outcome: 'failed', error: messageOf(err) };
-      publish(`the paired A/B failed, the regression stands: ${messageOf(err)}`);
-    }
-    await CancellationScope.nonCancellable(() =>
-      this.sweep.act.notifyConfirmation({ sweepId, resultsDir, result: outcome }).catch(() => undefined),
-    );
+    if (confirm)
+      this.confirmation = await confirmRegression(
+        input,
+        confirm,
+        act.notifyConfirmation,
+        (m) => this.sweep.publish(undefined, m),
+        () => this.sweep.root.consideredCancelled,
+      );
   }
 
   /** The verdict's fields of the sweep's result (none before the judgement). */
@@ -117,4 +93,58 @@ export class Judgement {
       ...(this.confirmation ? { confirmation: this.confirmation } : {}),
     };
   }
+}
+
+/** The sweep a confirmation compares against: its id, results and budgets. */
+type ConfirmTarget = Pick<
+  SweepRunInput,
+  'sweepId' | 'resultsDir' | 'startupBudgetSeconds' | 'pointBudgetSeconds' | 'deploymentTag'
+>;
+
+/**
+ * A flagged regression: the paired A/B and bisection as a child workflow (./confirm.ts), then its
+ * notification (a failed confirmation notifies the flag: fail closed). A cancel of the caller
+ * (`cancelled()` true) cancels it. Returns the sweep's result field `confirmation`.
+ */
+export async function confirmRegression(
+  target: ConfirmTarget,
+  request: NonNullable<RecordHistoryResult['confirm']>,
+  notifyConfirmation: SweepVerbs['notifyConfirmation'],
+  publish: (message: string) => void,
+  cancelled: () => boolean,
+): Promise<NonNullable<SweepResult['confirmation']>> {
+  const { sweepId, resultsDir, startupBudgetSeconds, pointBudgetSeconds, deploymentTag } = target;
+  const confirmId = confirmIdOf(sweepId);
+  publish(`confirming the regression by a paired A/B (${confirmId})`);
+  let outcome: Parameters<SweepVerbs['notifyConfirmation']>[0]['result'];
+  let confirmation: NonNullable<SweepResult['confirmation']>;
+  try {
+    const r = await executeChild(confirmWorkflow, {
+      workflowId: confirmId,
+      args: [
+        {
+          ...request,
+          confirmId,
+          resultsRoot: resultsDir.replace(/\/+$/, '').replace(/\/[^/]*$/, ''),
+          startupBudgetSeconds,
+          pointBudgetSeconds,
+          deploymentTag,
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+    outcome = r;
+    confirmation = { confirmId, outcome: r.outcome, ...(r.culprit ? { culprit: r.culprit.image } : {}) };
+    const culprit = r.culprit ? `; first bad image ${r.culprit.image}` : '';
+    publish(`regression ${r.outcome} by the paired A/B${culprit}`);
+  } catch (err) {
+    if (isCancellation(err) && cancelled()) throw err;
+    outcome = { failed: messageOf(err) };
+    confirmation = { confirmId, outcome: 'failed', error: messageOf(err) };
+    publish(`the paired A/B failed, the regression stands: ${messageOf(err)}`);
+  }
+  await CancellationScope.nonCancellable(() =>
+    notifyConfirmation({ sweepId, resultsDir, result: outcome }).catch(() => undefined),
+  );
+  return confirmation;
 }
