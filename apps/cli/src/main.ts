@@ -1,7 +1,10 @@
 #!/usr/bin/env -S npx tsx
 /**
  * `infersweep` CLI. Every file in ./commands exports `register(program)`; the list below is the
- * whole command set, registered statically (a new subcommand is one import and one entry).
+ * whole command set, registered statically (a new subcommand is one import and one entry). A
+ * command file holds only its name, arguments, options and help, and imports nothing heavy: its
+ * action imports ../actions/<command>.ts (and with it Temporal, the orchestrator, the history…)
+ * when it runs, so `--help`, a usage error or one command loads only what that command needs.
  */
 import { Command } from 'commander';
 import * as cancel from './commands/cancel';

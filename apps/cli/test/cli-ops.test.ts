@@ -5,9 +5,9 @@ import { exitCodeFor, ExitWith, fmtDuration, parsePointList, UsageError, EXIT } 
 import { listQuery, type SweepView } from '../src/ops/temporal';
 import { allocatingLine, pointLine, statusJson, statusText, sweepSucceeded } from '../src/ops/render';
 import { PlainReporter, pointDetail, pointFraction, sweepHeader } from '../src/ops/watcher';
-import { judge, jobNameStem } from '../src/commands/janitor';
-import { checkCron, scheduleIdOf } from '../src/commands/schedule';
-import { matchesNode } from '../src/commands/logs';
+import { judge, jobNameStem } from '../src/actions/janitor';
+import { checkCron, scheduleIdOf } from '../src/actions/schedule';
+import { matchesNode } from '../src/actions/logs';
 import { ConfigError } from '@infersweep/topology';
 
 const progress = (points: PointState[], phase: SweepProgress['phase'] = 'running-point'): SweepProgress => ({

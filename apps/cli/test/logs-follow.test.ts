@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InfersweepError } from '@infersweep/core';
 import { LocalExecutor, type RunOptions } from '@infersweep/slurm';
-import { followLogs } from '../src/commands/logs';
+import { followLogs } from '../src/actions/logs';
 
 describe('logs --follow', () => {
   it('streams megabytes of a growing log and keeps none of it', async () => {

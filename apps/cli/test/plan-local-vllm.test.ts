@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '@infersweep/testkit/cli';
-import { CLUSTER_CONFIGS, DEFAULT_CONFIG, configFileFor } from '@infersweep/orchestrator';
+import { DEFAULT_CONFIG } from '@infersweep/core';
+import { CLUSTER_CONFIGS, configFileFor } from '@infersweep/orchestrator';
 
 /** The CLI as a subprocess, with stand-in stack and tools paths (plan reads neither). */
 const cli = (args: string[]) =>

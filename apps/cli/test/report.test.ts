@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { niceTicks, paretoFrontier, paretoSvg } from '../src/report/chart';
 import { loadSweepResults, rowFromRecord } from '../src/report/records';
-import { csvCell, renderReport, seriesOf, toCsv, CSV_COLUMNS, X_AXES } from '../src/report/html';
+import { csvCell, renderReport, seriesOf, toCsv, CSV_COLUMNS } from '../src/report/html';
+import { X_AXES } from '../src/report/axes';
 import { locateOnDisk } from '../src/report/generate';
 import { pointRecord, tempRoot, writeSweep } from './fixtures/sweep-results';
 

@@ -13,6 +13,10 @@ export const repoRoot: string = decodeURIComponent(import.meta.url.replace(/^fil
   '',
 );
 
+/** The sweep config and cluster profile a command uses without `--config` / `--cluster` (paths relative to the repository root). */
+export const DEFAULT_CONFIG = 'configs/kimik3-fp4-h200.yaml';
+export const DEFAULT_CLUSTER = 'local';
+
 /** infersweep's state folder: $INFERSWEEP_DATA, default `<repo>/.infersweep`. */
 export function dataDirOf(env: Record<string, string | undefined>): string {
   return env.INFERSWEEP_DATA ?? `${repoRoot}.infersweep`;

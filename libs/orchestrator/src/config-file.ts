@@ -5,10 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, parseSweepConfig, type LoadedConfig } from '@infersweep/topology';
-import { dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
+import { DEFAULT_CONFIG, dataDirOf, parseStackEnv, repoRoot, stackEnvFile } from '@infersweep/core';
 
-export const DEFAULT_CONFIG = 'configs/kimik3-fp4-h200.yaml';
-export const DEFAULT_CLUSTER = 'local';
 /**
  * Cluster profiles the default config does not hold, and the config that does: with the default
  * `--config`, `--cluster local-vllm` plans configs/tiny-moe-local-vllm.yaml (the bash runner's shapes at one

@@ -1,4 +1,8 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+/**
+ * The worker factory. The Temporal worker SDK (and the webpack it bundles workflows with) is imported
+ * when a worker is made, not with this lib: the CLI's `plan`, `status`… load the orchestrator without it.
+ */
+import type { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import { taskQueueFor } from '@infersweep/core';
 import { bundlerOptions, workflowsPath } from './bundle';
 import { createActivities, sweepActivityInterceptors, type ActivityDeps } from './activities';
@@ -24,6 +28,7 @@ export interface SweepWorkerOptions {
 }
 
 export async function connectWorker(target: TemporalTarget): Promise<NativeConnection> {
+  const { NativeConnection } = await import('@temporalio/worker');
   return NativeConnection.connect({
     address: target.address,
     tls: connectionTls(target),
@@ -59,6 +64,7 @@ export async function createSweepWorker(opts: SweepWorkerOptions): Promise<{
       if (!opts.connection) await connection.close().catch(() => undefined);
       throw e;
     });
+  const { Worker } = await import('@temporalio/worker');
   const worker = await Worker.create({
     connection,
     namespace: target.namespace,

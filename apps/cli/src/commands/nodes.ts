@@ -7,15 +7,9 @@
  * (`INFERSWEEP_DATA`): then run it where the worker runs.
  */
 import type { Command } from 'commander';
-import { DEFAULT_CLUSTER, openQuarantine, type QuarantineEntry } from '@infersweep/orchestrator';
-import { action, out, usageExits, UsageError } from '../ops/cli';
-
-interface NodesOpts {
-  cluster: string;
-  clear?: string[];
-  clearAll?: boolean;
-  json?: boolean;
-}
+import { DEFAULT_CLUSTER } from '@infersweep/core';
+import { action, usageExits } from '../ops/cli';
+import type { NodesOpts } from '../actions/nodes';
 
 export function register(program: Command): void {
   usageExits(
@@ -26,33 +20,6 @@ export function register(program: Command): void {
       .option('--clear <node...>', 'clear these nodes of their quarantine and strikes')
       .option('--clear-all', 'clear every node of the cluster')
       .option('--json', 'print a JSON object: the quarantined nodes and what was cleared')
-      .action(
-        action('nodes', async (opts: NodesOpts) => {
-          if (opts.clear && opts.clearAll) throw new UsageError('give --clear NODE... or --clear-all, not both');
-          const store = openQuarantine(opts.cluster);
-          try {
-            const cleared = opts.clearAll ? await store.clear('all') : opts.clear ? await store.clear(opts.clear) : [];
-            const nodes = await store.list();
-            if (opts.json) out(JSON.stringify({ cluster: opts.cluster, where: store.where, nodes, cleared }, null, 2));
-            else printNodes(opts.cluster, nodes, cleared, opts.clear ?? []);
-          } finally {
-            await store.close();
-          }
-        }),
-      ),
+      .action(action('nodes', async (opts: NodesOpts) => (await import('../actions/nodes')).nodes(opts))),
   );
-}
-
-function printNodes(cluster: string, nodes: QuarantineEntry[], cleared: string[], asked: string[]): void {
-  for (const n of asked.filter((x) => !cleared.includes(x))) out(`${n}: not quarantined, nothing to clear`);
-  if (cleared.length) out(`cleared: ${cleared.join(', ')}`);
-  if (nodes.length === 0) {
-    out(`no quarantined nodes on ${cluster}`);
-    return;
-  }
-  for (const n of nodes)
-    out(
-      `${n.node.padEnd(14)} until ${n.until}  ${n.class.padEnd(12)} ${n.rule} (sweep ${n.sweepId}${n.jobId ? `, job ${n.jobId}` : ''}, ${n.strikes} strike(s))${n.evidence ? `\n${' '.repeat(16)}${n.evidence}` : ''}`,
-    );
-  out(`clear one with \`infersweep nodes --cluster ${cluster} --clear NODE\``);
 }

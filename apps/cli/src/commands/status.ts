@@ -5,9 +5,7 @@
  * `progress` query's result (plus workflowStatus, uiLink, live heartbeat details).
  */
 import type { Command } from 'commander';
-import { action, out, usageExits, UsageError } from '../ops/cli';
-import { describeSweep, latestSweepId, withSession } from '../ops/temporal';
-import { statusJson, statusText } from '../ops/render';
+import { action, usageExits } from '../ops/cli';
 
 export function register(program: Command): void {
   usageExits(
@@ -20,15 +18,7 @@ export function register(program: Command): void {
       .option('--json', 'print the progress query result as one JSON object')
       .action(
         action('status', async (id: string | undefined, opts: { json?: boolean }) =>
-          withSession(async (s) => {
-            const sweepId = id ?? (await latestSweepId(s));
-            if (!sweepId)
-              throw new UsageError(
-                'no sweeps on this Temporal namespace yet; start one with `infersweep sweep --orientation <name>`',
-              );
-            const view = await describeSweep(s, sweepId);
-            out(opts.json ? JSON.stringify(statusJson(view), null, 2) : statusText(view));
-          }),
+          (await import('../actions/status')).status(id, opts),
         ),
       ),
   );

@@ -5,8 +5,7 @@
  */
 import type { Command } from 'commander';
 import { action, usageExits } from '../ops/cli';
-import { follow } from '../ops/follow';
-import { withSession } from '../ops/temporal';
+import type { WatchOpts } from '../actions/watch';
 
 export function register(program: Command): void {
   usageExits(
@@ -17,9 +16,7 @@ export function register(program: Command): void {
       .option('--plain', 'plain lines even on a terminal')
       .option('--no-report', 'do not write the report when the sweep ends')
       .action(
-        action('watch', async (id: string, opts: { plain?: boolean; report: boolean }) =>
-          withSession((s) => follow(s, id, { plain: opts.plain, report: opts.report })),
-        ),
+        action('watch', async (id: string, opts: WatchOpts) => (await import('../actions/watch')).watch(id, opts)),
       ),
   );
 }

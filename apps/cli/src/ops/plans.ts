@@ -5,9 +5,9 @@
  */
 import { isAbsolute } from 'node:path';
 import { checkSiteFiles, formatIssue, planSweep, siteFileIssues, type SweepPlan } from '@infersweep/topology';
-import { fnv1a64 } from '@infersweep/core';
+import { DEFAULT_CLUSTER, fnv1a64 } from '@infersweep/core';
 import { localFileProbe } from '@infersweep/slurm';
-import { DEFAULT_CLUSTER, loadSweepConfig, temporalTarget, type ConfigFile } from '@infersweep/orchestrator';
+import { loadSweepConfig, temporalTarget, type ConfigFile } from '@infersweep/orchestrator';
 import { EXIT, ExitWith, err, parsePointList } from './cli';
 
 export interface PlanCliOptions {

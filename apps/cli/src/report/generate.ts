@@ -12,7 +12,8 @@ import type { SweepProgress } from '@infersweep/sweep';
 import { UsageError } from '../ops/cli';
 import { describeSweep, latestSweepId, openSession, type Session, type SweepView } from '../ops/temporal';
 import { loadSweepResults, PROGRESS_SNAPSHOT, type SweepResults } from './records';
-import { DEFAULT_X_AXIS, renderReport, seriesOf, X_AXES, Y_LABEL, type XAxis } from './html';
+import { renderReport, seriesOf } from './html';
+import { DEFAULT_X_AXIS, X_AXES, Y_LABEL, type XAxis } from './axes';
 import { paretoSvg } from './chart';
 
 export const resultsRoot = (): string => join(dataDir, 'results');
