@@ -1,0 +1,259 @@
+/**
+ * Nodes made faulty for real on this slot's stack, each seen through the whole path (Slurm, the
+ * server's log, the activity interceptor's classifier, the workflow's decision, the quarantine):
+ *  - a node whose slurmd stops: Slurm marks it DOWN (not responding) after SlurmdTimeout and ends
+ *    the job NODE_FAIL; node health, quarantined at once, the point re-placed on the other nodes;
+ *  - a server that dies with PyTorch's CUDA OOM line: cuda-oom, the point failed at once, the sweep
+ *    goes on on the same allocation;
+ *  - a server that dies with an NCCL error line on a node that stays bad: nccl, a strike per death,
+ *    the second quarantines the node, the point re-placed on the other nodes.
+ * The server faults come from scripts/stack.sh's faulty-sim (the simulator behind a watcher of a
+ * per-node fault file), which the plan launches in place of the simulator; the lines are the ones
+ * the rules of libs/core/src/attempt-class.ts were built from.
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { LocalExecutor } from '@infersweep/slurm';
+import { openQuarantine } from '@infersweep/orchestrator';
+import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
+import type { SweepConfig } from '@infersweep/topology';
+import {
+  cleanupStarted,
+  client as connect,
+  localSlurm,
+  notSaturationGated,
+  pointRunning,
+  profileSeconds,
+  startOnNewWorker,
+  testInput,
+  testPlan,
+  waitProgress,
+} from '@infersweep/testkit/sweep-harness';
+import { stackEnv } from '@infersweep/testkit/stack';
+import { until } from '@infersweep/testkit/wait';
+
+const slurm = localSlurm(); // sets SLURM_CONF to this slot's Slurm: nothing here reaches another slot
+const exec = new LocalExecutor();
+const quarantine = openQuarantine('local'); // the worker's: this slot's data folder
+const stack = stackEnv().INFERSWEEP_STACK;
+const faultsDir = join(stack, 'faults');
+const faultySim = join(stack, 'bin', 'faulty-sim');
+let c: Client;
+/** a node whose slurmd this file stopped and has not restarted yet */
+let stopped: string | undefined;
+const faultFiles = new Set<string>();
+
+/** PyTorch's OOM (c10/cuda/CUDACachingAllocator.cpp, the cuda-oom rule's source), as vLLM's engine core logs it. */
+const CUDA_OOM_LINE =
+  'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.22 GiB. GPU 0 has a total capacity of 79.11 GiB of which 512.00 MiB is free.';
+/** PyTorch's NCCL error (NCCLUtils.hpp) with NCCL's ncclRemoteError string (src/init.cc): the nccl-remote-error rule's source. */
+const NCCL_LINE =
+  'torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5';
+
+const partitionStates = async (): Promise<string[]> =>
+  (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-o', '%T'])).stdout.trim().split('\n');
+const allUp = async (): Promise<true | undefined> =>
+  (await partitionStates()).every((st) => /^(idle|mixed|allocated)$/.test(st.trim())) ? true : undefined;
+
+/** Slurm's own SlurmdTimeout (seconds): how long a silent slurmd stays a responding node. */
+async function slurmdTimeoutSeconds(): Promise<number> {
+  const r = await exec.run(['scontrol', 'show', 'config']);
+  const s = Number(/^SlurmdTimeout\s*=\s*(\d+) sec/m.exec(r.stdout)?.[1]);
+  if (!Number.isFinite(s) || s <= 0) throw new Error(`no SlurmdTimeout in scontrol show config: ${r.stdout}`);
+  return s;
+}
+
+const pidFile = (node: string) => join(stack, 'pids', `slurmd-${node}.pid`);
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Stop node's slurmd (this stack's, by its pid file) and wait for it to be gone. */
+async function stopSlurmd(node: string): Promise<void> {
+  const pid = Number(readFileSync(pidFile(node), 'utf8').trim());
+  expect(readFileSync(`/proc/${pid}/comm`, 'utf8').trim()).toBe('slurmd');
+  stopped = node;
+  process.kill(pid, 'SIGTERM');
+  await until(`slurmd of ${node} (pid ${pid}) gone`, async () => !alive(pid), 30_000);
+}
+
+/** Start node's slurmd again (as scripts/stack.sh does) and wait until Slurm returns it to service. */
+async function restartSlurmd(node: string): Promise<void> {
+  const r = await exec.run(['slurmd', '-N', node]);
+  if (r.code !== 0) throw new Error(`slurmd -N ${node} failed: ${r.stderr}`);
+  stopped = undefined;
+  // ReturnToService=1: a node DOWN for not responding comes back when its slurmd answers
+  await until(
+    `${node} back in service`,
+    async () =>
+      /^(idle|mixed|allocated)$/.test(
+        (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-n', node, '-o', '%T'])).stdout.trim(),
+      )
+        ? true
+        : undefined,
+    120_000,
+  );
+}
+
+/** A fault for `node`'s server (scripts/stack.sh faulty-sim), written whole (rename) so the watcher never reads half of it. */
+function injectFault(node: string, line: string, always = false): string {
+  const file = join(faultsDir, always ? `${node}.always` : node);
+  const tmp = join(faultsDir, `.tmp-${node}-${process.pid}`);
+  writeFileSync(tmp, `${line}\n`);
+  renameSync(tmp, file);
+  faultFiles.add(file);
+  return file;
+}
+
+/** The simulator behind the fault watcher, as an operator would configure it. */
+const withFaultySim = (c: SweepConfig): void => {
+  const o = c.clusters.local?.engineOverride;
+  if (o?.kind !== 'simulator') throw new Error(`the local cluster has no simulator override: ${JSON.stringify(o)}`);
+  o.binary = faultySim;
+};
+
+beforeAll(async () => {
+  await until('every node of the partition up', allUp, 180_000);
+  c = await connect();
+  await quarantine.clear('all');
+});
+afterAll(async () => {
+  for (const f of faultFiles) rmSync(f, { force: true });
+  if (stopped) await restartSlurmd(stopped);
+  await quarantine.clear('all');
+  await quarantine.close();
+  await cleanupStarted(slurm);
+  await c?.connection.close();
+});
+
+describe('faulty nodes on the real stack: classified, quarantined or failed as the class decides, the sweep completes', () => {
+  it("a node whose slurmd stops → Slurm's NODE_FAIL after SlurmdTimeout, node-health, quarantined, the point re-placed on the other nodes", async () => {
+    const timeout = await slurmdTimeoutSeconds();
+    // the point outlasts Slurm's verdict: SlurmdTimeout plus two of slurmctld's pings (every SlurmdTimeout/3)
+    const profile = timeout + 2 * Math.ceil(timeout / 3);
+    const input = testInput(
+      testPlan('latency', [1], (p) => {
+        notSaturationGated(p);
+        profileSeconds(profile)(p);
+      }),
+      'fleet-slurmd-stop',
+    );
+    const { worker, h } = await startOnNewWorker(c, input);
+    let stoppedAt = 0;
+    let victim = '';
+    const result = (await worker.runUntil(async () => {
+      const p = await waitProgress(
+        h,
+        (q) => pointRunning(1)(q) && (q.allocation?.nodes.length ?? 0) === 2,
+        240_000,
+        'point c=1 running',
+      );
+      victim = p.allocation!.nodes[1]!;
+      await stopSlurmd(victim);
+      stoppedAt = Date.now();
+      return h.result();
+    })) as SweepResult;
+    const lostAfter = (Date.parse(result.allocations[0]?.endedAt ?? '') - stoppedAt) / 1000;
+    console.log(`[measure] fleet-faults: slurmd of ${victim} stopped → allocation lost after ${lostAfter.toFixed(1)} s`);
+
+    expect(result.status).toBe('completed');
+    expect(result.points.map((p) => [p.concurrency, p.status === 'done' || p.status === 'invalid'])).toEqual([
+      [1, true],
+    ]);
+    const [lost, replaced] = result.allocations;
+    expect(result.allocations).toHaveLength(2);
+    expect(lost).toMatchObject({ ended: 'NODE_FAIL', failureClass: 'node-health' });
+    expect(lost!.nodes).toContain(victim);
+    // Slurm's verdict, not an earlier guess: the job ended no sooner than SlurmdTimeout after the stop
+    expect(lostAfter).toBeGreaterThanOrEqual(timeout - Math.ceil(timeout / 3)); // less the slurmd's last answer before the stop
+    expect(replaced!.nodes).not.toContain(victim);
+    expect(replaced!.excluded).toEqual([victim]);
+    expect(result.points[0]!.failures).toEqual([
+      expect.objectContaining({
+        class: 'node-health',
+        rule: expect.stringMatching(/^slurm-(node-fail|reason-node-down)$/),
+        action: 're-place',
+        quarantined: [victim],
+        jobId: lost!.jobId,
+      }),
+    ]);
+    expect(await quarantine.list()).toEqual([
+      expect.objectContaining({ node: victim, class: 'node-health', jobId: lost!.jobId }),
+    ]);
+
+    // the node back in service, and nothing of the failed job left on it
+    await restartSlurmd(victim);
+    await until(`no step daemon of job ${lost!.jobId} left`, async () => {
+      const r = await exec.run(['pgrep', '-f', `^slurmstepd: \\[${lost!.jobId}\\.`]);
+      return r.code === 1 ? true : undefined;
+    });
+    await quarantine.clear('all');
+  }, 600_000);
+
+  it('a server dying with a CUDA OOM line fails its point at once (cuda-oom, no quarantine); one dying with NCCL errors on a node that stays bad is struck twice, quarantined, re-placed', async () => {
+    const input = testInput(testPlan('latency', [1, 2], notSaturationGated, withFaultySim), 'fleet-server-faults');
+    const { worker, h } = await startOnNewWorker(c, input);
+    let head = '';
+    const result = (await worker.runUntil(async () => {
+      // c=1: the head node's server runs out of GPU memory under the point
+      const p1 = await waitProgress(h, pointRunning(1), 240_000, 'point c=1 running');
+      head = p1.allocation!.nodes[0]!;
+      injectFault(head, CUDA_OOM_LINE);
+      // c=2 on a new server on the same allocation: the head node's NCCL fails, and fails again at every server there
+      const p2 = await waitProgress(h, pointRunning(2), 240_000, 'point c=2 running');
+      expect(p2.allocation!.jobId).toBe(p1.allocation!.jobId);
+      expect(p2.allocation!.nodes[0]).toBe(head);
+      injectFault(head, NCCL_LINE, true);
+      // the node is quarantined: its fault can go (the sweep's next allocation excludes it)
+      await until(`${head} quarantined`, async () => (await quarantine.list()).some((q) => q.node === head), 240_000);
+      rmSync(join(faultsDir, `${head}.always`), { force: true });
+      return h.result();
+    })) as SweepResult;
+    const final = (await h.query(progressQuery)) as SweepProgress;
+
+    expect(result.status).toBe('completed');
+    const [c1, c2] = result.points;
+    // the OOM: failed at once on its first attempt, no node implicated, the allocation kept
+    expect(c1).toMatchObject({ concurrency: 1, status: 'failed', attempts: 1 });
+    expect(c1!.failures).toEqual([
+      expect.objectContaining({
+        class: 'cuda-oom',
+        rule: 'cuda-oom',
+        evidence: expect.stringContaining('CUDA out of memory. Tried to allocate'),
+        nodes: [],
+        action: 'fail-point',
+      }),
+    ]);
+    expect(c1!.failures![0]!.quarantined).toBeUndefined();
+    // the NCCL error under the point: re-placed, a strike against the head node
+    expect(c2!.status === 'done' || c2!.status === 'invalid').toBe(true);
+    expect(c2!.failures).toEqual([
+      expect.objectContaining({
+        class: 'nccl',
+        rule: 'nccl-remote-error',
+        evidence: expect.stringContaining('remote process exited or there was a network error'),
+        nodes: [head],
+        action: 're-place',
+      }),
+    ]);
+    // the server the re-placed allocation started on the same node died too (readiness): the second strike quarantined it
+    expect(final.setupFailures).toEqual([
+      expect.objectContaining({ class: 'nccl', rule: 'nccl-remote-error', nodes: [head], quarantined: [head] }),
+    ]);
+    expect(result.allocations.map((a) => a.failureClass)).toEqual(['nccl', 'nccl', undefined]);
+    const last = result.allocations.at(-1)!;
+    expect(last.nodes).not.toContain(head);
+    expect(last.excluded).toEqual([head]);
+    expect(await quarantine.list()).toEqual([
+      expect.objectContaining({ node: head, class: 'nccl', rule: 'nccl-remote-error', strikes: 2 }),
+    ]);
+    await quarantine.clear('all');
+  }, 600_000);
+});
