@@ -18,14 +18,13 @@ import type { Client } from '@temporalio/client';
 import { LocalExecutor } from '@infersweep/slurm';
 import { openQuarantine } from '@infersweep/orchestrator';
 import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import type { SweepConfig } from '@infersweep/topology';
+import type { SweepConfig, SweepPlan } from '@infersweep/topology';
 import {
   cleanupStarted,
   client as connect,
   localSlurm,
   notSaturationGated,
   pointRunning,
-  profileSeconds,
   startOnNewWorker,
   testInput,
   testPlan,
@@ -112,6 +111,22 @@ function injectFault(node: string, line: string, always = false): string {
   return file;
 }
 
+/**
+ * A drain gate of at least `seconds` before every point after a server's first: polls of a third of
+ * it, and the point budgets and the time limit grown by the longer deadline (as productionLike does).
+ */
+const drainAtLeast =
+  (seconds: number) =>
+  (p: SweepPlan): void => {
+    const pollSeconds = Math.ceil(seconds / 3);
+    const idlePolls = Math.ceil(seconds / pollSeconds) + 1; // the first poll is immediate
+    const deadlineSeconds = 2 * seconds + 60;
+    const more = deadlineSeconds - p.agentx.drain.deadlineSeconds;
+    p.agentx.drain = { ...p.agentx.drain, pollSeconds, idlePolls, deadlineSeconds };
+    p.pointBudgets = p.pointBudgets.map((b) => ({ ...b, totalSeconds: b.totalSeconds + more }));
+    p.slurm.timeLimitMinutes += Math.ceil((more * p.pointBudgets.length) / 60);
+  };
+
 /** The simulator behind the fault watcher, as an operator would configure it. */
 const withFaultySim = (c: SweepConfig): void => {
   const o = c.clusters.local?.engineOverride;
@@ -136,12 +151,14 @@ afterAll(async () => {
 describe('faulty nodes on the real stack: classified, quarantined or failed as the class decides, the sweep completes', () => {
   it("a node whose slurmd stops → Slurm's NODE_FAIL after SlurmdTimeout, node-health, quarantined, the point re-placed on the other nodes", async () => {
     const timeout = await slurmdTimeoutSeconds();
-    // the point outlasts Slurm's verdict: SlurmdTimeout plus two of slurmctld's pings (every SlurmdTimeout/3)
-    const profile = timeout + 2 * Math.ceil(timeout / 3);
+    // the sweep holds the allocation longer than Slurm takes to judge the node: SlurmdTimeout plus two
+    // of slurmctld's pings (every SlurmdTimeout/3), spent in c=2's drain gate (a re-placed point runs
+    // on a fresh server, with no drain: only the faulty allocation pays for the wait)
+    const guard = timeout + 2 * Math.ceil(timeout / 3);
     const input = testInput(
-      testPlan('latency', [1], (p) => {
+      testPlan('latency', [1, 2], (p) => {
         notSaturationGated(p);
-        profileSeconds(profile)(p);
+        drainAtLeast(guard)(p);
       }),
       'fleet-slurmd-stop',
     );
@@ -151,31 +168,30 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
     const result = (await worker.runUntil(async () => {
       const p = await waitProgress(
         h,
-        (q) => pointRunning(1)(q) && (q.allocation?.nodes.length ?? 0) === 2,
+        (q) => pointRunning(2)(q) && (q.allocation?.nodes.length ?? 0) === 2,
         240_000,
-        'point c=1 running',
+        'point c=2 running (its drain gate)',
       );
       victim = p.allocation!.nodes[1]!;
       await stopSlurmd(victim);
       stoppedAt = Date.now();
       return h.result();
     })) as SweepResult;
-    const lostAfter = (Date.parse(result.allocations[0]?.endedAt ?? '') - stoppedAt) / 1000;
-    console.log(`[measure] fleet-faults: slurmd of ${victim} stopped → allocation lost after ${lostAfter.toFixed(1)} s`);
 
     expect(result.status).toBe('completed');
     expect(result.points.map((p) => [p.concurrency, p.status === 'done' || p.status === 'invalid'])).toEqual([
       [1, true],
+      [2, true],
     ]);
     const [lost, replaced] = result.allocations;
     expect(result.allocations).toHaveLength(2);
     expect(lost).toMatchObject({ ended: 'NODE_FAIL', failureClass: 'node-health' });
     expect(lost!.nodes).toContain(victim);
-    // Slurm's verdict, not an earlier guess: the job ended no sooner than SlurmdTimeout after the stop
-    expect(lostAfter).toBeGreaterThanOrEqual(timeout - Math.ceil(timeout / 3)); // less the slurmd's last answer before the stop
     expect(replaced!.nodes).not.toContain(victim);
     expect(replaced!.excluded).toEqual([victim]);
-    expect(result.points[0]!.failures).toEqual([
+    expect(result.points[0]!.failures ?? []).toEqual([]);
+    const failures = result.points[1]!.failures!;
+    expect(failures).toEqual([
       expect.objectContaining({
         class: 'node-health',
         rule: expect.stringMatching(/^slurm-(node-fail|reason-node-down)$/),
@@ -184,6 +200,11 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
         jobId: lost!.jobId,
       }),
     ]);
+    // Slurm's verdict, not an earlier guess: seen no sooner than SlurmdTimeout after the stop, less
+    // one ping interval (the slurmd's last answer may precede the stop by that much)
+    const seenAfter = (Date.parse(failures[0]!.at) - stoppedAt) / 1000;
+    console.log(`[measure] fleet-faults: slurmd of ${victim} stopped → NODE_FAIL seen after ${seenAfter.toFixed(1)} s`);
+    expect(seenAfter).toBeGreaterThanOrEqual(timeout - Math.ceil(timeout / 3));
     expect(await quarantine.list()).toEqual([
       expect.objectContaining({ node: victim, class: 'node-health', jobId: lost!.jobId }),
     ]);
@@ -197,32 +218,46 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
     await quarantine.clear('all');
   }, 600_000);
 
-  it('a server dying with a CUDA OOM line fails its point at once (cuda-oom, no quarantine); one dying with NCCL errors on a node that stays bad is struck twice, quarantined, re-placed', async () => {
+  it('a server dying with NCCL errors on a node that stays bad is struck twice, quarantined, its point re-placed; one dying with a CUDA OOM line fails its point at once (cuda-oom, no quarantine)', async () => {
     const input = testInput(testPlan('latency', [1, 2], notSaturationGated, withFaultySim), 'fleet-server-faults');
     const { worker, h } = await startOnNewWorker(c, input);
-    let head = '';
-    const result = (await worker.runUntil(async () => {
-      // c=1: the head node's server runs out of GPU memory under the point
+    let bad = '';
+    const { result, final } = await worker.runUntil(async () => {
+      // c=1: the head node's NCCL fails under the point, and again at every server started there
       const p1 = await waitProgress(h, pointRunning(1), 240_000, 'point c=1 running');
-      head = p1.allocation!.nodes[0]!;
-      injectFault(head, CUDA_OOM_LINE);
-      // c=2 on a new server on the same allocation: the head node's NCCL fails, and fails again at every server there
+      bad = p1.allocation!.nodes[0]!;
+      injectFault(bad, NCCL_LINE, true);
+      // quarantined (the second strike): the sweep's next allocation excludes it, its fault can go
+      await until(`${bad} quarantined`, async () => (await quarantine.list()).some((q) => q.node === bad), 240_000);
+      rmSync(join(faultsDir, `${bad}.always`), { force: true });
+      // c=2 on the other nodes: that head node's server runs out of GPU memory under the point
       const p2 = await waitProgress(h, pointRunning(2), 240_000, 'point c=2 running');
-      expect(p2.allocation!.jobId).toBe(p1.allocation!.jobId);
-      expect(p2.allocation!.nodes[0]).toBe(head);
-      injectFault(head, NCCL_LINE, true);
-      // the node is quarantined: its fault can go (the sweep's next allocation excludes it)
-      await until(`${head} quarantined`, async () => (await quarantine.list()).some((q) => q.node === head), 240_000);
-      rmSync(join(faultsDir, `${head}.always`), { force: true });
-      return h.result();
-    })) as SweepResult;
-    const final = (await h.query(progressQuery)) as SweepProgress;
+      expect(p2.allocation!.nodes).not.toContain(bad);
+      injectFault(p2.allocation!.nodes[0]!, CUDA_OOM_LINE);
+      const r = (await h.result()) as SweepResult;
+      return { result: r, final: (await h.query(progressQuery)) as SweepProgress };
+    });
 
     expect(result.status).toBe('completed');
     const [c1, c2] = result.points;
-    // the OOM: failed at once on its first attempt, no node implicated, the allocation kept
-    expect(c1).toMatchObject({ concurrency: 1, status: 'failed', attempts: 1 });
+    // the NCCL error under the point: re-placed, a strike against the node
+    expect(c1!.status === 'done' || c1!.status === 'invalid').toBe(true);
     expect(c1!.failures).toEqual([
+      expect.objectContaining({
+        class: 'nccl',
+        rule: 'nccl-remote-error',
+        evidence: expect.stringContaining('remote process exited or there was a network error'),
+        nodes: [bad],
+        action: 're-place',
+      }),
+    ]);
+    // the server the re-placed allocation started on the same node died too (readiness): the second strike quarantined it
+    expect(final.setupFailures).toEqual([
+      expect.objectContaining({ class: 'nccl', rule: 'nccl-remote-error', nodes: [bad], quarantined: [bad] }),
+    ]);
+    // the OOM: failed at once on its first attempt, no node implicated
+    expect(c2).toMatchObject({ concurrency: 2, status: 'failed', attempts: 1 });
+    expect(c2!.failures).toEqual([
       expect.objectContaining({
         class: 'cuda-oom',
         rule: 'cuda-oom',
@@ -231,28 +266,13 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
         action: 'fail-point',
       }),
     ]);
-    expect(c1!.failures![0]!.quarantined).toBeUndefined();
-    // the NCCL error under the point: re-placed, a strike against the head node
-    expect(c2!.status === 'done' || c2!.status === 'invalid').toBe(true);
-    expect(c2!.failures).toEqual([
-      expect.objectContaining({
-        class: 'nccl',
-        rule: 'nccl-remote-error',
-        evidence: expect.stringContaining('remote process exited or there was a network error'),
-        nodes: [head],
-        action: 're-place',
-      }),
-    ]);
-    // the server the re-placed allocation started on the same node died too (readiness): the second strike quarantined it
-    expect(final.setupFailures).toEqual([
-      expect.objectContaining({ class: 'nccl', rule: 'nccl-remote-error', nodes: [head], quarantined: [head] }),
-    ]);
-    expect(result.allocations.map((a) => a.failureClass)).toEqual(['nccl', 'nccl', undefined]);
+    expect(c2!.failures![0]!.quarantined).toBeUndefined();
+    expect(result.allocations.map((a) => a.failureClass)).toEqual(['nccl', 'nccl', 'cuda-oom']);
     const last = result.allocations.at(-1)!;
-    expect(last.nodes).not.toContain(head);
-    expect(last.excluded).toEqual([head]);
+    expect(last.nodes).not.toContain(bad);
+    expect(last.excluded).toEqual([bad]);
     expect(await quarantine.list()).toEqual([
-      expect.objectContaining({ node: head, class: 'nccl', rule: 'nccl-remote-error', strikes: 2 }),
+      expect.objectContaining({ node: bad, class: 'nccl', rule: 'nccl-remote-error', strikes: 2 }),
     ]);
     await quarantine.clear('all');
   }, 600_000);
