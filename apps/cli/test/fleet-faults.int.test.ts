@@ -11,7 +11,7 @@
  * per-node fault file), which the plan launches in place of the simulator; the lines are the ones
  * the rules of libs/core/src/attempt-class.ts were built from.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -24,6 +24,7 @@ import {
   client as connect,
   localSlurm,
   notSaturationGated,
+  partitionUp,
   pointRunning,
   startOnNewWorker,
   testInput,
@@ -50,11 +51,6 @@ const CUDA_OOM_LINE =
 /** PyTorch's NCCL error (NCCLUtils.hpp) with NCCL's ncclRemoteError string (src/init.cc): the nccl-remote-error rule's source. */
 const NCCL_LINE =
   'torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5';
-
-const partitionStates = async (): Promise<string[]> =>
-  (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-o', '%T'])).stdout.trim().split('\n');
-const allUp = async (): Promise<true | undefined> =>
-  (await partitionStates()).every((st) => /^(idle|mixed|allocated)$/.test(st.trim())) ? true : undefined;
 
 /** Slurm's own SlurmdTimeout (seconds): how long a silent slurmd stays a responding node. */
 async function slurmdTimeoutSeconds(): Promise<number> {
@@ -89,16 +85,7 @@ async function restartSlurmd(node: string): Promise<void> {
   if (r.code !== 0) throw new Error(`slurmd -N ${node} failed: ${r.stderr}`);
   stopped = undefined;
   // ReturnToService=1: a node DOWN for not responding comes back when its slurmd answers
-  await until(
-    `${node} back in service`,
-    async () =>
-      /^(idle|mixed|allocated)$/.test(
-        (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-n', node, '-o', '%T'])).stdout.trim(),
-      )
-        ? true
-        : undefined,
-    120_000,
-  );
+  await until(`${node} back in service`, () => partitionUp(node), 120_000);
 }
 
 /** A fault for `node`'s server (scripts/stack.sh faulty-sim), written whole (rename) so the watcher never reads half of it. */
@@ -135,7 +122,8 @@ const withFaultySim = (c: SweepConfig): void => {
 };
 
 beforeAll(async () => {
-  await until('every node of the partition up', allUp, 180_000);
+  if (!existsSync(faultySim)) throw new Error(`${faultySim} missing: run scripts/stack.sh up (it writes faulty-sim)`);
+  await until('every node of the partition up', () => partitionUp(), 180_000);
   c = await connect();
   await quarantine.clear('all');
 });
@@ -151,9 +139,10 @@ afterAll(async () => {
 describe('faulty nodes on the real stack: classified, quarantined or failed as the class decides, the sweep completes', () => {
   it("a node whose slurmd stops → Slurm's NODE_FAIL after SlurmdTimeout, node-health, quarantined, the point re-placed on the other nodes", async () => {
     const timeout = await slurmdTimeoutSeconds();
-    // the sweep holds the allocation longer than Slurm takes to judge the node: SlurmdTimeout plus two
-    // of slurmctld's pings (every SlurmdTimeout/3), spent in c=2's drain gate (a re-placed point runs
-    // on a fresh server, with no drain: only the faulty allocation pays for the wait)
+    // the sweep holds the allocation longer than Slurm takes to judge the node: the slurmd stops as
+    // c=1 starts, and c=2's drain gate alone lasts SlurmdTimeout plus two of slurmctld's pings (every
+    // SlurmdTimeout/3); a re-placed point runs on a fresh server, with no drain: only the faulty
+    // allocation pays for the wait
     const guard = timeout + 2 * Math.ceil(timeout / 3);
     const input = testInput(
       testPlan('latency', [1, 2], (p) => {
@@ -168,9 +157,9 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
     const result = (await worker.runUntil(async () => {
       const p = await waitProgress(
         h,
-        (q) => pointRunning(2)(q) && (q.allocation?.nodes.length ?? 0) === 2,
+        (q) => pointRunning(1)(q) && (q.allocation?.nodes.length ?? 0) === 2,
         240_000,
-        'point c=2 running (its drain gate)',
+        'point c=1 running',
       );
       victim = p.allocation!.nodes[1]!;
       await stopSlurmd(victim);
@@ -189,8 +178,8 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
     expect(lost!.nodes).toContain(victim);
     expect(replaced!.nodes).not.toContain(victim);
     expect(replaced!.excluded).toEqual([victim]);
-    expect(result.points[0]!.failures ?? []).toEqual([]);
-    const failures = result.points[1]!.failures!;
+    // one failed attempt, in c=2's drain gate (or c=1 on a host slow enough that Slurm judged first)
+    const failures = result.points.flatMap((p) => p.failures ?? []);
     expect(failures).toEqual([
       expect.objectContaining({
         class: 'node-health',
