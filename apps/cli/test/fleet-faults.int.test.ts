@@ -45,6 +45,14 @@ let c: Client;
 let stopped: string | undefined;
 const faultFiles = new Set<string>();
 
+/**
+ * These sweeps are about faults, not speed: their points go to a history store of their own, with no
+ * confirmation, so they neither feed nor are judged against the series the lane's other sweeps share
+ * (the workers of this process read INFERSWEEP_HISTORY_SETTINGS at each sweep's end).
+ */
+const historySettings = join(stack, 'fleet-faults-history.json');
+const historyBefore = process.env.INFERSWEEP_HISTORY_SETTINGS;
+
 /** PyTorch's OOM (c10/cuda/CUDACachingAllocator.cpp, the cuda-oom rule's source), as vLLM's engine core logs it. */
 const CUDA_OOM_LINE =
   'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.22 GiB. GPU 0 has a total capacity of 79.11 GiB of which 512.00 MiB is free.';
@@ -124,10 +132,17 @@ const withFaultySim = (c: SweepConfig): void => {
 beforeAll(async () => {
   if (!existsSync(faultySim)) throw new Error(`${faultySim} missing: run scripts/stack.sh up (it writes faulty-sim)`);
   await until('every node of the partition up', () => partitionUp(), 180_000);
+  writeFileSync(
+    historySettings,
+    JSON.stringify({ store: join(stack, '..', 'test-results', 'history-fleet-faults'), confirm: { enabled: false } }),
+  );
+  process.env.INFERSWEEP_HISTORY_SETTINGS = historySettings;
   c = await connect();
   await quarantine.clear('all');
 });
 afterAll(async () => {
+  if (historyBefore === undefined) delete process.env.INFERSWEEP_HISTORY_SETTINGS;
+  else process.env.INFERSWEEP_HISTORY_SETTINGS = historyBefore;
   for (const f of faultFiles) rmSync(f, { force: true });
   if (stopped) await restartSlurmd(stopped);
   await quarantine.clear('all');
