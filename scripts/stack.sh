@@ -265,8 +265,40 @@ local_images() {
 JSON
 }
 
+# Node faults for the failure tests (apps/cli/test/fleet-faults.int.test.ts): the simulator behind a
+# watcher, which a plan opts into with clusters.<c>.engineOverride.binary = $STATE/bin/faulty-sim.
+# While the simulator runs on node N, a file $STATE/faults/N makes that server die the way an engine
+# dies: the file's text goes to the server's log (stderr), the simulator is killed and the step exits
+# 1. faults/N fires once (the watcher removes it); faults/N.always fires at every server started on N
+# until it is removed (a node that stays bad). Without a fault file it is the simulator.
+faulty_sim() {
+  mkdir -p "$STATE/bin" "$STATE/faults"
+  cat > "$STATE/bin/faulty-sim" <<EOF
+#!/bin/bash
+faults=$STATE/faults
+node=\${SLURMD_NODENAME:?faulty-sim runs as a Slurm step}
+"$INFERSWEEP_TOOLS/bin/llm-d-inference-sim" "\$@" &
+pid=\$!
+trap 'kill -TERM "\$pid" 2>/dev/null; wait "\$pid"; exit 143' TERM INT
+while kill -0 "\$pid" 2>/dev/null; do
+  for f in "\$faults/\$node.always" "\$faults/\$node"; do
+    [ -e "\$f" ] || continue
+    line=\$(cat "\$f")
+    [ "\$f" = "\$faults/\$node" ] && rm -f "\$f"
+    kill -KILL "\$pid" 2>/dev/null; wait "\$pid" 2>/dev/null
+    printf '%s\n' "\$line" >&2
+    exit 1
+  done
+  sleep 0.2
+done
+wait "\$pid"
+EOF
+  chmod 755 "$STATE/bin/faulty-sim"
+}
+
 write_env() {
   local_images
+  faulty_sim
   cat > "$STATE/env.sh" <<EOF
 export SLURM_CONF=$SLURM_CONF
 export INFERSWEEP_STACK=$STATE

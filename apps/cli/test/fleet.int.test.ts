@@ -15,6 +15,7 @@ import {
   client as connect,
   localSlurm,
   notSaturationGated,
+  partitionUp,
   startOnNewWorker,
   testInput,
   testPlan,
@@ -29,9 +30,6 @@ const quarantine = openQuarantine('local'); // the worker's: this slot's data fo
 let c: Client;
 let downed: string | undefined;
 
-const nodeState = async (node: string): Promise<string> =>
-  (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-n', node, '-o', '%T'])).stdout.trim();
-
 /** Slurm's own start and end of a job (scontrol keeps them for MinJobAge), seconds held. */
 async function slurmHeldSeconds(jobId: string): Promise<number> {
   const r = await exec.run(['scontrol', 'show', 'job', '-o', jobId]);
@@ -41,14 +39,8 @@ async function slurmHeldSeconds(jobId: string): Promise<number> {
   return s;
 }
 
-/** Every node of this slot's partition up and responding (a node resumed by an earlier test shows `idle*` for a while). */
-const allUp = async (): Promise<true | undefined> => {
-  const states = (await exec.run(['sinfo', '-h', '-N', '-p', 'local', '-o', '%T'])).stdout.trim().split('\n');
-  return states.every((st) => /^(idle|mixed|allocated)$/.test(st.trim())) ? true : undefined;
-};
-
 beforeAll(async () => {
-  await until('every node of the partition up', allUp, 180_000);
+  await until('every node of the partition up', () => partitionUp(), 180_000);
   c = await connect();
   await quarantine.clear('all');
 });
@@ -140,8 +132,6 @@ describe('a faulty node: classified, quarantined, the sweep completes elsewhere,
     const node = downed!;
     await exec.run(['scontrol', 'update', `nodename=${node}`, 'state=resume']);
     downed = undefined;
-    await until(`${node} back up`, async () =>
-      /^(idle|mixed|allocated)$/.test(await nodeState(node)) ? true : undefined,
-    );
+    await until(`${node} back up`, () => partitionUp(node));
   }, 600_000);
 });

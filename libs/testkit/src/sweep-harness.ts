@@ -43,6 +43,25 @@ export function localSlurm(): SlurmCluster {
 }
 
 /**
+ * Every node of the local partition (or only `node`) up and responding, else undefined (for `until`):
+ * a node back in service shows `idle*` for a while. Asks the Slurm that SLURM_CONF names ({@link localSlurm}).
+ */
+export async function partitionUp(node?: string): Promise<true | undefined> {
+  const r = await new LocalExecutor().run([
+    'sinfo',
+    '-h',
+    '-N',
+    '-p',
+    'local',
+    ...(node ? ['-n', node] : []),
+    '-o',
+    '%T',
+  ]);
+  const states = r.stdout.trim().split('\n');
+  return r.code === 0 && states.every((st) => /^(idle|mixed|allocated)$/.test(st.trim())) ? true : undefined;
+}
+
+/**
  * A plan of the shipped config on the `local` cluster. `configure` edits the loaded config before
  * planning (what an operator would write in the YAML, e.g. simulator flags); `mutate` the plan after.
  */
