@@ -70,7 +70,8 @@ export const snapshotConfigSchema = z
     matrix: z.array(snapshotRowSchema).min(1, 'list at least one row {config, orientations, clusters}'),
   })
   .strict()
-  .refine((s) => s.retryEverySeconds < s.windowSeconds, {
+  // (a window already refused above is not compared again)
+  .refine((s) => !(s.windowSeconds > 0) || s.retryEverySeconds < s.windowSeconds, {
     message: 'retryEverySeconds must be shorter than windowSeconds, or a cell could never try again within the window',
     path: ['retryEverySeconds'],
   });
