@@ -5,10 +5,11 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import { join } from 'node:path';
 import type { SweepPlan } from '@infersweep/topology';
-import { sweepSearchAttributes, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { sweepSearchAttributes, type SnapshotInput, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
 import {
   deploymentTag,
   ResultsLayout,
+  SNAPSHOT_WORKFLOW_TYPE,
   SWEEP_ALL_WORKFLOW_TYPE,
   SWEEP_WORKFLOW_TYPE,
   sweepWorkflowId,
@@ -166,6 +167,38 @@ export interface SweepAllIdentity {
 }
 
 /** `--orientation all`: a parent workflow running one child sweep per orientation. */
+/**
+ * Start a snapshot (libs/orchestrator/src/workflows/snapshot.ts) as `workflowId` on `taskQueue`
+ * (any worker runs it; its cells run on their clusters' task queues).
+ */
+export async function startSnapshot(
+  client: Client,
+  target: TemporalTarget,
+  input: SnapshotInput,
+  workflowId: string,
+  taskQueue: string,
+): Promise<StartedSweep> {
+  try {
+    const handle = await client.workflow.start(SNAPSHOT_WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      staticSummary: `snapshot ${input.name}: ${input.cells.length} cells on ${[...new Set(input.cells.map((c) => c.cluster))].join(', ')}`,
+    });
+    return {
+      workflowId,
+      runId: handle.firstExecutionRunId,
+      uiLink: workflowUiLink(target, workflowId, handle.firstExecutionRunId),
+      handle,
+    };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new SweepAlreadyRunningError(workflowId, workflowUiLink(target, workflowId));
+    throw err;
+  }
+}
+
 export async function startSweepAll(
   client: Client,
   target: TemporalTarget,

@@ -97,6 +97,7 @@ function matrix(rules: Partial<SnapshotInput> = {}, policy: CellPolicy = 'retry-
         orientation,
         cluster,
         policy,
+        resultsRoot: '/results',
         sweep: {
           ...base,
           orientation,
@@ -115,7 +116,6 @@ function matrix(rules: Partial<SnapshotInput> = {}, policy: CellPolicy = 'retry-
     retryEverySeconds: 3,
     maxCellAttempts: 3,
     cellsPerCluster: 1,
-    resultsRoot: '/results',
     cells,
     ...rules,
   };

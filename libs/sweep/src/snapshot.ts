@@ -24,6 +24,8 @@ export interface SnapshotCellInput {
   cluster: string;
   policy: CellPolicy;
   sweep: SweepInput;
+  /** each try's results in `<resultsRoot>/<its sweep id>` (the cluster's results root: storage its worker sees) */
+  resultsRoot: string;
 }
 
 /** Input of snapshotWorkflow: the planned matrix and the config's rules. */
@@ -34,8 +36,6 @@ export interface SnapshotInput {
   maxCellAttempts: number;
   cellsPerCluster: number;
   cells: SnapshotCellInput[];
-  /** results of every cell's sweep under `<resultsRoot>/<child id>` (as SweepAllInput.perRun) */
-  resultsRoot: string;
 }
 
 export type CellStatus =
@@ -123,6 +123,7 @@ export function cellSweepId(snapshotId: string, cellId: string, n: number): stri
 export interface PlannedSweep {
   configName: string;
   sweep: SweepInput;
+  resultsRoot: string;
 }
 
 /**
@@ -153,6 +154,7 @@ export function planSnapshotCells(
           cluster,
           policy: row.policy ?? config.policy,
           sweep: p.sweep,
+          resultsRoot: p.resultsRoot,
         });
       }
   });

@@ -40,8 +40,8 @@ const config = (over: Partial<SnapshotConfig> = {}): SnapshotConfig => ({
 
 const plansOf = (r: number, cluster: string) =>
   r === 0
-    ? ['tp', 'dp'].map((o) => ({ configName: 'a', sweep: sweep(o, cluster) }))
-    : [{ configName: 'b', sweep: sweep('tp', cluster) }];
+    ? ['tp', 'dp'].map((o) => ({ configName: 'a', sweep: sweep(o, cluster), resultsRoot: '/r' }))
+    : [{ configName: 'b', sweep: sweep('tp', cluster), resultsRoot: '/r' }];
 
 const cell = (over: Partial<CellState> = {}): CellState => ({
   cellId: 'a-tp-east',
@@ -125,7 +125,6 @@ describe('the matrix', () => {
       retryEverySeconds: 600,
       maxCellAttempts: 2,
       cellsPerCluster: 1,
-      resultsRoot: '/r',
       cells: planSnapshotCells(config(), plansOf),
     };
     const s = initialSnapshot(input, T);

@@ -137,7 +137,7 @@ class SnapshotRun {
   /** The cell's sweep input for try `n`: its own sweep id and results folder under the snapshot's root. */
   private sweepOf(cell: SnapshotCellInput, n: number): SweepInput {
     const sweepId = cellSweepId(workflowInfo().workflowId, cell.cellId, n);
-    return { ...cell.sweep, sweepId, resultsDir: ResultsLayout.of(this.input.resultsRoot, sweepId).resultsDir };
+    return { ...cell.sweep, sweepId, resultsDir: ResultsLayout.of(cell.resultsRoot, sweepId).resultsDir };
   }
 
   /** retryCell: the operator tries a cell awaiting one again. */

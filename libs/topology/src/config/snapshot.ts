@@ -33,7 +33,7 @@ const positiveSeconds = (what: string) =>
 
 export const snapshotRowSchema = z
   .object({
-    /** the sweep config file of these cells (relative to the snapshot file's folder, or absolute) */
+    /** the sweep config file of these cells, as `--config` takes it (from the current folder, else the repository's) */
     config: z.string().min(1, 'name a sweep config file, e.g. configs/local.yaml'),
     /** orientations of that config: `all`, or a list of names */
     orientations: z
