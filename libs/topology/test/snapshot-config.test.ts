@@ -66,6 +66,14 @@ describe('parseSnapshotConfig', () => {
       2,
     ],
     [
+      'more than 200 tries per window',
+      `windowSeconds: 86400\nretryEverySeconds: 60\n${minimal}`,
+      'retryEverySeconds',
+      '60',
+      /windowSeconds \/ retryEverySeconds must be at most 200, .* raise retryEverySeconds/,
+      2,
+    ],
+    [
       'an unknown key',
       `windw: 5\n${minimal}`,
       'windw',

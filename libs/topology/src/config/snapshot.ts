@@ -18,6 +18,9 @@ import { readYamlMapping, zodIssuesToConfigIssues } from './parse';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
+/** Retries of one lane within a window (windowSeconds / retryEverySeconds), bounding the snapshot's history. */
+export const MAX_TRIES_PER_WINDOW = 200;
+
 /**
  * What a cell whose sweep failed for a reason other than its cluster being unavailable gets:
  * `re-place` runs it again at once (fresh allocations), `retry-later` after `retryEverySeconds`,
@@ -71,6 +74,11 @@ export const snapshotConfigSchema = z
   })
   .strict()
   // (a window already refused above is not compared again)
+  // a lane tries its cell at most every retryEverySeconds: each try adds ~11 events to the snapshot's history
+  .refine((s) => !(s.windowSeconds > 0) || s.windowSeconds / s.retryEverySeconds <= MAX_TRIES_PER_WINDOW, {
+    message: `windowSeconds / retryEverySeconds must be at most ${MAX_TRIES_PER_WINDOW}, or the snapshot's history outgrows Temporal's limits; raise retryEverySeconds`,
+    path: ['retryEverySeconds'],
+  })
   .refine((s) => !(s.windowSeconds > 0) || s.retryEverySeconds < s.windowSeconds, {
     message: 'retryEverySeconds must be shorter than windowSeconds, or a cell could never try again within the window',
     path: ['retryEverySeconds'],
