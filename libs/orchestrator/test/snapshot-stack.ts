@@ -100,7 +100,7 @@ function cellsOf(configs: string[], orientations: string[], label: string): Snap
 }
 
 /** Run the snapshot with west down for at least `outageMs` and until east is done; check it completes, every cell valid. */
-export async function snapshotWithWestDown(
+export async function expectSnapshotWithWestDown(
   client: Client,
   opts: { configs: string[]; orientations: string[]; outageMs: number; timeoutMs: number },
 ): Promise<SnapshotProgress> {

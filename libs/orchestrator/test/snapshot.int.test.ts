@@ -5,14 +5,14 @@
  */
 import { describe, it } from 'vitest';
 import { localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
-import { ALLOCATE_HEARTBEAT_MS, snapshotWithWestDown, twoClusterWorkers } from './snapshot-stack';
+import { ALLOCATE_HEARTBEAT_MS, expectSnapshotWithWestDown, twoClusterWorkers } from './snapshot-stack';
 
 const suite = realStackSuite(localSlurm());
 twoClusterWorkers();
 
 describe('a snapshot over two local clusters', () => {
   it('west down while east runs: west waits, runs when restored, and every cell is valid', async () => {
-    await snapshotWithWestDown(suite.client(), {
+    await expectSnapshotWithWestDown(suite.client(), {
       configs: ['two'],
       orientations: ['single-node'],
       outageMs: ALLOCATE_HEARTBEAT_MS,

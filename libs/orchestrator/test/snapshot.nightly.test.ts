@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
-import { snapshotWithWestDown, twoClusterWorkers } from './snapshot-stack';
+import { expectSnapshotWithWestDown, twoClusterWorkers } from './snapshot-stack';
 
 const suite = realStackSuite(localSlurm());
 twoClusterWorkers();
@@ -17,7 +17,7 @@ describe('a 12-cell snapshot over two local clusters', () => {
   it(
     'west down for 10 minutes: its cells run when it is back, >= 95 % of cells valid, no operator action',
     async () => {
-      const r = await snapshotWithWestDown(suite.client(), {
+      const r = await expectSnapshotWithWestDown(suite.client(), {
         configs: ['two-a', 'two-b', 'two-c'],
         orientations: ['single-node', 'two-node'],
         outageMs: OUTAGE_MS,

@@ -7,15 +7,14 @@
  * `infersweep status ID` shows a snapshot's headline and cells.
  */
 import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { ScheduleAlreadyRunning } from '@temporalio/client';
-import { ConfigError, parseSnapshotConfig } from '@infersweep/topology';
+import { parseSnapshotConfig } from '@infersweep/topology';
 import {
   buildSweepInput,
   dataDir,
   defaultLabel,
-  resolveConfigPath,
+  readConfigText,
   startSnapshot,
   SweepAlreadyRunningError,
 } from '@infersweep/orchestrator';
@@ -29,16 +28,7 @@ import { checkCron, SCHEDULE_PREFIX, scheduleIdOf } from './schedule';
 
 /** Every cell of the snapshot file planned now (each row's config read and planned per cluster). */
 export function planSnapshot(file: string, label: string): SnapshotInput {
-  const path = resolveConfigPath(file);
-  const shown = relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError(shown, [
-      { path: '', value: JSON.stringify(file), message: `cannot read the snapshot file: ${(e as Error).message}` },
-    ]);
-  }
+  const { text, shown } = readConfigText(file, 'snapshot file');
   const cfg = parseSnapshotConfig(text, shown);
   const cells = planSnapshotCells(cfg, (r, cluster) => {
     const row = cfg.matrix[r]!;
