@@ -244,8 +244,7 @@ export function cellFailed(
   };
   if (failure === 'unavailable') {
     cell.unavailable++;
-    if (later < windowEndMs) return retryAt(later);
-    return windowEnded(cell);
+    return later < windowEndMs ? retryAt(later) : noRoomLeft(cell);
   }
   cell.failures++;
   if (cell.failures >= rules.maxCellAttempts) {
@@ -258,15 +257,30 @@ export function cellFailed(
     cell.status = 'awaiting-operator';
     return { then: 'operator' };
   }
-  return later < windowEndMs ? retryAt(later) : windowEnded(cell);
+  return later < windowEndMs ? retryAt(later) : noRoomLeft(cell);
 }
 
-/** The window ended: a cell that is not final is not run (its last error says why). */
+/** The window ended: a cell that is not final is not run, and its last error says what it was doing. */
 export function windowEnded(cell: CellState): { then: 'stop' } {
-  if (!FINAL_CELL_STATUSES.includes(cell.status)) {
-    cell.status = 'not-run';
-    cell.retryAt = undefined;
-  }
+  if (FINAL_CELL_STATUSES.includes(cell.status)) return { then: 'stop' };
+  const doing: Record<string, string> = {
+    pending: 'before the cell started',
+    running: `while its sweep ${cell.sweepId ?? ''} ran (asked to cancel)`,
+    waiting: 'while it waited to try again',
+    'awaiting-operator': 'while it awaited an operator',
+  };
+  const why = `the window ended ${doing[cell.status] ?? ''}`;
+  cell.lastError = cell.lastError ? `${why}; last error: ${cell.lastError}` : why;
+  cell.status = 'not-run';
+  cell.retryAt = undefined;
+  return { then: 'stop' };
+}
+
+/** A try the window leaves no room for: the cell is not run. */
+function noRoomLeft(cell: CellState): { then: 'stop' } {
+  cell.status = 'not-run';
+  cell.retryAt = undefined;
+  cell.lastError = `${cell.lastError ?? 'failed'}; the next try would fall after the window's end`;
   return { then: 'stop' };
 }
 

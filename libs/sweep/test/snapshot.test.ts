@@ -173,7 +173,11 @@ describe('a cell failed', () => {
     }
     // the next retry would fall at the window's end: not run
     expect(cellFailed(c, 'unavailable', 'down', T + 3000_000, WINDOW_END, rules)).toEqual({ then: 'stop' });
-    expect(c).toMatchObject({ status: 'not-run', lastError: 'down', failures: 0 });
+    expect(c).toMatchObject({
+      status: 'not-run',
+      lastError: "down; the next try would fall after the window's end",
+      failures: 0,
+    });
     expect(c.retryAt).toBeUndefined();
   });
 
@@ -188,7 +192,7 @@ describe('a cell failed', () => {
   it('retry-later near the window end: not run (the window decides)', () => {
     const c = cell();
     expect(cellFailed(c, 'failed', 'boom', WINDOW_END - 1000, WINDOW_END, rules)).toEqual({ then: 'stop' });
-    expect(c.status).toBe('not-run');
+    expect(c).toMatchObject({ status: 'not-run', lastError: "boom; the next try would fall after the window's end" });
   });
 
   it('re-place: retry at once; operator: wait for one; both within maxCellAttempts', () => {
@@ -201,14 +205,22 @@ describe('a cell failed', () => {
     expect(o.status).toBe('failed');
   });
 
-  it('the window end makes every open cell not run and leaves final ones', () => {
+  it('the window end makes every open cell not run, saying what it was doing, and leaves final ones', () => {
     const statuses = ['pending', 'running', 'waiting', 'awaiting-operator', 'valid', 'invalid', 'failed'] as const;
     const after = statuses.map((status) => {
-      const c = cell({ status, retryAt: 'x' });
+      const c = cell({ status, retryAt: 'x', sweepId: 's-1', ...(status === 'waiting' ? { lastError: 'down' } : {}) });
       windowEnded(c);
-      return c.status;
+      return [c.status, c.lastError];
     });
-    expect(after).toEqual(['not-run', 'not-run', 'not-run', 'not-run', 'valid', 'invalid', 'failed']);
+    expect(after).toEqual([
+      ['not-run', 'the window ended before the cell started'],
+      ['not-run', 'the window ended while its sweep s-1 ran (asked to cancel)'],
+      ['not-run', 'the window ended while it waited to try again; last error: down'],
+      ['not-run', 'the window ended while it awaited an operator'],
+      ['valid', undefined],
+      ['invalid', undefined],
+      ['failed', undefined],
+    ]);
   });
 });
 
