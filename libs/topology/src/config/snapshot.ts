@@ -85,7 +85,6 @@ export const snapshotConfigSchema = z
   });
 
 export type SnapshotConfig = z.infer<typeof snapshotConfigSchema>;
-export type SnapshotRow = z.infer<typeof snapshotRowSchema>;
 
 /**
  * Parse and validate a snapshot config from YAML text. Throws ConfigError naming every problem
