@@ -20,6 +20,7 @@ import * as results from './commands/results';
 import * as resume from './commands/resume';
 import * as schedule from './commands/schedule';
 import * as skip from './commands/skip';
+import * as snapshot from './commands/snapshot';
 import * as stack from './commands/stack';
 import * as status from './commands/status';
 import * as sweep from './commands/sweep';
@@ -39,6 +40,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   resume,
   schedule,
   skip,
+  snapshot,
   stack,
   status,
   sweep,

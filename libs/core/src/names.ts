@@ -6,6 +6,7 @@ import { fnv1a32 } from './hash';
 
 export const SWEEP_WORKFLOW_TYPE = 'sweepWorkflow';
 export const SWEEP_ALL_WORKFLOW_TYPE = 'sweepAllWorkflow';
+export const SNAPSHOT_WORKFLOW_TYPE = 'snapshotWorkflow';
 
 /** One task queue per cluster profile: the worker for it holds that cluster's executor. */
 export function taskQueueFor(cluster: string): string {

@@ -2,13 +2,20 @@
  * Starting and finding sweeps (used by the CLI and the tests): the caller resolves the config
  * into a plan first, so a running sweep is immune to later config edits.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandle,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { join } from 'node:path';
 import type { SweepPlan } from '@infersweep/topology';
-import { sweepSearchAttributes, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
+import { sweepSearchAttributes, type SnapshotInput, type SweepAllInput, type SweepInput } from '@infersweep/sweep';
 import {
   deploymentTag,
   ResultsLayout,
+  SNAPSHOT_WORKFLOW_TYPE,
   SWEEP_ALL_WORKFLOW_TYPE,
   SWEEP_WORKFLOW_TYPE,
   sweepWorkflowId,
@@ -181,15 +188,43 @@ export async function startSweepAll(
     maxConcurrentSweeps,
     ...(identity?.perRun ? { perRun: identity.perRun } : {}),
   };
+  return startOnce(client, target, SWEEP_ALL_WORKFLOW_TYPE, workflowId, {
+    taskQueue: identity?.taskQueue ?? taskQueueFor(first.cluster),
+    args: [arg],
+    typedSearchAttributes: sweepSearchAttributes({ ...first, orientation: 'all' }),
+    staticSummary: `all orientations (${inputs.map((i) => i.orientation).join(', ')}) of ${first.model} on ${first.cluster}`,
+  });
+}
+
+/**
+ * Start a snapshot (libs/orchestrator/src/workflows/snapshot.ts) as `workflowId` on `taskQueue`
+ * (any worker runs it; its cells run on their clusters' task queues).
+ */
+export async function startSnapshot(
+  client: Client,
+  target: TemporalTarget,
+  input: SnapshotInput,
+  workflowId: string,
+  taskQueue: string,
+): Promise<StartedSweep> {
+  const clusters = [...new Set(input.cells.map((c) => c.cluster))];
+  return startOnce(client, target, SNAPSHOT_WORKFLOW_TYPE, workflowId, {
+    taskQueue,
+    args: [input],
+    staticSummary: `snapshot ${input.name}: ${input.cells.length} cells on ${clusters.join(', ')}`,
+  });
+}
+
+/** Start `type` as `workflowId`, never a second run of the id: its handle and Web UI link. */
+async function startOnce(
+  client: Client,
+  target: TemporalTarget,
+  type: string,
+  workflowId: string,
+  options: Omit<WorkflowStartOptions, 'workflowId' | 'workflowIdConflictPolicy'>,
+): Promise<StartedSweep> {
   try {
-    const handle = await client.workflow.start(SWEEP_ALL_WORKFLOW_TYPE, {
-      taskQueue: identity?.taskQueue ?? taskQueueFor(first.cluster),
-      workflowId,
-      args: [arg],
-      workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: sweepSearchAttributes({ ...first, orientation: 'all' }),
-      staticSummary: `all orientations (${inputs.map((i) => i.orientation).join(', ')}) of ${first.model} on ${first.cluster}`,
-    });
+    const handle = await client.workflow.start(type, { ...options, workflowId, workflowIdConflictPolicy: 'FAIL' });
     return {
       workflowId,
       runId: handle.firstExecutionRunId,

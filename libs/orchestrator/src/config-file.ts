@@ -51,18 +51,24 @@ export interface ConfigFile extends LoadedConfig {
   text: string;
 }
 
-export function loadSweepConfig(opts: LoadOptions = {}): ConfigFile {
-  const given = configFileFor(opts.config, opts.clusters);
+/**
+ * A config file's text (`given` as resolveConfigPath finds it) and its name for messages (relative to
+ * the current folder when inside it); an unreadable file is a ConfigError naming it.
+ */
+export function readConfigText(given: string, what = 'config file'): { text: string; shown: string } {
   const path = resolveConfigPath(given);
   const shown = relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path) || given;
-  let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    return { text: readFileSync(path, 'utf8'), shown };
   } catch (e) {
     throw new ConfigError(shown, [
-      { path: '', value: JSON.stringify(given), message: `cannot read the config file: ${(e as Error).message}` },
+      { path: '', value: JSON.stringify(given), message: `cannot read the ${what}: ${(e as Error).message}` },
     ]);
   }
+}
+
+export function loadSweepConfig(opts: LoadOptions = {}): ConfigFile {
+  const { text, shown } = readConfigText(configFileFor(opts.config, opts.clusters));
   return {
     ...parseSweepConfig(text, {
       file: shown,

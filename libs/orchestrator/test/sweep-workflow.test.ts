@@ -46,7 +46,7 @@ import type { Allocation, Deployment, SweepActivities } from '../src/activities/
 import { RELEASE_FAILED, type SweepRunInput } from '../src/workflows/run';
 import { recordHistory } from '@infersweep/testkit/history-fixtures';
 import { childSweepId } from '@infersweep/core';
-import { mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
+import { happyActivities, mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
 
 type Verb = keyof SweepActivities;
 /** Per sweep: what a mocked activity does on its n-th call (1-based) with this input. */
@@ -56,63 +56,7 @@ const scripts = new Map<string, Script>();
 const calls = new Map<string, { verb: Verb; input: Record<string, unknown> }[]>();
 
 /** What each mocked activity does unless a test's script says otherwise: everything succeeds. */
-const defaults: Record<Verb, (input: Record<string, unknown>) => unknown> = {
-  prepareSweep: () => [],
-  importImage: () => ({ note: 'none' }),
-  allocate: (i) =>
-    ({
-      jobId: `${String(i.attempt)}00`,
-      jobName: String(i.jobName),
-      nodes: ['node1', 'node2'],
-      headNode: 'node1',
-      timeLimitMinutes: 60,
-      grantedAt: new Date().toISOString(),
-    }) satisfies Allocation,
-  launchServer: (i) => {
-    const a = i.allocation as Allocation;
-    return {
-      jobId: a.jobId,
-      nodes: a.nodes,
-      headNode: 'node1',
-      serverIndex: i.serverIndex as number,
-      steps: [],
-      endpoints: ['http://x'],
-      metricsEndpoints: ['http://x'],
-      expectedEngines: null,
-      logDir: '/l',
-      launchedAt: '',
-    } satisfies Deployment;
-  },
-  waitReady: () => ({ seconds: 1 }),
-  runPoint: (i) =>
-    ({
-      concurrency: i.concurrency as number,
-      valid: true,
-      reasons: [],
-      resultPath: `/r/c${i.concurrency}`,
-      reused: false,
-      jobId: (i.deployment as Deployment).jobId,
-    }) satisfies PointSummary,
-  captureLogs: () => ({ files: [], tails: {} }),
-  stopServer: () => undefined,
-  release: () => ({ ended: 'released', state: 'RUNNING' }),
-  recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
-  storeHistory: () => ({ store: '/results', points: 1 }),
-  judgeNight: (i) => ({
-    runs: (i.runs as { sweepId: string }[]).map((r) => ({
-      sweepId: r.sweepId,
-      regressions: 0,
-      unmeasured: 0,
-      label: 'none',
-      store: '/results',
-      skipped: [],
-    })),
-    missing: [],
-  }),
-  implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
-  notifyConfirmation: () => undefined,
-  stageArm: (i) => ({ planHash: '0000000000000000', resultsDir: String(i.resultsDir) }),
-};
+const defaults = happyActivities;
 
 function mockActivities(): SweepActivities {
   const verbs = Object.keys(defaults) as Verb[];

@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { searchAttributeKeys, type SweepInput } from '@infersweep/sweep';
+import { searchAttributeKeys, type PointSummary, type SweepInput } from '@infersweep/sweep';
 import { bundlerOptions, workflowsPath } from '@infersweep/orchestrator';
 import { sweepActivityInterceptors } from '../src/activities';
+import type { Allocation, Deployment, SweepActivities } from '../src/activities/types';
 import { temporalBinary } from '@infersweep/testkit/stack';
 
 export async function unitWorkflowEnv(): Promise<TestWorkflowEnvironment> {
@@ -79,3 +80,62 @@ export function unitSweepInput(sweepId: string): SweepInput {
     operatorTimeout: '2 minutes',
   };
 }
+
+/** Mocked activities that all succeed: one allocation of two nodes, every point valid. */
+export const happyActivities: Record<keyof SweepActivities, (input: Record<string, unknown>) => unknown> = {
+  prepareSweep: () => [],
+  importImage: () => ({ note: 'none' }),
+  allocate: (i) =>
+    ({
+      jobId: `${String(i.attempt)}00`,
+      jobName: String(i.jobName),
+      nodes: ['node1', 'node2'],
+      headNode: 'node1',
+      timeLimitMinutes: 60,
+      grantedAt: new Date().toISOString(),
+    }) satisfies Allocation,
+  launchServer: (i) => {
+    const a = i.allocation as Allocation;
+    return {
+      jobId: a.jobId,
+      nodes: a.nodes,
+      headNode: 'node1',
+      serverIndex: i.serverIndex as number,
+      steps: [],
+      endpoints: ['http://x'],
+      metricsEndpoints: ['http://x'],
+      expectedEngines: null,
+      logDir: '/l',
+      launchedAt: '',
+    } satisfies Deployment;
+  },
+  waitReady: () => ({ seconds: 1 }),
+  runPoint: (i) =>
+    ({
+      concurrency: i.concurrency as number,
+      valid: true,
+      reasons: [],
+      resultPath: `/r/c${i.concurrency}`,
+      reused: false,
+      jobId: (i.deployment as Deployment).jobId,
+    }) satisfies PointSummary,
+  captureLogs: () => ({ files: [], tails: {} }),
+  stopServer: () => undefined,
+  release: () => ({ ended: 'released', state: 'RUNNING' }),
+  recordHistory: () => ({ regressions: 0, unmeasured: 0, label: 'none', store: '/results', skipped: [] }),
+  storeHistory: () => ({ store: '/results', points: 1 }),
+  judgeNight: (i) => ({
+    runs: (i.runs as { sweepId: string }[]).map((r) => ({
+      sweepId: r.sweepId,
+      regressions: 0,
+      unmeasured: 0,
+      label: 'none',
+      store: '/results',
+      skipped: [],
+    })),
+    missing: [],
+  }),
+  implicateNodes: (i) => ({ quarantined: i.step === 'now' ? (i.nodes as string[]) : [] }),
+  notifyConfirmation: () => undefined,
+  stageArm: (i) => ({ planHash: '0000000000000000', resultsDir: String(i.resultsDir) }),
+};

@@ -12,3 +12,4 @@ export * from './replicates';
 export * from './attempt-decision';
 export * from './ledger';
 export * from './confirm';
+export * from './snapshot';

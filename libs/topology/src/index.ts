@@ -10,6 +10,7 @@ export * from './config/schema';
 export * from './config/search';
 export * from './config/replicates';
 export * from './config/disagg';
+export * from './config/snapshot';
 export * from './config/files';
 export { parseSweepConfig, type LoadedConfig } from './config/parse';
 export * from './topology/validate';

@@ -4,12 +4,15 @@
  * Allocation. Pure functions over SweepView, so unit tests cover them.
  */
 import {
+  cellLines,
+  headlineLine,
   ledgerLine,
   replicateStatusLines,
   searchLines,
   type AllocationRecord,
   type AttemptRecord,
   type PointState,
+  type SnapshotProgress,
   type SweepProgress,
 } from '@infersweep/sweep';
 import { fmtDuration } from './cli';
@@ -147,6 +150,8 @@ export function statusText(v: SweepView): string {
   lines.push(`${v.workflowId}  ${v.status}${v.kind === 'all' ? '  (all orientations)' : ''}`);
   lines.push(`  Web UI       ${v.uiLink}`);
   if (v.failure) lines.push(...failureLines(v.failure));
+  if (v.snapshot) lines.push(...snapshotLines(v.snapshot));
+  else if (v.kind === 'snapshot') lines.push(`  snapshot     unavailable: ${v.progressNote ?? 'unknown'}`);
   if (v.progressFrom)
     lines.push(`  progress     as saved when it ended: ${v.progressFrom} (no worker answered a query)`);
   if (v.progress) lines.push(...progressLines(v.progress, v));
@@ -172,6 +177,8 @@ export function statusJson(v: SweepView): Record<string, unknown> {
     ...(v.failure ? { failure: v.failure.rootCause, failureDetail: v.failure } : {}),
   };
   if (v.kind === 'all') return { ...base, kind: 'all', sweeps: v.children.map(statusJson) };
+  if (v.kind === 'snapshot')
+    return { ...base, kind: 'snapshot', ...(v.snapshot ?? { snapshotUnavailable: v.progressNote }) };
   return {
     ...base,
     kind: v.kind,
@@ -192,4 +199,13 @@ export function sweepSucceeded(v: SweepView): boolean {
     p.phase !== 'aborted' &&
     p.points.every((pt) => pt.status === 'done' || (p.search !== undefined && pt.status === 'invalid'))
   );
+}
+
+/** A snapshot for `status` and `snapshot run --wait`: its window, headline and one line per cell. */
+export function snapshotLines(p: SnapshotProgress): string[] {
+  return [
+    `  snapshot     ${p.name}: ${p.phase}, window ${p.startedAt} – ${p.windowEndsAt}`,
+    `  headline     ${headlineLine(p.headline)}`,
+    ...cellLines(p.cells),
+  ];
 }

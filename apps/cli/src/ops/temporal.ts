@@ -10,8 +10,21 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
-import { ResultsLayout, SWEEP_ALL_WORKFLOW_TYPE, SWEEP_WORKFLOW_TYPE, taskQueueFor } from '@infersweep/core';
+import {
+  SEARCH_ATTRIBUTES,
+  progressQuery,
+  snapshotQuery,
+  type SnapshotProgress,
+  type SweepProgress,
+  type SweepResult,
+} from '@infersweep/sweep';
+import {
+  ResultsLayout,
+  SNAPSHOT_WORKFLOW_TYPE,
+  SWEEP_ALL_WORKFLOW_TYPE,
+  SWEEP_WORKFLOW_TYPE,
+  taskQueueFor,
+} from '@infersweep/core';
 import { connectClient, temporalTarget, workflowUiLink, type TemporalTarget } from '@infersweep/orchestrator';
 import { failureView, type FailureView } from './failure';
 
@@ -69,7 +82,7 @@ export interface SweepView {
   workflowId: string;
   runId: string;
   type: string;
-  kind: 'sweep' | 'all' | 'other';
+  kind: 'sweep' | 'all' | 'snapshot' | 'other';
   status: WorkflowStatusName;
   uiLink: string;
   taskQueue: string;
@@ -87,6 +100,8 @@ export interface SweepView {
   children: SweepView[];
   /** why it failed, was cancelled, terminated or timed out: the root cause (./failure.ts) */
   failure?: FailureView;
+  /** a snapshot's cells and headline (its result, or its `snapshot` query while it runs) */
+  snapshot?: SnapshotProgress;
 }
 
 type Payloads = Parameters<Client['options']['loadedDataConverter']['payloadConverter']['fromPayload']>[0][];
@@ -156,6 +171,7 @@ export async function activePollers(
 }
 
 function kindOf(type: string): SweepView['kind'] {
+  if (type === SNAPSHOT_WORKFLOW_TYPE) return 'snapshot';
   return type === SWEEP_WORKFLOW_TYPE ? 'sweep' : type === SWEEP_ALL_WORKFLOW_TYPE ? 'all' : 'other';
 }
 
@@ -257,6 +273,17 @@ export async function describeSweep(s: Session, id: string, opts: DescribeOption
         } else
           view.progressNote = `${view.progressNote}; the points it measured are in its results folder: \`infersweep results ${id}\``;
       }
+    }
+  }
+  if (view.kind === 'snapshot' && opts.query !== false) {
+    try {
+      view.snapshot = (
+        status === 'COMPLETED'
+          ? await handle.result()
+          : await s.client.withDeadline(Date.now() + (opts.queryTimeoutMs ?? 10_000), () => handle.query(snapshotQuery))
+      ) as SnapshotProgress;
+    } catch (e) {
+      view.progressNote = `snapshot query failed (does a worker poll ${desc.taskQueue}?): ${(e as Error).message}`;
     }
   }
   if (view.kind === 'all' && opts.children !== false) {

@@ -2,3 +2,4 @@
 export { sweepWorkflow } from './sweep';
 export { sweepAllWorkflow } from './sweep-all';
 export { confirmWorkflow } from './confirm';
+export { snapshotWorkflow } from './snapshot';

@@ -268,28 +268,38 @@ function expandHomes(
 }
 
 /**
+ * A config file's YAML text as a plain mapping with the line of every path. Throws ConfigError on
+ * syntax errors, runaway aliases, or a document that is not a mapping (`notMapping` says what it is).
+ */
+export function readYamlMapping(
+  text: string,
+  file: string,
+  notMapping: string,
+): { raw: Record<string, unknown>; source: ConfigSource } {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  const source: ConfigSource = { file, lines: {} };
+  if (doc.errors.length > 0) throw new ConfigError(file, yamlSyntaxIssues(doc, lc));
+  const alias = aliasIssue(doc, lc);
+  if (alias) throw new ConfigError(file, [alias]);
+  collectLines(doc.contents, [], lc, source.lines);
+  // expansion is bounded by aliasIssue above, so the library's own count-based limit is not needed
+  const raw: unknown = doc.toJS({ maxAliasCount: -1 });
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(file, [{ path: '', value: showValue(raw), message: notMapping }]);
+  return { raw: raw as Record<string, unknown>, source };
+}
+
+/**
  * Parse and validate a sweep config from YAML text. Pure: the caller reads the file and passes
  * the environment. Throws ConfigError listing every problem (file, YAML path, value, fix, line).
  */
 export function parseSweepConfig(text: string, opts: ParseOptions): LoadedConfig {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-  const source: ConfigSource = { file: opts.file, lines: {} };
-  if (doc.errors.length > 0) throw new ConfigError(opts.file, yamlSyntaxIssues(doc, lc));
-  const alias = aliasIssue(doc, lc);
-  if (alias) throw new ConfigError(opts.file, [alias]);
-  collectLines(doc.contents, [], lc, source.lines);
-  // expansion is bounded by aliasIssue above, so the library's own count-based limit is not needed
-  const raw: unknown = doc.toJS({ maxAliasCount: -1 });
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(opts.file, [
-      {
-        path: '',
-        value: showValue(raw),
-        message: 'a sweep config is a YAML mapping (name, model, image, engine, clusters, orientations, …)',
-      },
-    ]);
-  }
+  const { raw, source } = readYamlMapping(
+    text,
+    opts.file,
+    'a sweep config is a YAML mapping (name, model, image, engine, clusters, orientations, …)',
+  );
   const issues: ConfigIssue[] = [];
   const selected = opts.clusters;
   const skip = (p: PathSegment[]) =>

@@ -1,0 +1,214 @@
+/**
+ * snapshotWorkflow with mocked activities: a matrix of 12 cells over two clusters, each cell a real
+ * child sweepWorkflow on its cluster's task queue, served by a worker per cluster. A cluster is
+ * "down" while its mocked allocate refuses (the fatal AllocationError an unreachable login node
+ * gives once the activity's retries are spent), so its cells' sweeps spend their allocation attempts
+ * and their operator wait, and the snapshot sees the cluster unavailable.
+ *
+ * Timings are scaled (a 10 s outage, a 3 s retry timer, a 120 s window): the dev server cannot skip
+ * time (./unit-workflow-env.ts). The outage outlasts what it guards: a sweep's whole allocation
+ * window (2 refused attempts + a 1 s operator wait) several times over. The 10-minute outage on the
+ * real stack is the nightly's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { AllocationError } from '@infersweep/slurm';
+import { InputError, taskQueueFor } from '@infersweep/core';
+import {
+  cellIdOf,
+  retryCellUpdate,
+  snapshotQuery,
+  type SnapshotInput,
+  type SnapshotProgress,
+  type SweepResult,
+} from '@infersweep/sweep';
+import type { CellPolicy } from '@infersweep/topology';
+import type { SweepActivities } from '../src/activities/types';
+import { happyActivities, mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
+
+const CLUSTERS = ['east', 'west'] as const;
+const ORIENTATIONS = ['o1', 'o2', 'o3', 'o4', 'o5', 'o6'];
+
+/** Per snapshot (workflow id): until when a cluster refuses allocations (ms since epoch), and what fails. */
+interface Script {
+  downUntil: Partial<Record<string, number>>;
+  /** prepareSweep of these cells' first try fails (an input error: the sweep fails, not its cluster) */
+  failOnce?: Set<string>;
+  /** when each cell's granted allocation came */
+  granted: Map<string, number[]>;
+}
+const scripts = new Map<string, Script>();
+
+const scriptOf = (sweepId: string): Script | undefined =>
+  [...scripts.entries()].find(([id]) => sweepId.startsWith(`${id}-`))?.[1];
+const sweepIdOf = (i: Record<string, unknown>) =>
+  String(i.sweepId ?? (i.planRef as { resultsDir?: string } | undefined)?.resultsDir ?? '').replace(/^\/results\//, '');
+
+function activities(): SweepActivities {
+  const acts: Record<string, (i: Record<string, unknown>) => Promise<unknown>> = {};
+  for (const [verb, f] of Object.entries(happyActivities)) acts[verb] = async (i) => f(i);
+  acts.prepareSweep = async (i) => {
+    const id = sweepIdOf(i);
+    const s = scriptOf(id);
+    const cell = [...(s?.failOnce ?? [])].find((c) => id.endsWith(`-${c}`));
+    if (s && cell) {
+      s.failOnce!.delete(cell);
+      throw new InputError(`results folder of ${id} is not writable (injected)`);
+    }
+    return happyActivities.prepareSweep(i);
+  };
+  acts.allocate = async (i) => {
+    const id = sweepIdOf(i);
+    const s = scriptOf(id);
+    const cluster = CLUSTERS.find((c) => id.includes(`-${c}`))!;
+    if (s && Date.now() < (s.downUntil[cluster] ?? 0))
+      throw new AllocationError(`ssh: connect to host ${cluster}-login port 22: Connection refused`, {
+        kind: 'fatal',
+      });
+    if (s) s.granted.set(id, [...(s.granted.get(id) ?? []), Date.now()]);
+    return happyActivities.allocate(i);
+  };
+  return acts as unknown as SweepActivities;
+}
+
+let env: TestWorkflowEnvironment;
+const workers: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  env = await unitWorkflowEnv();
+  for (const c of CLUSTERS) workers.push(await mockedWorker(env, taskQueueFor(c), activities()));
+}, 120_000);
+
+afterAll(async () => {
+  for (const w of workers) await w.stop();
+  await env?.teardown();
+});
+
+/** 6 orientations × 2 clusters, each cell a sweep of two points on one 8-GPU node. */
+function matrix(rules: Partial<SnapshotInput> = {}, policy: CellPolicy = 'retry-later'): SnapshotInput {
+  const cells = CLUSTERS.flatMap((cluster) =>
+    ORIENTATIONS.map((orientation) => {
+      const base = unitSweepInput('placeholder');
+      return {
+        cellId: cellIdOf('unit', orientation, cluster),
+        config: 'unit',
+        orientation,
+        cluster,
+        policy,
+        resultsRoot: '/results',
+        sweep: {
+          ...base,
+          orientation,
+          cluster,
+          points: [1, 2],
+          maxAllocationAttempts: 2,
+          operatorTimeout: '1 second',
+          plan: { inline: 'plan', slurm: { nodes: 1, gpusPerNode: 8 } } as unknown as typeof base.plan,
+        },
+      };
+    }),
+  );
+  return {
+    name: 'unit',
+    windowSeconds: 120,
+    retryEverySeconds: 3,
+    maxCellAttempts: 3,
+    cellsPerCluster: 1,
+    cells,
+    ...rules,
+  };
+}
+
+async function start(input: SnapshotInput, script: Omit<Script, 'granted'>) {
+  const id = `snap-${randomUUID().slice(0, 8)}`;
+  const s: Script = { ...script, granted: new Map() };
+  scripts.set(id, s);
+  const handle = await env.client.workflow.start('snapshotWorkflow', {
+    taskQueue: taskQueueFor('east'),
+    workflowId: id,
+    args: [input],
+  });
+  return { id, handle, script: s, result: handle.result() as Promise<SnapshotProgress> };
+}
+
+describe('snapshotWorkflow', () => {
+  it('a cluster down for longer than its sweeps can wait delays its cells, which run when it is back: 12/12 valid, no operator action', async () => {
+    const outageMs = 10_000;
+    const startedAt = Date.now();
+    const { script, result } = await start(matrix(), { downUntil: { west: startedAt + outageMs } });
+    const r = await result;
+
+    expect(r.phase).toBe('completed');
+    expect(r.headline).toMatchObject({ planned: 12, valid: 12, invalid: 0, failed: 0, notRun: 0, open: 0 });
+    expect(r.headline.valid / r.headline.planned).toBeGreaterThanOrEqual(0.95);
+    expect(r.operatorActions).toBe(0);
+    const west = r.cells.filter((c) => c.cluster === 'west');
+    const east = r.cells.filter((c) => c.cluster === 'east');
+    // east never waited: one try per cell
+    expect(east.map((c) => c.tries)).toEqual(Array(6).fill(1));
+    // west's first cell found its cluster unavailable more than once (the outage outlasted a retry timer)
+    expect(west[0]!.unavailable).toBeGreaterThanOrEqual(2);
+    expect(west[0]!.tries).toBe(west[0]!.unavailable + 1);
+    expect(west[0]!.lastError).toMatch(/allocation attempts failed/);
+    // no cell counted the outage against its attempts, and every west cell ran after the outage
+    for (const c of r.cells) expect(c.failures, c.cellId).toBe(0);
+    for (const c of west) {
+      const grants = script.granted.get(c.sweepId!) ?? [];
+      expect(grants.length, c.cellId).toBe(1);
+      expect(grants[0]!, c.cellId).toBeGreaterThanOrEqual(startedAt + outageMs);
+    }
+    // the headline's GPU time is the sum of the cells' sweeps' ledgers
+    let held = 0;
+    for (const c of r.cells)
+      held += ((await env.client.workflow.getHandle(c.sweepId!).result()) as SweepResult).ledger!.heldGpuSeconds;
+    expect(r.headline.totalGpuSeconds).toBeCloseTo(held, 6);
+  }, 120_000);
+
+  it('the window ends with a cluster still down: its cells are reported not run, the snapshot completes with the headline', async () => {
+    const windowSeconds = 12;
+    const t0 = Date.now();
+    const { result } = await start(matrix({ windowSeconds }), { downUntil: { west: Number.POSITIVE_INFINITY } });
+    const r = await result;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(windowSeconds * 1000 - 500);
+
+    expect(r.phase).toBe('completed');
+    expect(r.headline).toMatchObject({ planned: 12, valid: 6, notRun: 6, failed: 0, invalid: 0, open: 0 });
+    for (const c of r.cells.filter((x) => x.cluster === 'west')) {
+      expect(c.status, c.cellId).toBe('not-run');
+      expect(c.failures, c.cellId).toBe(0);
+    }
+    // the lane reached only its first cell; it found the cluster unavailable and retried on a timer
+    const first = r.cells.find((c) => c.cellId === cellIdOf('unit', 'o1', 'west'))!;
+    expect(first.tries).toBeGreaterThanOrEqual(2);
+    expect(first.lastError).toMatch(/allocation attempts failed/);
+    expect(r.cells.filter((c) => c.cluster === 'east').map((c) => c.status)).toEqual(Array(6).fill('valid'));
+  }, 60_000);
+
+  it('policy operator: a cell whose sweep failed waits for retryCell; one operator action and it is valid', async () => {
+    const failing = cellIdOf('unit', 'o2', 'east');
+    const input = matrix({}, 'operator');
+    input.cells = input.cells.filter((c) => c.cluster === 'east').slice(0, 3);
+    const { handle, result } = await start(input, { downUntil: {}, failOnce: new Set([failing]) });
+
+    let p: SnapshotProgress;
+    for (;;) {
+      p = await handle.query(snapshotQuery);
+      if (p.cells.find((c) => c.cellId === failing)!.status === 'awaiting-operator') break;
+      expect(p.phase).toBe('running');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(p.cells.find((c) => c.cellId === failing)!.lastError).toMatch(/not writable/);
+    // a cell that is not waiting is refused, naming its status
+    const other = cellIdOf('unit', 'o1', 'east');
+    await expect(handle.executeUpdate(retryCellUpdate, { args: [{ cellId: other }] })).rejects.toThrow(
+      WorkflowUpdateFailedError,
+    );
+    await handle.executeUpdate(retryCellUpdate, { args: [{ cellId: failing }] });
+
+    const r = await result;
+    expect(r.headline).toMatchObject({ planned: 3, valid: 3, operatorActions: 1 });
+    expect(r.cells.find((c) => c.cellId === failing)).toMatchObject({ tries: 2, failures: 1, status: 'valid' });
+  }, 60_000);
+});
