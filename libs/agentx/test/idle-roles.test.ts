@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { idleRoleMessages, parsePrometheus, type EndpointSnapshot } from '@infersweep/agentx';
+import {
+  checkRoles,
+  idleRoleMessages,
+  parsePrometheus,
+  servedPerEngine,
+  type EndpointSnapshot,
+} from '@infersweep/agentx';
 
 /** The real DP=2 vLLM scrape under load (its header), standing for a worker that served requests. */
 const busy = parsePrometheus(
@@ -38,6 +44,55 @@ describe('idle-role gate of a P/D point (rule 27)', () => {
     ).toEqual([]);
     expect(
       idleRoleMessages([snap(P, zeroed), snap(D, null)], [snap(P, busy), snap(D, busy)], ['prefill', 'decode']),
-    ).toEqual([`decode role: no metrics snapshot of ${D} at both edges of the profile`]);
+    ).toEqual([`decode role: no served-request count of ${D} at both edges of the profile`]);
+  });
+
+  it('each role must have served every request the client completed in the window, within the requests in flight', () => {
+    const n = Object.values(servedPerEngine(busy)).reduce((a, b) => a + b, 0);
+    expect(n).toBe(4); // the capture's served requests over both engines
+    const start = [snap(P, zeroed), snap(D, zeroed)];
+    const end = [snap(P, busy), snap(D, busy)];
+    // the client completed n − 1 with 1 in flight at the end: within the bound, both roles ok
+    const ok = checkRoles(start, end, ['prefill', 'decode'], { requests: n - 1, maxInFlight: 1 });
+    expect(ok.map((c) => [c.role, c.served, c.client_requests, c.tolerance, c.ok])).toEqual([
+      ['prefill', n, n - 1, 1, true],
+      ['decode', n, n - 1, 1, true],
+    ]);
+    // a prefill group that served 1 of the 4 measured requests (a router bypassing it for the rest)
+    const half = busy.map((s) => (s.name.endsWith('_total') ? { ...s, value: Math.floor(s.value / 2) } : s));
+    const h = Object.values(servedPerEngine(half)).reduce((a, b) => a + b, 0);
+    expect(h).toBe(1);
+    const bad = checkRoles([snap(P, zeroed), snap(D, zeroed)], [snap(P, half), snap(D, busy)], ['prefill', 'decode'], {
+      requests: n,
+      maxInFlight: 1,
+    });
+    expect(bad.map((c) => c.ok)).toEqual([false, true]);
+    expect(bad[0]!.message).toBe(
+      `prefill role served ${h} requests during the profile, the client completed ${n} (± 1 in flight): not every measured request went through the prefill role`,
+    );
+  });
+
+  it("counts a whole endpoint's requests without per-engine labels (llm-d's simulator: a prefill is remote_decode)", () => {
+    const sim = (remoteDecode: number, stop: number, abort: number) =>
+      parsePrometheus(
+        [
+          `vllm:request_success_total{finish_reason="remote_decode",model_name="m"} ${remoteDecode}`,
+          `vllm:request_success_total{finish_reason="stop",model_name="m"} ${stop}`,
+          `vllm:request_success_total{finish_reason="abort",model_name="m"} ${abort}`,
+        ].join('\n'),
+      ).samples;
+    const c = checkRoles(
+      [snap(P, sim(3, 1, 0)), snap(D, sim(0, 2, 0))],
+      [snap(P, sim(43, 1, 5)), snap(D, sim(0, 41, 9))],
+      ['prefill', 'decode'],
+      {
+        requests: 40,
+        maxInFlight: 2,
+      },
+    );
+    expect(c.map((x) => [x.role, x.served, x.ok])).toEqual([
+      ['prefill', 40, true],
+      ['decode', 39, true],
+    ]);
   });
 });
