@@ -1,5 +1,5 @@
 /**
- * A lost decode node recovers like any loss (libs/orchestrator/test/sweep.int.test.ts test 3, for P/D): the
+ * A lost decode node recovers like any loss (libs/orchestrator/test/sweep-recovery.int.test.ts, a node set down mid-point, for P/D): the
  * shipped `pd-1p1d` orientation on the local profile, each role on one node (TP8, so the sweep fits twice in
  * the stack's four nodes), llm-d's pd-sidecar in front of the decode simulator. The decode worker's node is
  * set down while point c=2 runs: the allocation ends NODE_FAIL, the sweep allocates again, relaunches both
