@@ -62,7 +62,7 @@ describe('P/D on the local stack: llm-d pd-sidecar in front of simulator roles',
       await run(() =>
         acts.captureLogs({ planRef: planRef(), deployment: dep, destDir: join(resultsDir, 'logs'), reason: 'end' }),
       ).catch(() => undefined);
-    if (dep) await run(() => acts.stopServer({ planRef: planRef(), deployment: dep }));
+    // releasing the allocation ends its steps (the simulators and the sidecar); findOrphans checks it did
     if (alloc) await run(() => acts.release({ planRef: planRef(), jobId: alloc.jobId, jobName: alloc.jobName }));
     expect(await slurm.findOrphans(jobName)).toEqual([]);
   });
@@ -93,24 +93,24 @@ describe('P/D on the local stack: llm-d pd-sidecar in front of simulator roles',
     await run(() => acts.waitReady({ planRef: planRef(), deployment: dep, startupBudgetSeconds: 60 }));
 
     const prefillsBefore = await remotePrefills(prefillMetrics!);
-    const common = {
-      sweepId,
-      planHash: plan.planHash,
-      planRef: planRef(),
-      attempt: 1,
-      allocationAttempt: 1,
-      policy: 'shared-server' as const,
-      resultsDir,
-    };
-    const good = await run(() =>
-      acts.runPoint({
-        ...common,
-        deployment: dep,
-        concurrency: 2,
-        pointBudgetSeconds: plan.pointBudgets.find((b) => b.concurrency === 2)!.totalSeconds,
-        serverUsed: false,
-      }),
-    );
+    /** One point on a deployment, through the production point activity. */
+    const point = (deployment: Deployment, concurrency: number, serverUsed: boolean) =>
+      run(() =>
+        acts.runPoint({
+          sweepId,
+          planHash: plan.planHash,
+          planRef: planRef(),
+          deployment,
+          concurrency,
+          attempt: 1,
+          allocationAttempt: 1,
+          policy: 'shared-server',
+          pointBudgetSeconds: plan.pointBudgets.find((b) => b.concurrency === concurrency)!.totalSeconds,
+          resultsDir,
+          serverUsed,
+        }),
+      );
+    const good = await point(dep, 2, false);
     expect(good.reasons).toEqual([]);
     expect(good.valid).toBe(true);
     const record = pointResultSchema.parse(JSON.parse(readFileSync(good.resultPath!, 'utf8')));
@@ -127,15 +127,7 @@ describe('P/D on the local stack: llm-d pd-sidecar in front of simulator roles',
 
     // the sidecar without a prefiller header: every request straight to the decode worker
     const { requestHeaders: _prefillers, ...bypass } = dep;
-    const bad = await run(() =>
-      acts.runPoint({
-        ...common,
-        deployment: bypass,
-        concurrency: 1,
-        pointBudgetSeconds: plan.pointBudgets.find((b) => b.concurrency === 1)!.totalSeconds,
-        serverUsed: true,
-      }),
-    );
+    const bad = await point(bypass, 1, true);
     expect(bad.valid).toBe(false);
     expect(bad.reasons).toEqual([
       `pd_role: idle prefill role: no request finished on its workers (${prefillMetrics}) during the profile`,
