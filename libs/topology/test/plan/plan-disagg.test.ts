@@ -455,6 +455,21 @@ describe('the router argv (rule 26)', () => {
     expect(issues.map((i) => i.message).join('\n')).toMatch(/fronts one decode worker/);
   });
 
+  it("llm-d-pd-sidecar with the aiperf client is refused: only infersweep's client sends the prefiller header", () => {
+    const c = withPd(
+      roles(
+        '{ topology: { tp: 8, pp: 2 } }',
+        '{ topology: { tp: 8, pp: 2 } }',
+        undefined,
+        '{ kind: llm-d-pd-sidecar }',
+      ),
+    );
+    c.agentx = { ...c.agentx, client: 'aiperf' };
+    const issues = issuesOf(() => planX(c));
+    expect(issues.map((i) => i.path)).toEqual(['agentx.client']);
+    expect(issues[0]!.message).toMatch(/needs infersweep's client/);
+  });
+
   it('a toy-proxy plan says it is a test proxy', () => {
     const p = planX(
       withPd(
