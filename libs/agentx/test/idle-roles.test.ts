@@ -72,27 +72,32 @@ describe('idle-role gate of a P/D point (rule 27)', () => {
     );
   });
 
-  it("counts a whole endpoint's requests without per-engine labels (llm-d's simulator: a prefill is remote_decode)", () => {
-    const sim = (remoteDecode: number, stop: number, abort: number) =>
-      parsePrometheus(
-        [
-          `vllm:request_success_total{finish_reason="remote_decode",model_name="m"} ${remoteDecode}`,
-          `vllm:request_success_total{finish_reason="stop",model_name="m"} ${stop}`,
-          `vllm:request_success_total{finish_reason="abort",model_name="m"} ${abort}`,
-        ].join('\n'),
-      ).samples;
-    const c = checkRoles(
-      [snap(P, sim(3, 1, 0)), snap(D, sim(0, 2, 0))],
-      [snap(P, sim(43, 1, 5)), snap(D, sim(0, 41, 9))],
-      ['prefill', 'decode'],
-      {
-        requests: 40,
-        maxInFlight: 2,
-      },
-    );
+  /**
+   * Real scrapes of llm-d-inference-sim v0.10.2 (`--model m --force-dummy-tokenizer --max-model-len 4096
+   * --time-to-first-token 20ms --inter-token-latency 5ms --mode random`, .tools/bin) as prefill (port 23901) and
+   * decode (23902) behind llm-d's pd-sidecar v0.7.1 (`--port 23903 --vllm-port 23902 --kv-connector nixlv2
+   * --secure-proxy=false`): `start` right after launch, `end` after five streamed chat requests to the sidecar
+   * with `x-prefiller-host-port: 127.0.0.1:23901` and one without the header (the sidecar's decode-only path).
+   * The prefill simulator counts 5 `remote_decode`, the decode simulator 6 `stop`; neither has an `engine` label.
+   */
+  const sim = (f: string) =>
+    parsePrometheus(readFileSync(new URL(`./data/llm-d-sim-pd-${f}.txt`, import.meta.url), 'utf8')).samples;
+  const PS = 'http://127.0.0.1:23901/metrics';
+  const DS = 'http://127.0.0.1:23902/metrics';
+
+  it("counts a whole endpoint's requests without per-engine labels: the one request that bypassed prefill is caught", () => {
+    const start = [snap(PS, sim('prefill-start')), snap(DS, sim('decode-start'))];
+    const end = [snap(PS, sim('prefill-end')), snap(DS, sim('decode-end'))];
+    // the client completed all 6, sequentially (nothing in flight at the window's end)
+    const c = checkRoles(start, end, ['prefill', 'decode'], { requests: 6, maxInFlight: 0 });
     expect(c.map((x) => [x.role, x.served, x.ok])).toEqual([
-      ['prefill', 40, true],
-      ['decode', 39, true],
+      ['prefill', 5, false],
+      ['decode', 6, true],
     ]);
+    expect(c[0]!.message).toBe(
+      'prefill role served 5 requests during the profile, the client completed 6 (± 0 in flight): not every measured request went through the prefill role',
+    );
+    // the presence-only gate would have passed it: the prefill role was not idle
+    expect(idleRoleMessages(start, end, ['prefill', 'decode'])).toEqual([]);
   });
 });
