@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-shot, idempotent set-up on a fresh Debian machine (run as root):
 #   Debian packages (Slurm, munge, sshd, squashfs-tools, chromium), npm packages,
-#   the Temporal CLI and llm-d-inference-sim built from their Go modules, and the
+#   the Temporal CLI, llm-d-inference-sim and llm-d's P/D sidecar built from their Go modules, and the
 #   aiperf peer and Apache Otava in their own venvs, the vLLM CPU engine (scripts/setup-vllm.sh). Re-running it only
 #   checks what is there.
 set -euo pipefail
@@ -53,6 +53,8 @@ go_branch() { # the Go binaries into the git-ignored tools folder, then the prod
       || fail "building github.com/llm-d/llm-d-inference-sim@$SIM_VERSION"
     rm -rf "$b"
   fi
+  # llm-d's P/D sidecar, the local stack's P/D router (marker: bin/pd-sidecar.version)
+  bash "$ROOT/scripts/setup-pd-router.sh" || fail "scripts/setup-pd-router.sh"
   # a small local Hugging Face tokenizer for aiperf (it must load one even with server token counts; no hub is
   # reachable): the test tokenizer that the llm-d-kv-cache Go module ships
   if [ ! -s "$INFERSWEEP_TOOLS/tokenizer/tokenizer.json" ]; then

@@ -83,7 +83,7 @@ describe('infersweep plan (spawned)', () => {
     expect(r.stdout).toMatch(/ {2}decode {3}1 worker\(s\) of TP8 PP2 .* nodes 2,3/);
     expect(r.stdout.match(/capacity \[ok\]/g)).toHaveLength(2);
     expect(r.stdout).toContain(
-      "router     node 0: vllm-router --vllm-pd-disaggregation --prefill 'http://{{NODE_ADDR_0}}:{{PORT}}' --decode 'http://{{NODE_ADDR_2}}:{{PORT}}'",
+      "router     node 0: vllm-router --vllm-pd-disaggregation --prefill 'http://{{NODE_ADDR_0}}:{{PORT}}' --decode 'http://{{NODE_ADDR_2}}:{{PORT_1}}'",
     );
     for (const [k, role] of ['prefill', 'prefill', 'decode', 'decode'].entries()) {
       expect(r.stdout).toMatch(

@@ -24,7 +24,7 @@ import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
 import { acceptanceWarning } from './server/spec-decode';
-import { idleRoleMessages } from './server/idle-ranks';
+import { checkRoles } from './server/idle-ranks';
 import type { EndpointSnapshot, ServerMetrics } from './server/window';
 import { resolveTracesAsync } from './traces';
 
@@ -47,6 +47,8 @@ export interface RunPointInput {
   expectedAcceptanceLength?: number;
   /** A disaggregated deployment: the role of each metrics endpoint (prefill/decode); an idle role invalidates the point. */
   metricsRoles?: string[];
+  /** Headers sent with every request (a P/D router's prefillers, `x-prefiller-host-port`). */
+  requestHeaders?: Record<string, string>;
 }
 
 export interface RunPointHooks {
@@ -147,6 +149,7 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
     model: input.servedModel,
     settings,
     expectedEngines: input.expectedEngines,
+    ...(input.requestHeaders === undefined ? {} : { requestHeaders: input.requestHeaders }),
     onProgress: hooks.onProgress,
     signal: hooks.signal,
     beforeProfile: () => window.beforeProfile(),
@@ -187,6 +190,10 @@ function pointRecord(p: PointRecordParts) {
   const clientHealth =
     r.profileStartMs !== null ? window.health.result(settings.clientHealth) : ClientHealth.unmeasured();
   const sessionsAvg = r.sessions.average();
+  const roleChecks =
+    input.metricsRoles === undefined
+      ? undefined
+      : checkRoles(window.startSnap, window.endSnap, input.metricsRoles, windowRequests(r), input.family);
   const v = validity({
     settings,
     accounting: acc,
@@ -197,12 +204,8 @@ function pointRecord(p: PointRecordParts) {
     concurrencyHeld: sessionsAvg === null ? null : sessionsAvg / input.concurrency,
     runCancelledReason: r.runCancelledReason,
     serverMetricsMissing: serverMetricsMissing(input.metricsEndpoints.length, server),
-    idleRankMessages: [
-      ...window.idleRankMessages(),
-      ...(input.metricsRoles === undefined
-        ? []
-        : idleRoleMessages(window.startSnap, window.endSnap, input.metricsRoles, input.family)),
-    ],
+    idleRankMessages: window.idleRankMessages(),
+    roleMessages: roleChecks?.flatMap((c) => (c.message === null ? [] : [c.message])) ?? [],
     prefixCacheReason: prefixCacheGate(r.records, server.cache.prefix_hits, settings.requireCachedTokens ?? false),
     outputTokens: outputTokensOf(r.records),
   });
@@ -227,6 +230,7 @@ function pointRecord(p: PointRecordParts) {
     client_health: clientHealth,
     server_metrics: server,
     idle_rank_checks: window.idleChecks,
+    ...(roleChecks === undefined ? {} : { role_checks: roleChecks }),
     timing: pointTiming(r, settings.profileDurationSeconds, p.startedAt, p.endedAt),
     submission_valid: v.valid,
     submission_invalid_reasons: v.reasons,
@@ -242,6 +246,19 @@ function pointRecord(p: PointRecordParts) {
       raw_dir: null,
     },
   };
+}
+
+/**
+ * What the client measured inside the profile window, for the P/D role gate (server/idle-ranks.ts checkRoles):
+ * its successful requests that ended in the window and the most it had in flight; null without a profile.
+ */
+function windowRequests(
+  r: Pick<ReplayResult, 'records' | 'profileStartMs' | 'profileEndMs' | 'inFlight'>,
+): { requests: number; maxInFlight: number } | null {
+  const { profileStartMs: a, profileEndMs: b } = r;
+  if (a === null || b === null) return null;
+  const requests = r.records.filter((x) => x.ok && x.end_ms >= a && x.end_ms <= b).length;
+  return { requests, maxInFlight: r.inFlight.max };
 }
 
 /**

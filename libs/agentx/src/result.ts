@@ -4,7 +4,7 @@ import { agentxSettingsSchema } from '@infersweep/topology';
 import { statsSchema } from './metrics/stats';
 import { serverMetricsSchema } from './server/window';
 import { pointEnergySchema } from './server/energy';
-import { idleRankCheckSchema } from './server/idle-ranks';
+import { idleRankCheckSchema, roleCheckSchema } from './server/idle-ranks';
 
 /**
  * Result records. Field names follow InferenceX's agentic aggregate JSON
@@ -262,6 +262,8 @@ export const pointResultSchema = z
     /** GPU energy over the profiling window (server/energy.ts); absent when the cluster exposes no telemetry. */
     energy: pointEnergySchema.optional(),
     idle_rank_checks: z.array(idleRankCheckSchema),
+    /** A disaggregated (P/D) point: each role's served requests against the client's (rule 27); absent otherwise. */
+    role_checks: z.array(roleCheckSchema).optional(),
     timing: z
       .object({
         started_at: z.string(),

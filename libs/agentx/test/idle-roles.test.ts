@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { idleRoleMessages, parsePrometheus, type EndpointSnapshot } from '@infersweep/agentx';
+import {
+  checkRoles,
+  idleRoleMessages,
+  parsePrometheus,
+  servedPerEngine,
+  type EndpointSnapshot,
+} from '@infersweep/agentx';
 
 /** The real DP=2 vLLM scrape under load (its header), standing for a worker that served requests. */
 const busy = parsePrometheus(
@@ -38,6 +44,60 @@ describe('idle-role gate of a P/D point (rule 27)', () => {
     ).toEqual([]);
     expect(
       idleRoleMessages([snap(P, zeroed), snap(D, null)], [snap(P, busy), snap(D, busy)], ['prefill', 'decode']),
-    ).toEqual([`decode role: no metrics snapshot of ${D} at both edges of the profile`]);
+    ).toEqual([`decode role: no served-request count of ${D} at both edges of the profile`]);
+  });
+
+  it('each role must have served every request the client completed in the window, within the requests in flight', () => {
+    const n = Object.values(servedPerEngine(busy)).reduce((a, b) => a + b, 0);
+    expect(n).toBe(4); // the capture's served requests over both engines
+    const start = [snap(P, zeroed), snap(D, zeroed)];
+    const end = [snap(P, busy), snap(D, busy)];
+    // the client completed n − 1 with 1 in flight at the end: within the bound, both roles ok
+    const ok = checkRoles(start, end, ['prefill', 'decode'], { requests: n - 1, maxInFlight: 1 });
+    expect(ok.map((c) => [c.role, c.served, c.client_requests, c.tolerance, c.ok])).toEqual([
+      ['prefill', n, n - 1, 1, true],
+      ['decode', n, n - 1, 1, true],
+    ]);
+    // a prefill group that served 1 of the 4 measured requests (a router bypassing it for the rest)
+    const half = busy.map((s) => (s.name.endsWith('_total') ? { ...s, value: Math.floor(s.value / 2) } : s));
+    const h = Object.values(servedPerEngine(half)).reduce((a, b) => a + b, 0);
+    expect(h).toBe(1);
+    const bad = checkRoles([snap(P, zeroed), snap(D, zeroed)], [snap(P, half), snap(D, busy)], ['prefill', 'decode'], {
+      requests: n,
+      maxInFlight: 1,
+    });
+    expect(bad.map((c) => c.ok)).toEqual([false, true]);
+    expect(bad[0]!.message).toBe(
+      `prefill role served ${h} requests during the profile, the client completed ${n} (± 1 in flight): not every measured request went through the prefill role`,
+    );
+  });
+
+  /**
+   * Real scrapes of llm-d-inference-sim v0.10.2 (`--model m --force-dummy-tokenizer --max-model-len 4096
+   * --time-to-first-token 20ms --inter-token-latency 5ms --mode random`, .tools/bin) as prefill (port 23901) and
+   * decode (23902) behind llm-d's pd-sidecar v0.7.1 (`--port 23903 --vllm-port 23902 --kv-connector nixlv2
+   * --secure-proxy=false`): `start` right after launch, `end` after five streamed chat requests to the sidecar
+   * with `x-prefiller-host-port: 127.0.0.1:23901` and one without the header (the sidecar's decode-only path).
+   * The prefill simulator counts 5 `remote_decode`, the decode simulator 6 `stop`; neither has an `engine` label.
+   */
+  const sim = (f: string) =>
+    parsePrometheus(readFileSync(new URL(`./data/llm-d-sim-pd-${f}.txt`, import.meta.url), 'utf8')).samples;
+  const PS = 'http://127.0.0.1:23901/metrics';
+  const DS = 'http://127.0.0.1:23902/metrics';
+
+  it("counts a whole endpoint's requests without per-engine labels: the one request that bypassed prefill is caught", () => {
+    const start = [snap(PS, sim('prefill-start')), snap(DS, sim('decode-start'))];
+    const end = [snap(PS, sim('prefill-end')), snap(DS, sim('decode-end'))];
+    // the client completed all 6, sequentially (nothing in flight at the window's end)
+    const c = checkRoles(start, end, ['prefill', 'decode'], { requests: 6, maxInFlight: 0 });
+    expect(c.map((x) => [x.role, x.served, x.ok])).toEqual([
+      ['prefill', 5, false],
+      ['decode', 6, true],
+    ]);
+    expect(c[0]!.message).toBe(
+      'prefill role served 5 requests during the profile, the client completed 6 (± 0 in flight): not every measured request went through the prefill role',
+    );
+    // the presence-only gate would have passed it: the prefill role was not idle
+    expect(idleRoleMessages(start, end, ['prefill', 'decode'])).toEqual([]);
   });
 });

@@ -93,6 +93,11 @@ export function remoteRankLogFile(serverLogDir: string, rank: number, node: stri
   return join(serverLogDir, `rank${rank}-${node}.log`);
 }
 
+/** The log file of a server's P/D router step on `node`. */
+export function remoteRouterLogFile(serverLogDir: string, node: string): string {
+  return join(serverLogDir, `router-${node}.log`);
+}
+
 /** The cluster-side folder of point `concurrency` when aiperf runs on the head node (its log, artifacts, staged traces). */
 export function remoteAiperfPointDir(sharedDir: string, sweepId: string, concurrency: number): string {
   return join(remoteSweepLogDir(sharedDir, sweepId), 'aiperf', `c${concurrency}`);

@@ -78,3 +78,8 @@ export function isAllocationOf(jobName: string, sweepId: string): boolean {
 export function serverStepName(serverIndex: number, rank: number): string {
   return `infersweep-server${serverIndex}-r${rank}`;
 }
+
+/** The Slurm step name of server `serverIndex`'s P/D router (a step beside its ranks). */
+export function routerStepName(serverIndex: number): string {
+  return `infersweep-server${serverIndex}-router`;
+}

@@ -58,8 +58,13 @@ export async function copyLogs(
 ): Promise<{ node: string; path: string; bytes: number }[]> {
   await mkdir(destDir, { recursive: true });
   const out: { node: string; path: string; bytes: number }[] = [];
+  const nodes = new Set<string>();
   for (const h of handles) {
-    const path = join(destDir, `${posix.basename(h.node)}.log`);
+    // `<node>.log`; a second step on the node (a P/D router beside its rank) keeps its own file's name
+    const node = posix.basename(h.node);
+    const name = nodes.has(node) ? `${node}-${posix.basename(h.logFile)}` : `${node}.log`;
+    nodes.add(node);
+    const path = join(destDir, name);
     const tmp = `${path}.partial-${randomUUID().slice(0, 8)}`;
     const file = createWriteStream(tmp);
     let bytes = 0;

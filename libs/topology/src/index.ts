@@ -25,4 +25,4 @@ export * from './plan/engine';
 export * from './plan/capacity';
 export { planSweep } from './plan/plan';
 export { planContentHash } from './plan/assemble-plan';
-export { bindPlan, derivePorts, PORT_RANGES } from './plan/bind';
+export { bindPlan, derivePorts, PORT_RANGES, WORKER_PORT_STRIDE } from './plan/bind';

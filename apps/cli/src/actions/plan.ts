@@ -91,6 +91,8 @@ function renderDisaggregation(p: SweepPlan): string[] {
     out.push(`  ${''.padEnd(8)} --kv-transfer-config ${r.kvTransferConfig}`);
   }
   out.push(`router     node ${pd.router.node}: ${shellJoin(pd.router.argv)}`);
+  for (const [k, v] of Object.entries(pd.router.requestHeaders ?? {}))
+    out.push(`  ${''.padEnd(8)} every request carries ${k}: ${v}`);
   return out;
 }
 

@@ -81,23 +81,23 @@ export function plansToStart(opts: PlanCliOptions & { config: string }): { plans
 }
 
 /**
- * The plans a sweep can launch. A disaggregated (prefill/decode) orientation is planned (`plan` shows every
- * role's argv) but its router and roles are not launched yet: named, it is refused (exit 2); under
- * `--orientation all` it is left out with a line saying so.
+ * The plans a sweep can launch. A disaggregated (prefill/decode) orientation runs when infersweep launches its
+ * router (`llm-d-pd-sidecar`, a Slurm step beside the workers); one behind another router is planned (`plan`
+ * shows every role's argv) but not launched: named, it is refused (exit 2); under `--orientation all` it is
+ * left out with a line saying so.
  */
 export function launchable(plans: SweepPlan[], orientation: string): SweepPlan[] {
-  const pd = plans.filter((p) => p.disaggregation !== undefined);
+  const pd = plans.filter((p) => p.disaggregation !== undefined && p.disaggregation.router.kind !== 'llm-d-pd-sidecar');
   if (pd.length === 0) return plans;
-  const names = pd.map((p) => p.orientation).join(', ');
+  const names = pd.map((p) => `${p.orientation} (router ${p.disaggregation?.router.kind})`).join(', ');
+  const why = 'sweeps launch P/D deployments behind router llm-d-pd-sidecar only';
   if (orientation !== 'all')
     throw new ExitWith(
       EXIT.usage,
-      `orientation ${names} is disaggregated (prefill/decode): \`plan\` shows its launch, but sweeps do not launch P/D deployments yet`,
+      `orientation ${names} is disaggregated (prefill/decode): \`plan\` shows its launch, but ${why}`,
     );
-  err(
-    `note: leaving out disaggregated orientation(s) ${names}: sweeps do not launch P/D deployments yet (\`plan\` shows them)`,
-  );
-  const rest = plans.filter((p) => p.disaggregation === undefined);
-  if (rest.length === 0) throw new ExitWith(EXIT.usage, 'every orientation is disaggregated: nothing to launch');
+  err(`note: leaving out disaggregated orientation(s) ${names}: ${why} (\`plan\` shows them)`);
+  const rest = plans.filter((p) => !pd.includes(p));
+  if (rest.length === 0) throw new ExitWith(EXIT.usage, 'no orientation can be launched: nothing to launch');
   return rest;
 }

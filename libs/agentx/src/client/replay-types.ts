@@ -20,6 +20,8 @@ export interface ReplayOptions {
   model: string;
   settings: AgentxSettings;
   expectedEngines?: number[] | null;
+  /** Headers sent with every request (a P/D router's prefillers). */
+  requestHeaders?: Record<string, string>;
   onRecord?(r: RequestRecord): void;
   onProgress?(p: Progress): void;
   /** Called after warmup drained, before profiling starts (server snapshot, idle-rank check). May throw. */

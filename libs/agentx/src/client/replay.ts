@@ -319,6 +319,7 @@ export class ReplayRun {
       body: body.chunks,
       bodyLength: body.length,
       headers: {
+        ...this.opts.requestHeaders,
         'X-Request-Id': requestId({ play, kind: info.kind, agentId: info.agentId, turn: info.turn }),
         ...(play.dpRank !== null ? { 'X-data-parallel-rank': String(play.dpRank) } : {}),
       },

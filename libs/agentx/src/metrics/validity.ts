@@ -23,6 +23,8 @@ export interface ValidityInput {
   runCancelledReason: string | null;
   serverMetricsMissing: string[];
   idleRankMessages: string[];
+  /** A P/D point's role gate (server/idle-ranks.ts checkRoles): an idle role, or one that did not serve every measured request. */
+  roleMessages?: string[];
   /** From prefixCacheGate: why cached tokens are missing on multi-turn traffic (null/absent: fine or not required). */
   prefixCacheReason?: string | null;
   /** Output tokens of the successful profiled requests (absent: not counted); 0 with successes is no measurement. */
@@ -102,6 +104,7 @@ export function validity(v: ValidityInput): { valid: boolean; reasons: string[] 
   if (v.hostSaturatedReason) reasons.push(`host_saturated: ${v.hostSaturatedReason}`);
   for (const m of v.serverMetricsMissing) reasons.push(`server_metrics_missing: ${m}`);
   for (const m of v.idleRankMessages) reasons.push(`idle_dp_rank: ${m}`);
+  for (const m of v.roleMessages ?? []) reasons.push(`pd_role: ${m}`);
   if (v.prefixCacheReason) reasons.push(`no_cached_tokens: ${v.prefixCacheReason}`);
   return { valid: reasons.length === 0, reasons };
 }

@@ -36,6 +36,22 @@ export function servedPerEngine(samples: readonly Sample[], family: EngineFamily
 }
 
 /**
+ * Requests served over a whole endpoint, every engine and label (request_success_total, served reasons only;
+ * pure); null when the family has no such counter.
+ */
+export function servedTotal(samples: readonly Sample[], family: EngineFamily = 'vllm'): number | null {
+  const name = FAMILIES[family].requestSuccess;
+  if (name === null) return null;
+  let n = 0;
+  for (const s of samples) {
+    if (s.name !== name) continue;
+    const reason = s.labels.finished_reason ?? s.labels.finish_reason;
+    if (reason === undefined || !NOT_SERVED_REASONS.has(reason)) n += s.value;
+  }
+  return n;
+}
+
+/**
  * Idle-rank check (pure), docs/topology-rules.md rules 19–20:
  *  - readiness: every expected DP engine id must appear as `engine="i"` on `vllm:num_requests_running`;
  *  - post-warmup: `vllm:request_success_total` (finished_reason other than abort/error) must have grown
@@ -107,21 +123,48 @@ export function checkIdleRanks(
   };
 }
 
+/** One role of a P/D point over its profile window (rule 27): what its workers served against what the client measured. */
+export const roleCheckSchema = z
+  .object({
+    role: z.string(),
+    endpoints: z.array(z.string()),
+    /** Requests its workers finished (request_success_total, served reasons) between the window's snapshots; null: unscraped. */
+    served: z.number().nullable(),
+    /** Requests the client completed successfully inside the window; null: not compared (no profile). */
+    client_requests: z.number().int().nullable(),
+    /** The allowed |served − client_requests|: the most requests the client had in flight (those at the window's end). */
+    tolerance: z.number().int().nullable(),
+    ok: z.boolean(),
+    message: z.string().nullable(),
+  })
+  .strict();
+export type RoleCheck = z.infer<typeof roleCheckSchema>;
+
+type Snap = { endpoint: string; samples: Sample[] | null };
+
 /**
- * Idle-role gate of a disaggregated (P/D) point (pure; docs/topology-rules.md rule 27): `roles[i]` is the role
- * of metrics endpoint i (the plan's worker endpoints, prefill first). Every role must have finished requests
- * (`vllm:request_success_total`, served reasons only) on its endpoints between the two snapshots, else
- * "idle prefill role …": a router that sends everything to one role, or a prefill group that never hands
- * over, makes the point invalid. Roles whose endpoints were not scraped at both edges are reported as such.
+ * The role gate of a disaggregated (P/D) point (pure; docs/topology-rules.md rule 27): `roles[i]` is the role
+ * of metrics endpoint i (the plan's worker endpoints, prefill first). Each role's workers must have finished
+ * requests (`vllm:request_success_total`, served reasons only: llm-d's simulator counts a prefill as
+ * `finish_reason="remote_decode"`, vLLM's prefill worker as `length`) between the two snapshots, else
+ * "idle prefill role …". With `client` given (the requests the client completed inside the window and the most
+ * it had in flight), each role must have served every one of them: the start snapshot is taken after the warmup
+ * drained, so a measured request's prefill and decode both finish after it, and only requests still in flight
+ * when the end snapshot is taken can separate the server's count from the client's — |served − client| ≤ the
+ * most requests in flight, else "not every measured request went through the … role" (a router that bypasses
+ * prefill for some requests, or sends one request twice). Roles whose endpoints were not scraped at both edges
+ * are reported as such.
  */
-export function idleRoleMessages(
-  start: readonly { endpoint: string; samples: Sample[] | null }[],
-  end: readonly { endpoint: string; samples: Sample[] | null }[],
+export function checkRoles(
+  start: readonly Snap[],
+  end: readonly Snap[],
   roles: readonly string[],
+  client: { requests: number; maxInFlight: number } | null,
   family: EngineFamily = 'vllm',
-): string[] {
+): RoleCheck[] {
+  // the whole endpoint, with or without per-engine labels (llm-d's simulator has none)
   const served = (snap: { samples: Sample[] | null } | undefined) =>
-    snap?.samples ? Object.values(servedPerEngine(snap.samples, family)).reduce((a, b) => a + b, 0) : null;
+    snap?.samples ? servedTotal(snap.samples, family) : null;
   const byRole = new Map<string, { done: number; endpoints: string[]; unscraped: string[] }>();
   end.forEach((e, i) => {
     const role = roles[i];
@@ -134,12 +177,33 @@ export function idleRoleMessages(
     else r.done += Math.max(0, b - a);
     byRole.set(role, r);
   });
-  const out: string[] = [];
-  for (const [role, r] of byRole) {
-    if (r.unscraped.length > 0)
-      out.push(`${role} role: no metrics snapshot of ${r.unscraped.join(', ')} at both edges of the profile`);
-    else if (r.done <= 0)
-      out.push(`idle ${role} role: no request finished on its workers (${r.endpoints.join(', ')}) during the profile`);
-  }
-  return out;
+  return [...byRole].map(([role, r]) => {
+    const base = {
+      role,
+      endpoints: r.endpoints,
+      served: r.unscraped.length > 0 ? null : r.done,
+      client_requests: client?.requests ?? null,
+      tolerance: client?.maxInFlight ?? null,
+    };
+    const message =
+      r.unscraped.length > 0
+        ? `${role} role: no served-request count of ${r.unscraped.join(', ')} at both edges of the profile`
+        : r.done <= 0
+          ? `idle ${role} role: no request finished on its workers (${r.endpoints.join(', ')}) during the profile`
+          : client !== null && Math.abs(r.done - client.requests) > client.maxInFlight
+            ? `${role} role served ${r.done} requests during the profile, the client completed ${client.requests} ` +
+              `(± ${client.maxInFlight} in flight): not every measured request went through the ${role} role`
+            : null;
+    return { ...base, ok: message === null, message };
+  });
+}
+
+/** The role gate's messages without the client's count (every role busy, every endpoint scraped). */
+export function idleRoleMessages(
+  start: readonly Snap[],
+  end: readonly Snap[],
+  roles: readonly string[],
+  family: EngineFamily = 'vllm',
+): string[] {
+  return checkRoles(start, end, roles, null, family).flatMap((c) => (c.message === null ? [] : [c.message]));
 }

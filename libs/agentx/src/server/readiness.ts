@@ -22,12 +22,14 @@ export async function probeCompletion(
   servedModel: string,
   timeoutMs: number,
   rank?: number,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<string | null> {
   const who = rank === undefined ? '' : ` (engine ${rank})`;
   try {
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: {
+        ...headers,
         'content-type': 'application/json',
         ...(rank === undefined ? {} : { 'x-data-parallel-rank': String(rank) }),
       },
@@ -62,7 +64,13 @@ export async function checkReadiness(
   endpoint: string,
   servedModel: string,
   expectedEngines?: number[] | null,
-  opts: { timeoutSeconds?: number; metricsEndpoint?: string; probe?: boolean } = {},
+  opts: {
+    timeoutSeconds?: number;
+    metricsEndpoint?: string;
+    probe?: boolean;
+    /** Headers of the probe request (a P/D router's prefillers: the probe takes the whole P/D path). */
+    headers?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<ReadinessResult> {
   const timeoutMs = (opts.timeoutSeconds ?? 10) * 1000;
   const base = endpoint.replace(/\/+$/, '');
@@ -104,7 +112,7 @@ export async function checkReadiness(
   const probe = async (ranks: Array<number | undefined>): Promise<string | null> => {
     if (opts.probe === false) return null;
     for (const rank of ranks) {
-      const why = await probeCompletion(base, servedModel, probeTimeoutMs, rank);
+      const why = await probeCompletion(base, servedModel, probeTimeoutMs, rank, opts.headers);
       if (why !== null) return why;
     }
     return null;

@@ -136,6 +136,7 @@ async function measure(
       ...(plan.engine.maxModelLen === undefined ? {} : { maxContextLength: plan.engine.maxModelLen }),
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
       ...(plan.disaggregation === undefined ? {} : { metricsRoles: metricsRolesOf(plan.disaggregation) }),
+      ...(dep.requestHeaders === undefined ? {} : { requestHeaders: dep.requestHeaders }),
       ...(plan.speculative?.expectedAcceptanceLength === undefined
         ? {}
         : { expectedAcceptanceLength: plan.speculative.expectedAcceptanceLength }),

@@ -1,10 +1,17 @@
 /** The inference server on an allocation: image import, launch (one step per node), readiness, logs, stop. */
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import { InfersweepError, remoteRankLogFile, remoteServerLogDir, serverStepName } from '@infersweep/core';
+import {
+  InfersweepError,
+  remoteRankLogFile,
+  remoteRouterLogFile,
+  remoteServerLogDir,
+  routerStepName,
+  serverStepName,
+} from '@infersweep/core';
 import { bindPlan, type SweepPlan } from '@infersweep/topology';
 import { LOGIN_ENV, imageFileName, resolveSecrets } from '@infersweep/slurm';
-import { checkEveryEndpoint, readinessTargets } from '@infersweep/agentx';
+import { checkEveryEndpoint, disaggReadinessTargets, readinessTargets } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import { allocationSpeedMultiplier, scaleSimulatorLatencies } from './speed';
 import { ServerLostError } from './errors';
@@ -49,6 +56,20 @@ const importImage =
     return { squashPath: r.squashPath, note: r.imported ? 'imported' : 'valid squash file reused' };
   };
 
+/** How a server step runs: the plan's container, the listed env and only the login's paths and locale, never the whole environment. */
+function stepOptions(plan: SweepPlan, secretEnv: Record<string, string>, stepName: string) {
+  return {
+    runtime: plan.slurm.containerRuntime,
+    containerImage:
+      plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
+    containerMounts: plan.slurm.mounts,
+    stepName,
+    isolateEnv: true,
+    loginEnv: LOGIN_ENV,
+    ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
+  };
+}
+
 /** Launch the server: one Slurm step per node of the bound plan; a failed launch stops the steps already started. */
 const launchServer =
   (ctx: ActivityContext): ServerActivities['launchServer'] =>
@@ -74,32 +95,39 @@ const launchServer =
     // the local stack's image catalog (./local-images.ts): the simulator's speed per image name
     const catalog = plan.engine.launch === 'simulator' ? loadLocalImages() : undefined;
     const steps: StepRef[] = [];
+    /** One step of the server, remembered for the watch, the logs and the stop. */
+    const start = async (
+      node: string,
+      rank: number,
+      argv: string[],
+      env: Record<string, string>,
+      log: string,
+      name: string,
+    ) => {
+      const h = await slurm.launchStep(allocation.jobId, node, argv, env, log, stepOptions(plan, secretEnv, name));
+      steps.push({
+        jobId: allocation.jobId,
+        node,
+        stepName: h.stepName,
+        logFile: log,
+        rank,
+        launcherPid: h.launcherPid,
+      });
+    };
     try {
       for (const n of bound.nodes) {
-        const logFile = remoteRankLogFile(logDir, n.rank, n.node);
         progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, rank: n.rank, node: n.node });
         // the local image catalog first (an image's latencies, in ms), then the allocation's speed
         const own = catalog && n.serves ? localImageArgv(n.launchArgv, plan.image, sweepId, catalog) : n.launchArgv;
         const argv = speedMultiplier === undefined ? own : scaleSimulatorLatencies(own, speedMultiplier);
-        const h = await slurm.launchStep(allocation.jobId, n.node, argv, n.env, logFile, {
-          runtime: plan.slurm.containerRuntime,
-          containerImage:
-            plan.slurm.containerRuntime === 'pyxis' ? join(squashDirOf(plan), imageFileName(plan.image)) : undefined,
-          containerMounts: plan.slurm.mounts,
-          stepName: serverStepName(serverIndex, n.rank),
-          // the step gets the listed env and only the login's paths and locale, never the whole environment
-          isolateEnv: true,
-          loginEnv: LOGIN_ENV,
-          ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
-        });
-        steps.push({
-          jobId: allocation.jobId,
-          node: n.node,
-          stepName: h.stepName,
-          logFile,
-          rank: n.rank,
-          launcherPid: h.launcherPid,
-        });
+        const log = remoteRankLogFile(logDir, n.rank, n.node);
+        await start(n.node, n.rank, argv, n.env, log, serverStepName(serverIndex, n.rank));
+      }
+      // a P/D router infersweep launches (llm-d-pd-sidecar): one more step, on its node, watched like the ranks
+      const r = bound.router;
+      if (r) {
+        progress({ phase: 'launching', jobId: allocation.jobId, serverIndex, router: r.node });
+        await start(r.node, r.rank, r.argv, r.env, remoteRouterLogFile(logDir, r.node), routerStepName(serverIndex));
       }
     } catch (err) {
       for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
@@ -117,6 +145,7 @@ const launchServer =
       logDir,
       launchedAt: new Date().toISOString(),
       ...(speedMultiplier === undefined ? {} : { speedMultiplier }),
+      ...(bound.requestHeaders === undefined ? {} : { requestHeaders: bound.requestHeaders }),
     };
     return deployment;
   };
@@ -139,7 +168,15 @@ const waitReady =
       for (let polls = 0; ; polls++) {
         if (lost) throw lost;
         // every endpoint with its own engines (hybrid/external LB: one per serving node), not endpoint 0 alone
-        const targets = readinessTargets(deployment.endpoints, deployment.metricsEndpoints, plan.engineIds);
+        const targets =
+          plan.disaggregation === undefined
+            ? readinessTargets(deployment.endpoints, deployment.metricsEndpoints, plan.engineIds)
+            : disaggReadinessTargets(
+                deployment.endpoints,
+                deployment.metricsEndpoints,
+                plan.engineIds,
+                deployment.requestHeaders,
+              );
         const r = await checkEveryEndpoint(targets, plan.model.servedName);
         if (r.ready) return { seconds: (Date.now() - started) / 1000 };
         last = r.detail;

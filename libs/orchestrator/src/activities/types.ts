@@ -33,6 +33,8 @@ export interface Deployment {
   launchedAt: string;
   /** the local stack's per-allocation speed multiplier on the simulator's latencies (engineOverride.allocationSpeed) */
   speedMultiplier?: number;
+  /** headers the client sends with every request (a P/D router's prefillers: SweepPlan disaggregation.router.requestHeaders) */
+  requestHeaders?: Record<string, string>;
 }
 
 export interface Allocation {

@@ -71,12 +71,18 @@ export const kvConnectorSchema = z.discriminatedUnion('kind', [nixlConnectorSche
 /**
  * The router clients talk to. `vllm-router` (vllm-project/router docs/model-routing/pd-disaggregation.md:
  * `--vllm-pd-disaggregation --prefill URL… --decode URL…`); `toy-proxy` (vLLM
- * tests/v1/kv_connector/nixl_integration/toy_proxy_server.py, the proxy vLLM's NixlConnector guide uses).
+ * tests/v1/kv_connector/nixl_integration/toy_proxy_server.py, the proxy vLLM's NixlConnector guide uses);
+ * `llm-d-pd-sidecar` (llm-d's `pd-sidecar`, cmd/pd-sidecar of github.com/llm-d/llm-d-inference-scheduler,
+ * installed by scripts/setup-pd-router.sh): it runs on the decode worker's head node in front of it, sends each
+ * request's prefill to the prefiller named by the request's `x-prefiller-host-port` header itself, then the
+ * request to its decode worker (pkg/sidecar/proxy/chat_completions.go, connector_nixlv2.go). In llm-d the
+ * scheduler sets that header; here the client sends it (the plan's `requestHeaders`, every prefill worker,
+ * the sidecar picking one at random with `--enable-prefiller-sampling`).
  */
 export const routerSchema = z
   .object({
-    kind: z.enum(['vllm-router', 'toy-proxy']).default('vllm-router'),
-    /** The executable (vllm-router) or the script (toy-proxy, run with python3). */
+    kind: z.enum(['vllm-router', 'toy-proxy', 'llm-d-pd-sidecar']).default('vllm-router'),
+    /** The executable (vllm-router, pd-sidecar) or the script (toy-proxy, run with python3). */
     binary: nonEmpty.optional(),
     /** The router's version, exported as InferenceX's `router: {name, version}` (omitted when unset). */
     version: nonEmpty.optional(),

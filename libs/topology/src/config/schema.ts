@@ -257,6 +257,12 @@ export const simulatorOverrideSchema = z
      * allocations do on a real cluster and the truth is known.
      */
     allocationSpeed: allocationSpeedSchema.optional(),
+    /**
+     * The P/D router that stands in for a disaggregated orientation's own on this cluster, as the simulator
+     * stands in for vLLM (the local profile: llm-d's pd-sidecar in front of the simulators, which speak its
+     * `kv_transfer_params` protocol). Unset: the orientation's router.
+     */
+    pdRouter: routerSchema.optional(),
   })
   .strict();
 

@@ -12,6 +12,9 @@ export const PORT_RANGES = {
   routerPort: { base: 16000, size: 4000 },
 } as const;
 
+/** Ports between two workers of a disaggregated plan (`{{PORT_g}}` = port + g × stride): room for a worker's DP ranks. */
+export const WORKER_PORT_STRIDE = 64;
+
 export interface DerivedPorts {
   port: number;
   dpRpcPort: number;
@@ -81,8 +84,12 @@ export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
   };
   addresses.forEach((a, i) => (values[`NODE_ADDR_${i}`] = a));
 
+  const workerPort = (name: string): string | undefined => {
+    const g = /^PORT_(\d+)$/.exec(name)?.[1];
+    return g === undefined ? undefined : String(ports.port + Number(g) * WORKER_PORT_STRIDE);
+  };
   const fill = (s: string, where: string, extra: Record<string, string> = {}): string => {
-    const out = s.replace(PLACEHOLDER_RE, (m, name: string) => extra[name] ?? values[name] ?? m);
+    const out = s.replace(PLACEHOLDER_RE, (m, name: string) => extra[name] ?? values[name] ?? workerPort(name) ?? m);
     const left = out.match(PLACEHOLDER_RE);
     if (left) throw new BindError(`${where}: placeholder ${left.join(', ')} has no value`, ctx);
     if (out.trim() === '') throw new BindError(`${where}: value is empty`, ctx);
@@ -117,5 +124,32 @@ export function bindPlan(plan: SweepPlan, opts: BindOptions): BoundDeployment {
     healthEndpoints: plan.healthEndpoints.map((e) => fill(e, 'health endpoint')),
     clientMustBalance: plan.clientMustBalance,
     engineIds: plan.engineIds,
+    ...boundRouter(plan, opts, fill),
   });
+}
+
+/** A P/D plan's router launched by infersweep (llm-d-pd-sidecar): its node, argv and the headers every request carries. */
+function boundRouter(
+  plan: SweepPlan,
+  opts: BindOptions,
+  fill: (s: string, where: string) => string,
+): Pick<BoundDeployment, 'router' | 'requestHeaders'> {
+  const r = plan.disaggregation?.router;
+  if (r === undefined || r.kind !== 'llm-d-pd-sidecar') return {};
+  return {
+    router: {
+      rank: r.node,
+      node: opts.nodes[r.node] ?? '',
+      argv: r.argv.map((a, i) => fill(a, `router argv[${i}]`)),
+      env: Object.fromEntries(Object.entries(r.env ?? {}).map(([k, v]) => [k, fill(v, `router env ${k}`)])),
+      endpoint: fill(r.endpoint, 'router endpoint'),
+    },
+    ...(r.requestHeaders === undefined
+      ? {}
+      : {
+          requestHeaders: Object.fromEntries(
+            Object.entries(r.requestHeaders).map(([k, v]) => [k, fill(v, `request header ${k}`)]),
+          ),
+        }),
+  };
 }

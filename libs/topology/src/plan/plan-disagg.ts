@@ -9,14 +9,17 @@ import {
   kvTransferConfig,
   ROUTER_ENDPOINT,
   routerArgv,
+  sidecarRouter,
   workerEndpoint,
 } from '../topology/disagg';
 import { ENTRYPOINT } from '../topology/commands';
-import { HEAD_ADDR, nodeAddrOf } from '../topology/placeholders';
+import { HEAD_ADDR, PORT, nodeAddrOf, workerPortOf } from '../topology/placeholders';
 import type { Topology } from '../topology/validate';
 import { placeholdersUsed } from './assemble-plan';
 import type { PlanOptions } from './draft';
 import { sweepPlanSchema, type DisaggRolePlan, type PlanNode, type SweepPlan } from './schema';
+
+type DisaggRouterPlan = NonNullable<SweepPlan['disaggregation']>['router'];
 
 /**
  * Plan a disaggregated (prefill/decode) orientation (rules 23–28 of docs/topology-rules.md). Each role
@@ -32,20 +35,19 @@ export function planDisaggregated(
   planRole: (config: SweepConfig, opts: PlanOptions) => SweepPlan,
 ): SweepPlan {
   const o = config.orientations[opts.orientation];
-  const pd = o?.disaggregated;
-  if (o === undefined || pd === undefined)
+  const own = o?.disaggregated;
+  if (o === undefined || own === undefined)
     throw new Error(`internal planner error: orientation ${opts.orientation} is not disaggregated`);
+  // the cluster's stand-in router (the simulator override's pdRouter), else the orientation's
+  const override = config.clusters[opts.cluster]?.engineOverride;
+  const standIn = override?.kind === 'simulator' ? override.pdRouter : undefined;
+  const pd: Disaggregated = standIn === undefined ? own : { ...own, router: standIn };
   checkRoles(config, opts, o, pd);
   const planned = planRoles(config, opts, o, pd, planRole);
   const { prefill, decode } = planned;
+  checkClient(pd, decode, opts);
   const layout = layOut(pd, planned);
-  const router = {
-    kind: pd.router.kind,
-    ...(pd.router.version === undefined ? {} : { version: pd.router.version }),
-    node: 0,
-    argv: routerArgv(pd.router, pd.connector, layout.endpoints),
-    endpoint: ROUTER_ENDPOINT,
-  };
+  const router = planRouter(pd, layout);
   const workerUrls = [...layout.endpoints.prefill, ...layout.endpoints.decode];
   const labelled = prefill.engineIds.labelled && decode.engineIds.labelled;
   const { planHash: _decodeHash, ...decodeBody } = decode;
@@ -65,7 +67,14 @@ export function planDisaggregated(
     capacity: { checked: false, reason: 'disaggregated: checked per role (disaggregation.roles[].capacity)' },
     placeholders: placeholdersUsed(layout.nodes, [router.endpoint, ...router.argv]),
     warnings: disaggWarnings(pd, planned),
-    notes: [...new Set([...prefill.notes, ...decode.notes])],
+    notes: [
+      ...new Set([...prefill.notes, ...decode.notes]),
+      ...(standIn === undefined
+        ? []
+        : [
+            `router: ${standIn.kind} stands in for the orientation's ${own.router.kind} (engine override of cluster ${opts.cluster})`,
+          ]),
+    ],
     disaggregation: { connector: pd.connector, router, roles: layout.roles },
   };
   return sweepPlanSchema.parse({ ...body, planHash: contentHash(body) });
@@ -79,6 +88,7 @@ function checkRoles(config: SweepConfig, opts: PlanOptions, o: Orientation, pd: 
   const extra = (role: DisaggRole) => [...(o.engine?.extraArgs ?? []), ...(pd[role].engine?.extraArgs ?? [])];
   const view = (role: DisaggRole) => ({
     topology: { tp: pd[role].topology.tp, pp: pd[role].topology.pp },
+    workers: pd[role].workers,
     extraArgs: extra(role),
   });
   const hybrid = config.model.architecture?.linearAttention !== undefined;
@@ -98,6 +108,24 @@ function checkRoles(config: SweepConfig, opts: PlanOptions, o: Orientation, pd: 
       line: lineOf(opts.source, [...at, ...v.path]),
     })),
   );
+}
+
+/**
+ * Rule 27: llm-d's pd-sidecar disaggregates only requests that carry the prefiller header, which infersweep's
+ * client sends and whose role gate proves it; the aiperf client sends neither, so every request would be
+ * decoded without a prefill role and nothing would say so.
+ */
+function checkClient(pd: Disaggregated, decode: SweepPlan, opts: PlanOptions): void {
+  if (pd.router.kind !== 'llm-d-pd-sidecar' || decode.agentx.client !== 'aiperf') return;
+  throw new ConfigError(opts.source?.file ?? '(config)', [
+    {
+      path: 'agentx.client',
+      value: showValue('aiperf'),
+      message:
+        "router llm-d-pd-sidecar needs infersweep's client: it sends the x-prefiller-host-port header and counts both roles' requests (rule 27); aiperf sends neither, so the prefill role would sit idle unnoticed",
+      line: lineOf(opts.source, ['agentx', 'client']),
+    },
+  ]);
 }
 
 /** Every role planned on its own as an aggregated orientation (rules 1–22 and 28), problems at the role's path. */
@@ -130,22 +158,39 @@ interface Layout {
   engineIds: string[][];
 }
 
+/**
+ * The router (rule 26): vllm-router and toy-proxy on node 0 listing every worker; llm-d's pd-sidecar on the
+ * decode worker's head node in front of it, the prefillers in the header the client sends.
+ */
+function planRouter(pd: Disaggregated, layout: Layout): DisaggRouterPlan {
+  const base = { kind: pd.router.kind, ...(pd.router.version === undefined ? {} : { version: pd.router.version }) };
+  if (pd.router.kind !== 'llm-d-pd-sidecar')
+    return { ...base, node: 0, argv: routerArgv(pd.router, pd.connector, layout.endpoints), endpoint: ROUTER_ENDPOINT };
+  const decode = layout.roles.find((r) => r.role === 'decode');
+  const head = decode?.workerNodes[0]?.[0];
+  if (head === undefined) throw new Error('internal planner error: a disaggregated plan without a decode worker');
+  const g = pd.prefill.workers;
+  return { ...base, node: head, ...sidecarRouter(pd.router, layout.endpoints, { head, port: workerPortOf(g) }) };
+}
+
 /** Rule 23: prefill workers, then decode workers, each on its own whole nodes, every node with the connector (rule 24). */
 function layOut(pd: Disaggregated, planned: Record<DisaggRole, SweepPlan>): Layout {
   const out: Layout = { nodes: [], roles: [], endpoints: { prefill: [], decode: [] }, engineIds: [] };
   const env = connectorEnv(pd.connector);
+  let g = 0; // the worker's index over both roles: its own port (workerPortOf)
   for (const role of DISAGG_ROLES) {
     const p = planned[role];
     const kv = kvTransferConfig(pd.connector, role);
     const workerNodes: number[][] = [];
     const workerEndpoints: string[][] = [];
-    for (let w = 0; w < pd[role].workers; w++) {
+    for (let w = 0; w < pd[role].workers; w++, g++) {
       const head = out.nodes.length;
       const globalOf = (k: number) => head + k;
+      const port = workerPortOf(g);
       workerNodes.push(p.nodes.map((n) => globalOf(n.rank)));
-      out.nodes.push(...p.nodes.map((n) => placeNode(n, role, w, globalOf, kv, env)));
+      out.nodes.push(...p.nodes.map((n) => placeNode(n, { role, worker: w, port }, globalOf, kv, env)));
       // the serving endpoints of this worker, as the router reaches them (internal LB: the head only)
-      const served = p.nodes.filter((n) => n.serves).map((n) => workerEndpoint(globalOf(n.rank)));
+      const served = p.nodes.filter((n) => n.serves).map((n) => workerEndpoint(globalOf(n.rank), g));
       workerEndpoints.push(served);
       out.endpoints[role].push(...served);
       if (p.engineIds.labelled) out.engineIds.push(...p.engineIds.perMetricsEndpoint);
@@ -228,20 +273,22 @@ function relocate(i: ConfigIssue, name: string, role: DisaggRole, opts: PlanOpti
 /** A worker's node at its place in the allocation: placeholders moved to the worker's own nodes, the connector added. */
 function placeNode(
   n: PlanNode,
-  role: DisaggRole,
-  worker: number,
+  at: { role: DisaggRole; worker: number; port: string },
   globalOf: (k: number) => number,
   kv: string,
   connEnv: Record<string, string>,
 ): PlanNode {
+  const { role, worker, port } = at;
   const head = globalOf(0);
-  // node k of the worker → its allocation rank first, then the worker's head (never moved twice)
+  // node k of the worker → its allocation rank first, then the worker's head (never moved twice); the worker's port
   const move = (s: string) =>
     s
       .replace(/\{\{NODE_ADDR_(\d+)\}\}/g, (_m, k: string) => nodeAddrOf(globalOf(Number(k))))
-      .replaceAll(HEAD_ADDR, nodeAddrOf(head));
-  // the connector's JSON is not moved: its HEAD_ADDR (P2pNcclConnector's proxy_ip) is the router's node 0
-  const commonArgs = [...n.commonArgs.map(move), '--kv-transfer-config', kv];
+      .replaceAll(HEAD_ADDR, nodeAddrOf(head))
+      .replaceAll(PORT, port);
+  // the connector's JSON keeps its HEAD_ADDR (P2pNcclConnector's proxy_ip is the router's node 0); its
+  // http_port is the worker's port
+  const commonArgs = [...n.commonArgs.map(move), '--kv-transfer-config', kv.replaceAll(PORT, port)];
   const deltaArgs = n.deltaArgs.map(move);
   const argv = [...n.argv.slice(0, ENTRY_LENGTH).map(move), ...commonArgs, ...deltaArgs];
   const sameLaunch = JSON.stringify(n.launchArgv) === JSON.stringify(n.argv);

@@ -234,8 +234,12 @@ export const disaggregationSchema = z
         /** The allocation rank it runs on. */
         node: z.number().int().nonnegative(),
         argv: z.array(str),
+        /** The environment of a router infersweep launches (llm-d-pd-sidecar). */
+        env: z.record(z.string(), str).optional(),
         /** The client's one endpoint. */
         endpoint: str,
+        /** Headers the client sends with every request (llm-d-pd-sidecar: the prefillers, `x-prefiller-host-port`). */
+        requestHeaders: z.record(z.string(), str).optional(),
       })
       .strict(),
     roles: z.array(disaggRolePlanSchema).length(2),
@@ -376,6 +380,19 @@ export const boundDeploymentSchema = z
     healthEndpoints: z.array(str),
     clientMustBalance: z.boolean(),
     engineIds: engineIdsSchema,
+    /** A P/D router infersweep launches as a step of its own (llm-d-pd-sidecar), bound. */
+    router: z
+      .object({
+        rank: z.number().int().nonnegative(),
+        node: str,
+        argv: z.array(str),
+        env: z.record(z.string(), str),
+        endpoint: str,
+      })
+      .strict()
+      .optional(),
+    /** Headers the client sends with every request (the router's `requestHeaders`, bound). */
+    requestHeaders: z.record(z.string(), str).optional(),
   })
   .strict();
 

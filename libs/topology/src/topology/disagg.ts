@@ -1,6 +1,6 @@
 import { DISAGG_ROLES, type DisaggRole, type KvConnector, type RouterSpec } from '../config/disagg';
 import type { Topology } from './validate';
-import { HEAD_ADDR, NODE_ADDR, PORT, ROUTER_PORT } from './placeholders';
+import { HEAD_ADDR, NODE_ADDR, PORT, ROUTER_PORT, nodeAddrOf, workerPortOf } from './placeholders';
 
 /**
  * Rules 24–26 of docs/topology-rules.md (pure): the KV-transfer connector's flag and environment per
@@ -58,6 +58,8 @@ export interface DisaggViolation {
 
 export interface RoleView {
   topology: Pick<Topology, 'tp' | 'pp'>;
+  /** The role's number of workers (default 1). */
+  workers?: number;
   /** The role's engine extra args (orientation's, then the role's own). */
   extraArgs: readonly string[];
 }
@@ -107,6 +109,7 @@ function checkConnector(
   hybrid: boolean,
 ): DisaggViolation[] {
   const v: DisaggViolation[] = [];
+  if (router.kind === 'llm-d-pd-sidecar') v.push(...checkSidecar(c, roles));
   const p = roles.prefill.topology;
   const d = roles.decode.topology;
   if (c.kind === 'NixlConnector') {
@@ -141,6 +144,30 @@ function checkConnector(
       value: router.kind,
       message:
         'P2pNcclConnector workers register with a discovery proxy: use router kind vllm-router (--vllm-discovery-address)',
+    });
+  return v;
+}
+
+/**
+ * Rule 26 for llm-d's pd-sidecar: it fronts one decode worker (its decoder is `localhost:--vllm-port`,
+ * pkg/sidecar/proxy/options.go) and speaks the NIXL v2 protocol (`kv_transfer_params`, connector_nixlv2.go).
+ */
+function checkSidecar(c: KvConnector, roles: Readonly<Record<DisaggRole, RoleView>>): DisaggViolation[] {
+  const v: DisaggViolation[] = [];
+  if (c.kind !== 'NixlConnector')
+    v.push({
+      rule: 26,
+      path: ['connector', 'kind'],
+      value: c.kind,
+      message: "router llm-d-pd-sidecar speaks NixlConnector's kv_transfer_params protocol (nixlv2): use NixlConnector",
+    });
+  if ((roles.decode.workers ?? 1) !== 1)
+    v.push({
+      rule: 26,
+      path: ['decode', 'workers'],
+      value: roles.decode.workers,
+      message:
+        "router llm-d-pd-sidecar fronts one decode worker (llm-d's scheduler picks among several): use decode workers: 1 or router vllm-router",
     });
   return v;
 }
@@ -199,8 +226,44 @@ function checkSpeculative(ps: Spec, ds: Spec): DisaggViolation[] {
   }));
 }
 
-/** A worker's serving endpoint as the router reaches it (rule 26), for the worker whose head is global node `head`. */
-export const workerEndpoint = (node: number): string => `http://{{NODE_ADDR_${node}}}:${PORT}`;
+/** The serving endpoint of worker `g` (prefill workers first) whose head is global node `head`, as the router reaches it (rule 26). */
+export const workerEndpoint = (head: number, g = 0): string => `http://${nodeAddrOf(head)}:${workerPortOf(g)}`;
+
+/** The prefiller header's value: every prefill worker as `host:port` (llm-d's `x-prefiller-host-port`). */
+const hostPortOf = (url: string): string => url.replace(/^https?:\/\//, '');
+
+/**
+ * llm-d's pd-sidecar on the decode worker's head node (rule 26; flags of llm-d-inference-scheduler
+ * pkg/sidecar/proxy/options.go): it listens on the router port, fronts the decode worker at `localhost:<its
+ * port>` and, for a request carrying `x-prefiller-host-port`, sends the prefill there itself. Plain HTTP
+ * (`--secure-proxy=false`; the default serves TLS with a self-signed certificate).
+ */
+export function sidecarRouter(
+  r: RouterSpec,
+  endpoints: Readonly<Record<DisaggRole, readonly string[]>>,
+  decode: { head: number; port: string },
+): { argv: string[]; env: Record<string, string>; endpoint: string; requestHeaders: Record<string, string> } {
+  const argv = [
+    r.binary ?? 'pd-sidecar',
+    '--port',
+    ROUTER_PORT,
+    '--vllm-port',
+    decode.port,
+    '--kv-connector',
+    'nixlv2',
+    '--secure-proxy=false',
+    ...(endpoints.prefill.length > 1 ? ['--enable-prefiller-sampling'] : []),
+    ...r.extraArgs,
+  ];
+  return {
+    argv,
+    // no trace is sampled, so none is exported to the OTLP collector it assumes at localhost:4317
+    // (pkg/telemetry/tracing.go: the sampling ratio; tracing has no off switch)
+    env: { OTEL_TRACES_SAMPLER_ARG: '0' },
+    endpoint: `http://${nodeAddrOf(decode.head)}:${ROUTER_PORT}`,
+    requestHeaders: { 'x-prefiller-host-port': endpoints.prefill.map(hostPortOf).join(',') },
+  };
+}
 
 /** The client's one endpoint: the router on node 0. */
 export const ROUTER_ENDPOINT = `http://${HEAD_ADDR}:${ROUTER_PORT}`;

@@ -7,6 +7,11 @@ export const MASTER_PORT = '{{MASTER_PORT}}';
 export const ROUTER_PORT = '{{ROUTER_PORT}}';
 /** This node's own address (per-node env, VLLM_HOST_IP). */
 export const NODE_ADDR = '{{NODE_ADDR}}';
+/**
+ * The serving port of worker g (g ≥ 1) of a disaggregated plan, `PORT` + g × WORKER_PORT_STRIDE (plan/bind.ts):
+ * every worker listens on its own port, so workers sharing an address (the local stack's nodes) never clash.
+ */
+export const workerPortOf = (g: number): string => (g === 0 ? PORT : `{{PORT_${g}}}`);
 /** Node k's address (per-node endpoints under hybrid/external LB). */
 export const nodeAddrOf = (rank: number): string => `{{NODE_ADDR_${rank}}}`;
 

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   bindPlan,
   checkLaunchInvariants,
+  derivePorts,
+  WORKER_PORT_STRIDE,
   ConfigError,
   parseSweepConfig,
   planSweep,
@@ -107,7 +109,7 @@ describe('the shipped pd-1p1d orientation on h200 (rules 23–28)', () => {
       '--prefill',
       'http://{{NODE_ADDR_0}}:{{PORT}}',
       '--decode',
-      'http://{{NODE_ADDR_2}}:{{PORT}}',
+      'http://{{NODE_ADDR_2}}:{{PORT_1}}',
       '--prefill-policy',
       'consistent_hash',
       '--decode-policy',
@@ -119,7 +121,7 @@ describe('the shipped pd-1p1d orientation on h200 (rules 23–28)', () => {
     ]);
     expect(p.metricsEndpoints).toEqual([
       'http://{{NODE_ADDR_0}}:{{PORT}}/metrics',
-      'http://{{NODE_ADDR_2}}:{{PORT}}/metrics',
+      'http://{{NODE_ADDR_2}}:{{PORT_1}}/metrics',
     ]);
     expect(p.healthEndpoints[0]).toBe('http://{{HEAD_ADDR}}:{{ROUTER_PORT}}/health');
     expect(p.engineIds).toEqual({ labelled: true, perMetricsEndpoint: [['0'], ['0']] });
@@ -179,10 +181,15 @@ describe('xPyD layouts', () => {
     const argv = p.disaggregation!.router.argv;
     expect(argv.filter((_, i) => argv[i - 1] === '--prefill')).toEqual([
       'http://{{NODE_ADDR_0}}:{{PORT}}',
-      'http://{{NODE_ADDR_2}}:{{PORT}}',
+      'http://{{NODE_ADDR_2}}:{{PORT_1}}',
     ]);
     const b = bindPlan(p, { jobId: '7', nodes: ['a', 'b', 'c', 'd', 'e', 'f'], headAddress: 'a' });
     expect(b.nodes.map((n) => flag(n.argv, '--master-addr'))).toEqual(['a', 'a', 'c', 'c', 'e', 'e']);
+    // every worker on its own port (nodes sharing an address never clash): PORT + 64 × worker
+    const port = derivePorts('7').port;
+    expect(b.nodes.filter((n) => n.serves).map((n) => flag(n.argv, '--port'))).toEqual(
+      [0, 1, 2].map((g) => String(port + g * WORKER_PORT_STRIDE)),
+    );
   });
 
   it('a DP decode role under internal LB: the router reaches only its head (vLLM: "only the head instances")', () => {
@@ -193,7 +200,7 @@ describe('xPyD layouts', () => {
     const p = planX(c);
     expect(p.slurm.nodes).toBe(6);
     const argv = p.disaggregation!.router.argv;
-    expect(argv.filter((_, i) => argv[i - 1] === '--decode')).toEqual(['http://{{NODE_ADDR_2}}:{{PORT}}']);
+    expect(argv.filter((_, i) => argv[i - 1] === '--decode')).toEqual(['http://{{NODE_ADDR_2}}:{{PORT_1}}']);
     expect(p.engineIds).toEqual({ labelled: true, perMetricsEndpoint: [['0'], ['0', '1']] });
   });
 });
@@ -363,6 +370,104 @@ describe('the router argv (rule 26)', () => {
       '--decoder-ports',
       '{{PORT}}',
     ]);
+  });
+
+  it("llm-d-pd-sidecar: on the decode worker's head in front of it, the prefillers in the header the client sends", () => {
+    const p = planX(
+      withPd(
+        roles(
+          '{ workers: 2, topology: { tp: 8, pp: 2 } }',
+          '{ topology: { tp: 8, pp: 2 } }',
+          undefined,
+          '{ kind: llm-d-pd-sidecar, extraArgs: [--zap-log-level=info] }',
+        ),
+      ),
+    );
+    const r = p.disaggregation!.router;
+    expect(r.node).toBe(4);
+    expect(r.argv).toEqual([
+      'pd-sidecar',
+      '--port',
+      '{{ROUTER_PORT}}',
+      '--vllm-port',
+      '{{PORT_2}}',
+      '--kv-connector',
+      'nixlv2',
+      '--secure-proxy=false',
+      '--enable-prefiller-sampling',
+      '--zap-log-level=info',
+    ]);
+    expect(r.requestHeaders).toEqual({
+      'x-prefiller-host-port': '{{NODE_ADDR_0}}:{{PORT}},{{NODE_ADDR_2}}:{{PORT_1}}',
+    });
+    expect(p.endpoints).toEqual(['http://{{NODE_ADDR_4}}:{{ROUTER_PORT}}']);
+    expect(p.nodes[4]!.launchArgv).toEqual(expect.arrayContaining(['--port', '{{PORT_2}}']));
+    const b = bindPlan(p, {
+      jobId: '100',
+      nodes: ['a', 'b', 'c', 'd', 'e', 'f'],
+      headAddress: '10.0.0.1',
+      nodeAddresses: ['a', 'b', 'c', 'd', 'e', 'f'].map((_, i) => `10.0.0.${i + 1}`),
+    });
+    const port = derivePorts('100');
+    expect(b.router).toEqual({
+      rank: 4,
+      node: 'e',
+      argv: [
+        'pd-sidecar',
+        '--port',
+        String(port.routerPort),
+        '--vllm-port',
+        String(port.port + 2 * WORKER_PORT_STRIDE),
+        '--kv-connector',
+        'nixlv2',
+        '--secure-proxy=false',
+        '--enable-prefiller-sampling',
+        '--zap-log-level=info',
+      ],
+      env: { OTEL_TRACES_SAMPLER_ARG: '0' },
+      endpoint: `http://10.0.0.5:${port.routerPort}`,
+    });
+    expect(b.requestHeaders).toEqual({
+      'x-prefiller-host-port': `10.0.0.1:${port.port},10.0.0.3:${port.port + WORKER_PORT_STRIDE}`,
+    });
+    expect(b.endpoints).toEqual([`http://10.0.0.5:${port.routerPort}`]);
+  });
+
+  it('llm-d-pd-sidecar fronts one decode worker over NixlConnector: other shapes are refused at their paths', () => {
+    const issues = issuesOf(() =>
+      planX(
+        withPd(
+          roles(
+            '{ topology: { tp: 8 } }',
+            '{ workers: 2, topology: { tp: 8 } }',
+            '{ kind: P2pNcclConnector }',
+            '{ kind: llm-d-pd-sidecar }',
+          ),
+        ),
+      ),
+    );
+    expect(issues.map((i) => i.path)).toEqual(
+      expect.arrayContaining([
+        'orientations.pd-x.disaggregated.connector.kind',
+        'orientations.pd-x.disaggregated.decode.workers',
+      ]),
+    );
+    expect(issues.map((i) => i.message).join('\n')).toMatch(/fronts one decode worker/);
+  });
+
+  it("llm-d-pd-sidecar with the aiperf client is refused: only infersweep's client sends the prefiller header", () => {
+    const c = withPd(
+      roles(
+        '{ topology: { tp: 8, pp: 2 } }',
+        '{ topology: { tp: 8, pp: 2 } }',
+        undefined,
+        '{ kind: llm-d-pd-sidecar }',
+      ),
+    );
+    c.agentx = { ...c.agentx, client: 'aiperf' };
+    const issues = issuesOf(() => planX(c));
+    expect(issues.map((i) => i.path)).toEqual(['agentx.client']);
+    expect(issues[0]!.message).toMatch(/needs infersweep's client/);
   });
 
   it('a toy-proxy plan says it is a test proxy', () => {
