@@ -4,13 +4,13 @@
  * Four integration lanes, each on its own local stack, beside the unit project (niced):
  * - lane A: the files that load the CPU or are gated on client saturation (every real-vLLM file, so two vLLM
  *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order, then a
- *   light file that evens the lanes;
+ *   the light files that even the lanes;
  * - lane C: the Slurm-only files, which mostly wait on slurmd timeouts and queues, then files that load little
  *   CPU and are not saturation-gated, so the lanes end near the same time;
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
  *   lane B's Slurm);
  * - lane D: whole sweeps that mostly wait on allocations, losses and the simulator (recovery, production-like
- *   timings, history verdicts, replicates, knee, fleet), so the lanes end near the same time.
+ *   timings, replicates, knee, fleet, noisy search, snapshot, P/D recovery), so the lanes end near the same time.
  * A file belongs to at most one list; the gate refuses a listed file that does not exist.
  */
 
@@ -33,6 +33,7 @@ export const LANE_A = [
   'test/smoke/slurm-ssh.int.test.ts',
   'test/smoke/web-ui.int.test.ts',
   'libs/orchestrator/test/lifecycle.int.test.ts',
+  'apps/cli/test/history.int.test.ts',
 ];
 
 /** Lane C: the Slurm-only files, then light files moved from lane B to even the lanes' wall times. */
@@ -50,17 +51,19 @@ export const LANE_C = [
   'apps/cli/test/history-unmeasured.int.test.ts',
   'apps/cli/test/ended-sweeps.int.test.ts',
   'libs/agentx/test/goodput.int.test.ts',
+  'apps/cli/test/fleet-faults.int.test.ts',
 ];
 
 /** Lane D: sweeps that hold several allocations in turn and load the CPU little (light, not saturation-gated). */
 export const LANE_D = [
   'libs/orchestrator/test/sweep-recovery.int.test.ts',
   'libs/orchestrator/test/timings.int.test.ts',
-  'apps/cli/test/history.int.test.ts',
   'apps/cli/test/replicates.int.test.ts',
   'libs/orchestrator/test/knee.int.test.ts',
   'apps/cli/test/fleet.int.test.ts',
   'libs/orchestrator/test/noisy-search.int.test.ts',
+  'libs/orchestrator/test/snapshot.int.test.ts',
+  'libs/orchestrator/test/pd-recovery.int.test.ts',
 ];
 
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */
