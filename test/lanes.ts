@@ -84,8 +84,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 1082, files: 143 },
-  integration: { tests: 159, files: 40 },
-  production: { tests: 12, files: 5 },
-  nightly: { tests: 7, files: 4 },
+  unit: { tests: 1140, files: 149 },
+  integration: { tests: 169, files: 49 },
+  production: { tests: 12, files: 6 },
+  nightly: { tests: 14, files: 6 },
 };
