@@ -485,13 +485,15 @@ describe('schedule', () => {
       expect(d.workflowType).toBe('sweepAllWorkflow');
       expect(d.taskQueue).toBe(queue);
       expect(d.policies).toEqual({ overlap: 'SKIP', catchupWindow: 30 * 60 * 1000, pauseOnFailure: true });
-      // every orientation of the shipped config, in config order: the bash runner's three, then InferenceX's two
+      // every orientation of the shipped config, in config order: the bash runner's three, InferenceX's two, then
+      // the P/D one (the local profile launches it behind llm-d's pd-sidecar: apps/cli/src/ops/plans.ts)
       expect(d.orientations.map((o) => o.orientation)).toEqual([
         'latency',
         'balanced',
         'throughput',
         'ix-latency',
         'ix-balanced',
+        'pd-1p1d',
       ]);
       expect(d.nextActionTimes[0]).toMatch(/T02:00:00/);
       expect((await cli(['schedule', 'pause', name])).code).toBe(0);
