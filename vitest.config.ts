@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { workspaceAliases } from './libs/orchestrator/src/bundle';
+import LaneSequencer from './test/lane-sequencer';
 
 // the workspace's package aliases, from tsconfig.base.json `paths` (the one list)
 const alias = workspaceAliases();
@@ -32,6 +33,8 @@ const nightly = {
 export default defineConfig({
   resolve: { alias },
   test: {
+    // a lane's files in the order of test/lanes.ts (./test/lane-sequencer.ts)
+    sequence: { sequencer: LaneSequencer },
     // unit files two at a time at least: vitest's default on a 2-core host is one, which idles while a
     // file waits on a child (the spawned CLI, the Temporal dev server, a retry's backoff timer); the
     // other projects run one file at a time (singleFork)

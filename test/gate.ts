@@ -166,6 +166,8 @@ export interface Lane {
   data: string;
   args: string[];
   nice?: number;
+  /** the lane's files in the order they run (test/lane-sequencer.ts) */
+  order?: readonly string[];
 }
 
 /**
@@ -200,10 +202,10 @@ export function planLanes(env: NodeJS.ProcessEnv, root: string, intFiles: string
   if (n === 1) return [unit, { name: 'lane-a', ...a, args: [...both, ...LANE_A, ...laneB, 'test/production/'] }];
   return [
     unit,
-    { name: 'lane-a', ...a, args: [...integration, ...LANE_A] },
+    { name: 'lane-a', ...a, args: [...integration, ...LANE_A], order: LANE_A },
     { name: 'lane-b', ...b, args: [...both, ...laneB, 'test/production/'] },
-    ...(n >= 3 ? [{ name: 'lane-c', ...c, args: [...integration, ...LANE_C] }] : []),
-    ...(n === 4 ? [{ name: 'lane-d', ...d, args: [...integration, ...LANE_D] }] : []),
+    ...(n >= 3 ? [{ name: 'lane-c', ...c, args: [...integration, ...LANE_C], order: LANE_C }] : []),
+    ...(n === 4 ? [{ name: 'lane-d', ...d, args: [...integration, ...LANE_D], order: LANE_D }] : []),
   ];
 }
 
@@ -258,6 +260,8 @@ async function runLane(lane: Lane, out: string, prefix: boolean): Promise<{ rc: 
       INFERSWEEP_DATA: lane.data,
       INFERSWEEP_FILE_DURATIONS: durations,
       INFERSWEEP_FILE_ERRORS: errors,
+      // the lane's files in the order test/lanes.ts lists them (test/lane-sequencer.ts)
+      INFERSWEEP_LANE_ORDER: (lane.order ?? []).join(','),
     },
   });
   const log = createWriteStream(join(out, `${lane.name}.log`));

@@ -16,11 +16,17 @@
 
 export type Project = 'unit' | 'integration' | 'production' | 'nightly';
 
-/** Lane A, in this order (the saturation-gated files first, while lane B mostly waits on queues). */
+/**
+ * Lane A, in this order (test/lane-sequencer.ts): whole sweeps first, while the unit project and the other lanes'
+ * first files load the CPU, then the files that measure timing accuracy (TTFT/ITL within 2 %, two clients within
+ * 5 %) and the real-vLLM files.
+ */
 export const LANE_A = [
+  'libs/orchestrator/test/sweep.int.test.ts',
+  'libs/orchestrator/test/lifecycle.int.test.ts',
+  'apps/cli/test/history.int.test.ts',
   'libs/orchestrator/test/fidelity.int.test.ts',
   'libs/agentx/test/agentx.int.test.ts',
-  'libs/orchestrator/test/sweep.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
   'libs/agentx/test/aiperf.int.test.ts',
   'libs/agentx/test/cross-client.int.test.ts',
@@ -32,8 +38,6 @@ export const LANE_A = [
   'test/smoke/simulator.int.test.ts',
   'test/smoke/slurm-ssh.int.test.ts',
   'test/smoke/web-ui.int.test.ts',
-  'libs/orchestrator/test/lifecycle.int.test.ts',
-  'apps/cli/test/history.int.test.ts',
 ];
 
 /** Lane C: the Slurm-only files, then light files moved from lane B to even the lanes' wall times. */

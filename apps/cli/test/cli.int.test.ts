@@ -512,7 +512,7 @@ describe('schedule', () => {
       const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
       const input = client.options.loadedDataConverter.payloadConverter.fromPayload<SweepAllInput>(payload);
       expect(input.perRun?.resultsRoot).toMatch(/results$/);
-      expect(input.sweeps).toHaveLength(5);
+      expect(input.sweeps).toHaveLength(6);
       await h.terminate('ended by the test: resumed next');
 
       // resume keeps the run's identity: same workflow id, the schedule's task queue and per-run
