@@ -20,6 +20,12 @@ export type IdleRankCheck = z.infer<typeof idleRankCheckSchema>;
 /** vLLM counts aborted and errored requests in request_success_total too (finished_reason="abort"|"error"): they are not served. */
 export const NOT_SERVED_REASONS: ReadonlySet<string> = new Set(['abort', 'error']);
 
+/** What one request_success_total sample counts as served: its value, or 0 for a not-served finished reason. */
+function servedValue(s: Sample): number {
+  const reason = s.labels.finished_reason ?? s.labels.finish_reason;
+  return reason !== undefined && NOT_SERVED_REASONS.has(reason) ? 0 : s.value;
+}
+
 /** Requests served per engine label value: request_success_total summed over the served finished reasons (pure). */
 export function servedPerEngine(samples: readonly Sample[], family: EngineFamily = 'vllm'): Record<string, number> {
   const spec = FAMILIES[family];
@@ -29,8 +35,7 @@ export function servedPerEngine(samples: readonly Sample[], family: EngineFamily
     if (s.name !== spec.requestSuccess) continue;
     const e = s.labels[spec.engineLabel];
     if (e === undefined) continue;
-    const reason = s.labels.finished_reason ?? s.labels.finish_reason;
-    out[e] = (out[e] ?? 0) + (reason !== undefined && NOT_SERVED_REASONS.has(reason) ? 0 : s.value);
+    out[e] = (out[e] ?? 0) + servedValue(s);
   }
   return out;
 }
@@ -43,11 +48,7 @@ export function servedTotal(samples: readonly Sample[], family: EngineFamily = '
   const name = FAMILIES[family].requestSuccess;
   if (name === null) return null;
   let n = 0;
-  for (const s of samples) {
-    if (s.name !== name) continue;
-    const reason = s.labels.finished_reason ?? s.labels.finish_reason;
-    if (reason === undefined || !NOT_SERVED_REASONS.has(reason)) n += s.value;
-  }
+  for (const s of samples) if (s.name === name) n += servedValue(s);
   return n;
 }
 
