@@ -92,7 +92,8 @@ function cellsOf(configs: string[], orientations: string[], label: string): Snap
           cluster,
           policy: 'retry-later' as const,
           sweep: buildSweepInput(plan, meta),
-          resultsRoot: join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps'),
+          // a root (and so a default history store) per snapshot: cells are not judged against other tests' sweeps
+          resultsRoot: join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps', `snapshot-${label}`),
         };
       }),
     ),

@@ -223,13 +223,19 @@ export async function holdEveryNode(slurm: SlurmCluster): Promise<{ jobId: strin
   };
 }
 
+/**
+ * A sweep input of `plan` with a results root of its own: the default history store is the results
+ * root (libs/history record.ts `storeLocation`), so a root shared by the sweeps of one stack would
+ * judge each test's sweep against other tests' sweeps and start confirmation A/Bs nobody asked
+ * for. A test about history names its store itself (`INFERSWEEP_HISTORY_SETTINGS` or `perRun`).
+ */
 export function testInput(plan: SweepPlan, tag: string): SweepInput {
   const label = `${tag}-${randomUUID().slice(0, 8)}`;
   return buildSweepInput(plan, {
     configName: 'kimik3-test',
     configHash: 'test',
     label,
-    resultsRoot: join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps'),
+    resultsRoot: join(stackEnv().INFERSWEEP_STACK, '..', 'test-results', 'sweeps', label),
     operatorTimeout: '10 minutes',
   });
 }
