@@ -10,7 +10,8 @@
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
  *   lane B's Slurm);
  * - lane D: whole sweeps that mostly wait on allocations, losses and the simulator (recovery, production-like
- *   timings, replicates, knee, fleet, noisy search, snapshot, P/D recovery), so the lanes end near the same time.
+ *   timings, replicates, nightly history, knee, fleet, noisy search, snapshot, P/D recovery), so the lanes end
+ *   near the same time.
  * A file belongs to at most one list; the gate refuses a listed file that does not exist.
  */
 
@@ -24,7 +25,6 @@ export type Project = 'unit' | 'integration' | 'production' | 'nightly';
 export const LANE_A = [
   'libs/orchestrator/test/sweep.int.test.ts',
   'libs/orchestrator/test/lifecycle.int.test.ts',
-  'apps/cli/test/history.int.test.ts',
   'libs/orchestrator/test/fidelity.int.test.ts',
   'libs/agentx/test/agentx.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
@@ -49,7 +49,6 @@ export const LANE_C = [
   'libs/slurm/test/ssh.int.test.ts',
   'libs/slurm/test/image.int.test.ts',
   'apps/cli/test/cli.int.test.ts',
-  'libs/orchestrator/test/plan-blip.int.test.ts',
   'apps/cli/test/schedule-run.int.test.ts',
   'libs/orchestrator/test/secrets.int.test.ts',
   'apps/cli/test/history-unmeasured.int.test.ts',
@@ -63,6 +62,7 @@ export const LANE_D = [
   'libs/orchestrator/test/sweep-recovery.int.test.ts',
   'libs/orchestrator/test/timings.int.test.ts',
   'apps/cli/test/replicates.int.test.ts',
+  'apps/cli/test/history.int.test.ts',
   'libs/orchestrator/test/knee.int.test.ts',
   'apps/cli/test/fleet.int.test.ts',
   'libs/orchestrator/test/noisy-search.int.test.ts',
