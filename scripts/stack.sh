@@ -270,7 +270,10 @@ JSON
 # While the simulator runs on node N, a file $STATE/faults/N makes that server die the way an engine
 # dies: the file's text goes to the server's log (stderr), the simulator is killed and the step exits
 # 1. faults/N fires once (the watcher removes it); faults/N.always fires at every server started on N
-# until it is removed (a node that stays bad). Without a fault file it is the simulator.
+# until it is removed (a node that stays bad). faults/N.restart (once) restarts that server with
+# the file's words added to its flags, on the same port, and the step goes on: a server whose
+# behaviour changes after it passed readiness (e.g. `--global-cache-hit-threshold 1`: the simulator
+# then answers every request 200 with no generated token). Without a fault file it is the simulator.
 faulty_sim() {
   mkdir -p "$STATE/bin" "$STATE/faults"
   cat > "$STATE/bin/faulty-sim" <<EOF
@@ -281,6 +284,14 @@ node=\${SLURMD_NODENAME:?faulty-sim runs as a Slurm step}
 pid=\$!
 trap 'kill -TERM "\$pid" 2>/dev/null; wait "\$pid"; exit 143' TERM INT
 while kill -0 "\$pid" 2>/dev/null; do
+  if [ -e "\$faults/\$node.restart" ]; then
+    read -r -a more < "\$faults/\$node.restart"
+    rm -f "\$faults/\$node.restart"
+    kill -KILL "\$pid" 2>/dev/null; wait "\$pid" 2>/dev/null
+    echo "faulty-sim: restarting the simulator with \${more[*]}" >&2
+    "$INFERSWEEP_TOOLS/bin/llm-d-inference-sim" "\$@" "\${more[@]}" &
+    pid=\$!
+  fi
   for f in "\$faults/\$node.always" "\$faults/\$node"; do
     [ -e "\$f" ] || continue
     line=\$(cat "\$f")

@@ -6,10 +6,23 @@
  *  - a server that dies with PyTorch's CUDA OOM line: cuda-oom, the point failed at once, the sweep
  *    goes on on the same allocation;
  *  - a server that dies with an NCCL error line on a node that stays bad: nccl, a strike per death,
- *    the second quarantines the node, the point re-placed on the other nodes.
+ *    the second quarantines the node, the point re-placed on the other nodes;
+ *  - a server that answers every request 200 with no generated token: the point invalid
+ *    (zero_output_tokens), zero-output, failed at once, the class in the status and the history.
  * The server faults come from scripts/stack.sh's faulty-sim (the simulator behind a watcher of a
  * per-node fault file), which the plan launches in place of the simulator; the lines are the ones
  * the rules of libs/core/src/attempt-class.ts were built from.
+ *
+ * The zero-token answers are the simulator's own: with its KV cache on (the plan's prefix caching
+ * gives `--enable-kvcache`) and `--global-cache-hit-threshold 1`, llm-d-inference-sim answers every
+ * request whose prompt is not wholly cached 200 with finish_reason `cache_threshold`, no content and
+ * usage.completion_tokens 0, streamed or not (llm-d/llm-d-inference-sim v0.10.2:
+ * pkg/llm-d-inference-sim/request.go shouldReturnCacheThresholdFinishReason and the usage it builds,
+ * pkg/communication/http.go emitResponseChunks; docs/kv-cache.md "returns an empty response
+ * immediately with finish reason cache_threshold"). Started that way the server would never pass
+ * readiness, whose probe must generate a token (libs/agentx/src/server/readiness.ts probeCompletion):
+ * faulty-sim restarts it with the flag once c=1 is measured, inside c=2's drain gate (which a failed
+ * scrape restarts), so c=2 is measured on a ready server that generates nothing.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { LocalExecutor } from '@infersweep/slurm';
 import { openQuarantine } from '@infersweep/orchestrator';
+import { openStore } from '@infersweep/history';
 import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
 import type { SweepConfig, SweepPlan } from '@infersweep/topology';
 import {
@@ -26,6 +40,7 @@ import {
   notSaturationGated,
   partitionUp,
   pointRunning,
+  readPoint,
   startOnNewWorker,
   testInput,
   testPlan,
@@ -33,6 +48,7 @@ import {
 } from '@infersweep/testkit/sweep-harness';
 import { stackEnv } from '@infersweep/testkit/stack';
 import { until } from '@infersweep/testkit/wait';
+import { pointLine } from '../src/ops/render';
 
 const slurm = localSlurm(); // sets SLURM_CONF to this slot's Slurm: nothing here reaches another slot
 const exec = new LocalExecutor();
@@ -51,6 +67,7 @@ const faultFiles = new Set<string>();
  * (the workers of this process read INFERSWEEP_HISTORY_SETTINGS at each sweep's end).
  */
 const historySettings = join(stack, 'fleet-faults-history.json');
+const historyStore = join(stack, '..', 'test-results', 'history-fleet-faults');
 const historyBefore = process.env.INFERSWEEP_HISTORY_SETTINGS;
 
 /** PyTorch's OOM (c10/cuda/CUDACachingAllocator.cpp, the cuda-oom rule's source), as vLLM's engine core logs it. */
@@ -96,15 +113,25 @@ async function restartSlurmd(node: string): Promise<void> {
   await until(`${node} back in service`, () => partitionUp(node), 120_000);
 }
 
-/** A fault for `node`'s server (scripts/stack.sh faulty-sim), written whole (rename) so the watcher never reads half of it. */
-function injectFault(node: string, line: string, always = false): string {
-  const file = join(faultsDir, always ? `${node}.always` : node);
-  const tmp = join(faultsDir, `.tmp-${node}-${process.pid}`);
-  writeFileSync(tmp, `${line}\n`);
+/** A fault file of scripts/stack.sh's faulty-sim, written whole (rename) so the watcher never reads half of it. */
+function writeFault(name: string, text: string): string {
+  const file = join(faultsDir, name);
+  const tmp = join(faultsDir, `.tmp-${name}-${process.pid}`);
+  writeFileSync(tmp, `${text}\n`);
   renameSync(tmp, file);
   faultFiles.add(file);
   return file;
 }
+
+/** A fault for `node`'s server: it dies with `line` in its log, once or at every start (`always`). */
+const injectFault = (node: string, line: string, always = false): string =>
+  writeFault(always ? `${node}.always` : node, line);
+
+/** `node`'s server restarted with `flags` added, on the same port (faulty-sim's faults/N.restart). */
+const restartServerWith = (node: string, flags: string[]): string => writeFault(`${node}.restart`, flags.join(' '));
+
+/** The simulator's flag that makes it answer every request not wholly cached 200 with no generated token. */
+const ZERO_TOKEN_FLAGS = ['--global-cache-hit-threshold', '1'];
 
 /**
  * A drain gate of at least `seconds` before every point after a server's first: polls of a third of
@@ -132,10 +159,7 @@ const withFaultySim = (c: SweepConfig): void => {
 beforeAll(async () => {
   if (!existsSync(faultySim)) throw new Error(`${faultySim} missing: run scripts/stack.sh up (it writes faulty-sim)`);
   await until('every node of the partition up', () => partitionUp(), 180_000);
-  writeFileSync(
-    historySettings,
-    JSON.stringify({ store: join(stack, '..', 'test-results', 'history-fleet-faults'), confirm: { enabled: false } }),
-  );
+  writeFileSync(historySettings, JSON.stringify({ store: historyStore, confirm: { enabled: false } }));
   process.env.INFERSWEEP_HISTORY_SETTINGS = historySettings;
   c = await connect();
   await quarantine.clear('all');
@@ -279,5 +303,75 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
       expect.objectContaining({ node: bad, class: 'nccl', rule: 'nccl-remote-error', strikes: 2 }),
     ]);
     await quarantine.clear('all');
+  }, 600_000);
+
+  it('a server answering 200 with no generated token: the point is invalid (zero_output_tokens), zero-output, failed at once; status and history show the class', async () => {
+    // c=2's drain gate lasts at least GATE s after c=1 ends: the restart lands in it (a scrape it fails restarts the gate)
+    const GATE = 8;
+    const input = testInput(
+      testPlan(
+        'latency',
+        [1, 2],
+        (p) => {
+          notSaturationGated(p);
+          drainAtLeast(GATE)(p);
+        },
+        withFaultySim,
+      ),
+      'fleet-zero-output',
+    );
+    const { worker, h } = await startOnNewWorker(c, input);
+    const { result, final } = await worker.runUntil(async () => {
+      const settled = (q: SweepProgress) =>
+        ['done', 'invalid'].includes(q.points.find((p) => p.concurrency === 1)?.status ?? '');
+      const p = await waitProgress(h, settled, 240_000, 'point c=1 measured');
+      const head = p.allocation!.nodes[0]!;
+      const file = restartServerWith(head, ZERO_TOKEN_FLAGS);
+      await until(`faulty-sim on ${head} restarted its simulator`, async () => !existsSync(file), 30_000);
+      const r = (await h.result()) as SweepResult;
+      return { result: r, final: (await h.query(progressQuery)) as SweepProgress };
+    });
+
+    expect(result.status).toBe('completed');
+    expect(result.allocations).toHaveLength(1);
+    const [c1, c2] = result.points;
+    // c=1, measured before the restart: tokens, nothing classified
+    expect(c1!.summary?.reasons ?? []).not.toContainEqual(expect.stringMatching(/^zero_output_tokens/));
+    expect(c1!.failures).toBeUndefined();
+    // c=2: every profiled request answered 200 (a success) with usage.completion_tokens 0
+    const record = readPoint(input.resultsDir, 2);
+    expect(record.num_requests_successful).toBeGreaterThan(0);
+    expect(record.request_accounting.records_error_dropped).toBe(0);
+    expect(c2).toMatchObject({ concurrency: 2, status: 'invalid', attempts: 1 });
+    expect(c2!.summary!.reasons).toContainEqual(
+      `zero_output_tokens: ${record.num_requests_successful} successful requests returned 0 output tokens`,
+    );
+    // classified where a failed attempt is: zero-output, the point failed at once (no retry), no node implicated
+    expect(c2!.failures).toEqual([
+      expect.objectContaining({
+        class: 'zero-output',
+        rule: 'zero-output-tokens',
+        evidence: expect.stringMatching(/^zero_output_tokens: \d+ successful requests returned 0 output tokens$/),
+        nodes: [],
+        action: 'fail-point',
+        jobId: result.allocations[0]!.jobId,
+      }),
+    ]);
+    expect(await quarantine.list()).toEqual([]);
+    // the status (`infersweep status`) names the class and the decision
+    const line = pointLine(final.points.find((p) => p.concurrency === 2)!);
+    expect(line).toMatch(/INVALID .*zero_output_tokens: /);
+    expect(line).toContain('failed attempts: zero-output → fail-point');
+    // the history stores the class with the point
+    const store = await openStore(historyStore);
+    try {
+      const stored = await store.run(input.sweepId);
+      expect(stored.map((q) => [q.key.concurrency, q.valid, q.failureClasses])).toEqual([
+        [1, expect.any(Boolean), undefined],
+        [2, false, ['zero-output']],
+      ]);
+    } finally {
+      await store.close();
+    }
   }, 600_000);
 });
