@@ -26,4 +26,4 @@ export * from './plan/capacity';
 export { planSweep } from './plan/plan';
 export { planContentHash } from './plan/assemble-plan';
 export { bindPlan, derivePorts, PORT_RANGES, WORKER_PORT_STRIDE } from './plan/bind';
-export { launchedExecutables, type LaunchedExecutable } from './plan/launches';
+export { launchedExecutables } from './plan/launches';
