@@ -34,6 +34,7 @@ import { openStore } from '@infersweep/history';
 import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
 import type { SweepConfig, SweepPlan } from '@infersweep/topology';
 import {
+  allowingNodeBinaries,
   cleanupStarted,
   client as connect,
   localSlurm,
@@ -248,7 +249,7 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
 
   it('a server dying with NCCL errors on a node that stays bad is struck twice, quarantined, its point re-placed; one dying with a CUDA OOM line fails its point at once (cuda-oom, no quarantine)', async () => {
     const input = testInput(testPlan('latency', [1, 2], notSaturationGated, withFaultySim), 'fleet-server-faults');
-    const { worker, h } = await startOnNewWorker(c, input);
+    const { worker, h } = await startOnNewWorker(c, input, allowingNodeBinaries('local', faultySim));
     let bad = '';
     const { result, final } = await worker.runUntil(async () => {
       // c=1: the head node's NCCL fails under the point, and again at every server started there

@@ -4,8 +4,9 @@
  * INFERSWEEP_WORKFLOW_BUNDLE: a prebuilt workflow bundle (bundleWorkflowCode output) loaded instead of
  * bundling the workflow code from source at start (the tests build one per run: test/global-setup.ts).
  * What a sweep may ask of this worker (site profiles, secret names, secrets files, aiperf executables,
- * results roots, tokenizers trusted to run code) is the worker's own setting: INFERSWEEP_WORKER_SETTINGS
- * (a JSON file) or INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,RESULTS_ROOTS,TRUST_REMOTE_CODE_TOKENIZERS},
+ * executables launched on the nodes, results roots, tokenizers trusted to run code) is the worker's own
+ * setting: INFERSWEEP_WORKER_SETTINGS (a JSON file) or
+ * INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,NODE_BINARIES,RESULTS_ROOTS,TRUST_REMOTE_CODE_TOKENIZERS},
  * site profiles by name from the sweep config INFERSWEEP_WORKER_CONFIG (libs/orchestrator/src/worker-settings.ts).
  * INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS: how long release waits for a cancelled job stuck COMPLETING
  * (default 600, at most 840).
@@ -41,7 +42,7 @@ const program = new Command('infersweep-worker')
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);
     console.error(`infersweep worker: ${target.address} namespace ${target.namespace}, task queue ${queue}`);
     console.error(
-      `infersweep worker: serves ${Object.keys(settings.clusters).join(', ')}; secrets ${settings.secretNames.join(', ') || 'none'}; results under ${settings.resultsRoots.join(', ')}`,
+      `infersweep worker: serves ${Object.keys(settings.clusters).join(', ')}; secrets ${settings.secretNames.join(', ') || 'none'}; launches ${settings.nodeBinaries.join(', ') || 'nothing'} on the nodes; results under ${settings.resultsRoots.join(', ')}`,
     );
     // a graceful stop: running activities end as retryable WorkerShutdown and resume on the next
     // worker (libs/orchestrator/src/activities/interceptor.ts). A signal may arrive more than once

@@ -10,6 +10,9 @@
  *  - `secretNames`: the secret variables it resolves for a server (the plan's `secretEnv`);
  *  - `secretsFiles`: the secrets files it reads (the plan's `secretsFile`);
  *  - `aiperfBinaries`: the aiperf executables it runs on its host (the plan's `agentx.aiperf.binary`);
+ *  - `nodeBinaries`: the executables it launches under srun on the cluster's nodes (argv[0] of each
+ *    node's launch: vLLM, the simulator or vLLM's CPU build, and of the P/D router it launches,
+ *    llm-d's pd-sidecar; topology's launchedExecutables lists them);
  *  - `resultsRoots`: the folders under which it writes results (the input's `resultsDir`);
  *  - `trustRemoteCodeTokenizers`: the tokenizer directories aiperf may run Python from
  *    (`--tokenizer-trust-remote-code`); none by default;
@@ -29,7 +32,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { z } from 'zod';
 import { dataDirOf, repoRoot } from '@infersweep/core';
-import { clusterSchema } from '@infersweep/topology';
+import { ENTRYPOINT, SIDECAR_BINARY, SIMULATOR_BINARY, clusterSchema } from '@infersweep/topology';
 import { loadSweepConfig } from './config-file';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -67,6 +70,7 @@ export const workerSettingsSchema = z
     secretNames: z.array(z.string().regex(ENV_NAME, 'must be an environment variable name')),
     secretsFiles: z.array(absolutePath),
     aiperfBinaries: z.array(z.string().min(1)),
+    nodeBinaries: z.array(z.string().min(1)),
     resultsRoots: z.array(absolutePath).min(1),
     trustRemoteCodeTokenizers: z.array(absolutePath),
     gpuHourPrices: z.record(z.string().min(1), z.number().positive('a price is USD per GPU-hour, > 0')),
@@ -82,6 +86,7 @@ export const WORKER_SETTING_ENV: Readonly<Record<WorkerSettingKey, string>> = {
   secretNames: 'INFERSWEEP_WORKER_SECRETS',
   secretsFiles: 'INFERSWEEP_WORKER_SECRETS_FILES',
   aiperfBinaries: 'INFERSWEEP_WORKER_AIPERF',
+  nodeBinaries: 'INFERSWEEP_WORKER_NODE_BINARIES',
   resultsRoots: 'INFERSWEEP_WORKER_RESULTS_ROOTS',
   trustRemoteCodeTokenizers: 'INFERSWEEP_WORKER_TRUST_REMOTE_CODE_TOKENIZERS',
   gpuHourPrices: 'INFERSWEEP_WORKER_GPU_PRICES',
@@ -149,8 +154,10 @@ function profilesByName(entries: readonly string[], env: NodeJS.ProcessEnv): Rec
 
 /**
  * The defaults: the cluster the worker was started for (its profile from the site config), no
- * secrets, the aiperf on PATH and the one `npm run setup` installs, results under the data dir
- * (INFERSWEEP_DATA, default `.infersweep`), no tokenizer trusted to run code.
+ * secrets, the aiperf on PATH and the one `npm run setup` installs, on the nodes what the planner and
+ * the shipped profiles launch (`vllm`, the simulator and pd-sidecar on PATH, the vLLM CPU build
+ * `npm run setup` installs), results under the data dir (INFERSWEEP_DATA, default `.infersweep`), no
+ * tokenizer trusted to run code.
  */
 export function defaultWorkerSettings(cluster: string, env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   return { clusters: profilesByName([cluster], env), ...defaultsWithoutClusters(env) };
@@ -163,6 +170,7 @@ function defaultsWithoutClusters(env: NodeJS.ProcessEnv): Omit<WorkerSettings, '
     secretNames: [],
     secretsFiles: [],
     aiperfBinaries: ['aiperf', join(tools, 'aiperf-venv', 'bin', 'aiperf')],
+    nodeBinaries: [ENTRYPOINT[0], SIMULATOR_BINARY, SIDECAR_BINARY, join(tools, 'vllm-venv', 'bin', 'vllm')],
     resultsRoots: [normalize(dataDirOf(env)).replace(/(.)\/+$/, '$1')],
     trustRemoteCodeTokenizers: [],
     gpuHourPrices: {},

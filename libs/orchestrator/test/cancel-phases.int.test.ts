@@ -12,6 +12,7 @@ import { progressQuery, type SweepProgress } from '@infersweep/sweep';
 import { allocationJobName } from '@infersweep/core';
 import { currentDeploymentTag } from '@infersweep/orchestrator';
 import {
+  allowingNodeBinaries,
   liveJobsOf,
   localSlurm,
   notSaturationGated,
@@ -90,7 +91,8 @@ describe('cancel at each phase', () => {
           n.launchArgv = ['bash', '-c', `sleep ${SLOW_START_SECONDS}; exec "$@"`, '_', ...n.launchArgv];
       });
       const input = testInput(plan, `cancel-${phase.name}`);
-      const { worker, h } = await startOnNewWorker(suite.client(), input);
+      // the wrapper runs under bash: this worker lists it among the binaries it launches on the nodes
+      const { worker, h } = await startOnNewWorker(suite.client(), input, allowingNodeBinaries('local', 'bash'));
       const t0 = Date.now();
       const { progress, result } = await worker.runUntil(async () => {
         await phase.reached(h);

