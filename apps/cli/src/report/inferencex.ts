@@ -17,6 +17,7 @@ import {
   inferencexSidecar,
   pointResultSchema,
   toInferencex,
+  type PointResult,
   type RequestRecord,
   readRequestRecords,
 } from '@infersweep/agentx';
@@ -43,6 +44,16 @@ export interface InferencexExport {
 
 function readRequests(file: string | null): RequestRecord[] | undefined {
   return file === null || !existsSync(file) ? undefined : readRequestRecords(file);
+}
+
+/**
+ * aiperf's server-metrics export next to an aiperf point's record (`aiperf_artifacts/server_metrics_export.json`,
+ * libs/agentx/src/aiperf/run.ts): InferenceX reads its per-source values from it; undefined otherwise.
+ */
+function readAiperfServerMetrics(r: PointResult, record: string): unknown {
+  if (r.client.name !== 'aiperf') return undefined;
+  const file = join(dirname(record), 'aiperf_artifacts', 'server_metrics_export.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as unknown) : undefined;
 }
 
 /**
@@ -133,7 +144,12 @@ export function writeInferencex(
         }
         let agg;
         try {
-          agg = toInferencex(r.data, ctx, { requests, serverLogs });
+          const aiperfServerMetrics = readAiperfServerMetrics(r.data, record);
+          agg = toInferencex(r.data, ctx, {
+            requests,
+            serverLogs,
+            ...(aiperfServerMetrics === undefined ? {} : { aiperfServerMetrics }),
+          });
         } catch (e) {
           skipped.push(`${at}: ${(e as Error).message}`);
           continue;
