@@ -32,10 +32,9 @@ import { createActivities } from '../src/activities';
 import type { Allocation, Deployment } from '../src/activities/types';
 import { stackEnv, toolsDir } from '@infersweep/testkit/stack';
 import { localSlurm, notSaturationGated, testPlan } from '@infersweep/testkit/sweep-harness';
+import { assertAiperfAvailable, measureWithLocalAiperf } from '@infersweep/testkit/aiperf-env';
 
 const slurm = localSlurm();
-const aiperfBinary = join(toolsDir, 'aiperf-venv', 'bin', 'aiperf');
-const aiperfTokenizer = process.env.INFERSWEEP_AIPERF_TOKENIZER ?? join(toolsDir, 'tokenizer');
 
 /** Requests the prefill simulator answered as prefills (`finish_reason="remote_decode"`), from its /metrics. */
 async function remotePrefills(metricsEndpoint: string): Promise<number> {
@@ -86,19 +85,10 @@ describe('P/D on the local stack: llm-d pd-sidecar in front of simulator roles',
       throw new Error(`no pd-sidecar at ${toolsDir}/bin: run npm run setup (scripts/setup-pd-router.sh)`);
     plan = testPlan('pd-1p1d', [1, 2], notSaturationGated);
     await run(() => acts.prepareSweep({ sweepId, planHash: plan.planHash, plan, resultsDir, points: [1, 2] }));
-    if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
+    assertAiperfAvailable();
     aiperfPlan = testPlan('pd-1p1d', [2], (p) => {
       notSaturationGated(p);
-      p.agentx.client = 'aiperf';
-      p.agentx.aiperf = {
-        ...p.agentx.aiperf,
-        binary: aiperfBinary,
-        flavor: 'pypi',
-        tokenizer: aiperfTokenizer,
-        traces: 'configured',
-      };
-      // aiperf starts its services and configures the dataset before the profile: give its warmup room
-      p.agentx.warmupGracePeriodSeconds = 60;
+      measureWithLocalAiperf(p);
       p.engine.maxModelLen = 8192;
     });
     const a = aiperfPlan;
@@ -199,13 +189,20 @@ describe('P/D on the local stack: llm-d pd-sidecar in front of simulator roles',
     for (const c of checks) expect(Math.abs(c.served! - c.client_requests!)).toBeLessThanOrEqual(c.tolerance!);
     expect((await remotePrefills(prefillMetrics!)) - prefillsBefore).toBeGreaterThanOrEqual(checks[0]!.served!);
 
-    // InferenceX's export of the point: the strict schema (the key sets of InferenceX's stable-schema test)
-    const agg = toInferencex(record, inferencexContext(aiperfPlan), { requests });
+    // InferenceX's export of the point, with aiperf's own server-metrics export as `results --format inferencex`
+    // reads it: the strict schema (the key sets of InferenceX's stable-schema test), both roles' own sources.
+    // InferenceX's processor on such artifacts: libs/agentx/test/inferencex-export.test.ts (a recorded run).
+    const aiperfServerMetrics = JSON.parse(
+      readFileSync(join(record.artifacts.raw_dir!, 'server_metrics_export.json'), 'utf8'),
+    ) as unknown;
+    const agg = toInferencex(record, inferencexContext(aiperfPlan), { requests, aiperfServerMetrics });
     expect(inferencexAggSchema.parse(agg)).toEqual(agg);
     expect(agg).toMatchObject({
       disagg: true,
       kv_p2p_transfer: 'nixl',
       num_requests_successful: record.num_requests_successful,
     });
+    const sourceOf = (metrics: string) => agg.server_metrics.sources.find((x) => x.id === `combined|${metrics}`);
+    for (const m of dep.metricsEndpoints) expect(sourceOf(m)?.prompt_tokens).toBeGreaterThan(0);
   }, 90_000);
 });
