@@ -48,12 +48,12 @@ function readRequests(file: string | null): RequestRecord[] | undefined {
 
 /**
  * aiperf's server-metrics export next to an aiperf point's record (`aiperf_artifacts/server_metrics_export.json`,
- * libs/agentx/src/aiperf/run.ts): InferenceX reads its per-source values from it; undefined otherwise.
+ * libs/agentx/src/aiperf/run.ts), as toInferencex's input: InferenceX reads its per-source values from it.
  */
-function readAiperfServerMetrics(r: PointResult, record: string): unknown {
-  if (r.client.name !== 'aiperf') return undefined;
+function aiperfServerMetricsOf(r: PointResult, record: string): { aiperfServerMetrics?: unknown } {
+  if (r.client.name !== 'aiperf') return {};
   const file = join(dirname(record), 'aiperf_artifacts', 'server_metrics_export.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as unknown) : undefined;
+  return existsSync(file) ? { aiperfServerMetrics: JSON.parse(readFileSync(file, 'utf8')) as unknown } : {};
 }
 
 /**
@@ -144,12 +144,7 @@ export function writeInferencex(
         }
         let agg;
         try {
-          const aiperfServerMetrics = readAiperfServerMetrics(r.data, record);
-          agg = toInferencex(r.data, ctx, {
-            requests,
-            serverLogs,
-            ...(aiperfServerMetrics === undefined ? {} : { aiperfServerMetrics }),
-          });
+          agg = toInferencex(r.data, ctx, { requests, serverLogs, ...aiperfServerMetricsOf(r.data, record) });
         } catch (e) {
           skipped.push(`${at}: ${(e as Error).message}`);
           continue;
