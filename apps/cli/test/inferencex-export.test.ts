@@ -3,7 +3,7 @@
  * warnings and its `.infersweep` sidecar, whether it is valid and whether it ran InferenceX's workload.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inferencexAggSchema } from '@infersweep/agentx';
 import { ResultsLayout } from '@infersweep/core';
@@ -120,5 +120,30 @@ describe('results --format inferencex of a replicated point', () => {
         replicates: { n: 3, status: 'fixed-n', ci95: { totalThroughputPerGpu: stat }, betweenAllocationShare: 0.4 },
       });
     }
+  });
+});
+
+describe('results --format inferencex of an aiperf point', () => {
+  it("reads the point's aiperf server-metrics export: one source per endpoint with its own counters, as InferenceX", () => {
+    const { dir } = sweep('sweep-ix-aiperf');
+    const layout = new ResultsLayout(dir);
+    const record = JSON.parse(readFileSync(layout.pointRecord(4), 'utf8')) as { client: { name: string } };
+    writeFileSync(layout.pointRecord(4), JSON.stringify({ ...record, client: { name: 'aiperf', version: '0.13.0' } }));
+    // a real aiperf 0.13.0 export of a P/D point (libs/agentx/test/inferencex-export.test.ts says how it was made)
+    const artifacts = join(dirname(layout.pointRecord(4)), 'aiperf_artifacts');
+    mkdirSync(artifacts, { recursive: true });
+    writeFileSync(
+      join(artifacts, 'server_metrics_export.json'),
+      readFileSync(
+        new URL('../../../libs/agentx/test/data/aiperf-sim-pd-c2-server-metrics-export.json', import.meta.url),
+      ),
+    );
+    const w = writeInferencex([loadSweepResults(dir)], join(dir, 'ix'));
+    const agg = inferencexAggSchema.parse(JSON.parse(readFileSync(w.written[0]!.path, 'utf8')));
+    expect(agg.server_metrics.sources.map((x) => [x.id, x.prompt_tokens, x.generation_tokens])).toEqual([
+      ['combined|http://127.0.0.1:18401/metrics', 44470, 4275],
+      ['combined|http://127.0.0.1:22401/metrics', 44470, 26],
+      ['combined|http://127.0.0.1:22465/metrics', 44470, 4275],
+    ]);
   });
 });

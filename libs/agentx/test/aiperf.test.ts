@@ -161,6 +161,24 @@ describe('buildAiperfArgv', () => {
       '--dynamo-session-timeout-seconds': ['3600'],
     });
   });
+  it("sends a P/D router's headers as one --header JSON object, commas and colons intact; none without", () => {
+    // aiperf's `Header:Value` form would split `h1:p1,h2:p2` at the comma (aiperf/config/loader/parsing.py
+    // `_parse_str_as_tuple_list`); a value starting with `{` is read as JSON verbatim
+    const prefillers = { 'x-prefiller-host-port': '127.0.0.1:23901,127.0.0.1:23965' };
+    const argv = buildAiperfArgv({ ...reference, headers: prefillers, settings: agentxSettingsSchema.parse({}) });
+    expect(flagsOf(argv.slice(1))).toEqual({
+      ...inferencexReplayFlags,
+      '--header': ['{"x-prefiller-host-port":"127.0.0.1:23901,127.0.0.1:23965"}'],
+    });
+    expect(JSON.parse(argv[argv.indexOf('--header') + 1]!)).toEqual(prefillers);
+    // benchmark_command.txt: one shell word, as the quoting helper writes it
+    expect(shellJoin(['aiperf', ...argv])).toContain(
+      `--header '{"x-prefiller-host-port":"127.0.0.1:23901,127.0.0.1:23965"}'`,
+    );
+    expect(buildAiperfArgv({ ...reference, headers: {}, settings: agentxSettingsSchema.parse({}) })).not.toContain(
+      '--header',
+    );
+  });
   it('shell-quotes arguments safely', () => {
     expect(shellJoin(['a b', "it's", 'x'])).toBe(`'a b' 'it'\\''s' x`);
   });

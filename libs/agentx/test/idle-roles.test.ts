@@ -1,12 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   checkRoles,
   idleRoleMessages,
   parsePrometheus,
+  pointResultSchema,
   servedPerEngine,
   type EndpointSnapshot,
 } from '@infersweep/agentx';
+import { aiperfRecord } from '../src/aiperf/record';
 
 /** The real DP=2 vLLM scrape under load (its header), standing for a worker that served requests. */
 const busy = parsePrometheus(
@@ -99,5 +103,73 @@ describe('idle-role gate of a P/D point (rule 27)', () => {
     );
     // the presence-only gate would have passed it: the prefill role was not idle
     expect(idleRoleMessages(start, end, ['prefill', 'decode'])).toEqual([]);
+  });
+});
+
+/**
+ * The gate on an aiperf point (libs/agentx/src/aiperf/record.ts): the recorded artifacts of a real aiperf P/D
+ * point through llm-d's sidecar (data/aiperf-sim-pd-c2-*: its profile_export.jsonl, server_metrics_export.json
+ * and the fields of profile_export_aiperf.json the adapter reads; libs/agentx/test/inferencex-export.test.ts
+ * says how they were made), with the real llm-d simulator scrapes above as the run's edges.
+ */
+describe('idle-role gate of a P/D point measured by aiperf', () => {
+  const data = (f: string) => readFileSync(new URL(`./data/${f}`, import.meta.url), 'utf8');
+  const sim = (f: string) => parsePrometheus(data(`llm-d-sim-pd-${f}.txt`)).samples;
+  const PS = 'http://127.0.0.1:23901/metrics';
+  const DS = 'http://127.0.0.1:23902/metrics';
+  const recorded = pointResultSchema.parse(JSON.parse(data('aiperf-sim-pd-c2-result.json')));
+
+  function aiperfPoint(start: EndpointSnapshot[], end: EndpointSnapshot[], metricsRoles?: string[]) {
+    const outDir = mkdtempSync(join(tmpdir(), 'aiperf-pd-'));
+    const artifactDir = join(outDir, 'aiperf_artifacts');
+    mkdirSync(artifactDir);
+    writeFileSync(join(artifactDir, 'profile_export.jsonl'), data('aiperf-sim-pd-c2-profile-export.jsonl'));
+    writeFileSync(join(artifactDir, 'profile_export_aiperf.json'), data('aiperf-sim-pd-c2-profile-export-aiperf.json'));
+    writeFileSync(join(artifactDir, 'server_metrics_export.json'), data('aiperf-sim-pd-c2-server-metrics-export.json'));
+    const input = {
+      concurrency: 2,
+      endpoints: recorded.endpoints,
+      metricsEndpoints: [PS, DS],
+      servedModel: recorded.served_model,
+      settings: recorded.settings,
+      gpuCount: recorded.gpu_count,
+      identity: recorded.identity,
+      outDir,
+      ...(metricsRoles === undefined ? {} : { metricsRoles }),
+    };
+    const c = {
+      input,
+      settings: recorded.settings,
+      identity: recorded.identity,
+      artifactDir,
+      commandPath: join(outDir, 'benchmark_command.txt'),
+      loader: 'weka_trace',
+      entries: 16,
+      startedAt: new Date(),
+    };
+    const out = { exitCode: 0, wallSeconds: 30, childCpuSeconds: null, logTail: '', aborted: false };
+    return aiperfRecord(c, out, { start, end });
+  }
+
+  it('an idle prefill role and a decode role that served fewer than aiperf completed make the point invalid', () => {
+    // the prefill worker's counters did not move over the run; the decode worker finished 6 of aiperf's 26
+    const start = [snap(PS, sim('prefill-end')), snap(DS, sim('decode-start'))];
+    const end = [snap(PS, sim('prefill-end')), snap(DS, sim('decode-end'))];
+    const r = aiperfPoint(start, end, ['prefill', 'decode']);
+    expect(r.role_checks!.map((x) => [x.role, x.served, x.client_requests, x.tolerance, x.ok])).toEqual([
+      ['prefill', 0, 26, 7, false],
+      ['decode', 6, 26, 7, false],
+    ]);
+    expect(r.submission_valid).toBe(false);
+    expect(r.submission_invalid_reasons).toEqual([
+      'aiperf:unsafe_override',
+      `pd_role: idle prefill role: no request finished on its workers (${PS}) during the profile`,
+      'pd_role: decode role served 6 requests during the profile, the client completed 26 (± 7 in flight): not every measured request went through the decode role',
+    ]);
+  });
+
+  it('an aggregated aiperf point has no role checks', () => {
+    const edges = [snap(PS, sim('prefill-end')), snap(DS, sim('decode-end'))];
+    expect(aiperfPoint(edges, edges).role_checks).toBeUndefined();
   });
 });

@@ -555,6 +555,40 @@ describe('InferenceX export of a disaggregated (P/D) point', () => {
     expect(bare.kv_p2p_transfer).toBe('nixl');
   });
 
+  it("a real P/D point measured by aiperf through llm-d's sidecar: the export is InferenceX's processor on its artifacts", () => {
+    // The run of libs/orchestrator/test/pd-sidecar.int.test.ts's aiperf point (PyPI aiperf 0.13.0, c=2, the
+    // local pd-1p1d plan: simulator roles, prefillers sent with --header): data/aiperf-sim-pd-c2-result.json is
+    // its record, data/aiperf-sim-pd-c2-profile-export.jsonl its profile_export.jsonl (inter_chunk_latency arrays
+    // dropped) and data/aiperf-sim-pd-c2-server-metrics-export.json its server_metrics_export.json (timeslices,
+    // summary and input_config dropped). data/inferencex-processor-aiperf-sim-pd-c2.json: InferenceX's processor
+    // at 843c6254f on those two files plus the run's profile_export_aiperf.json, with the environment of the
+    // P/D test above and CONC=2 IMAGE=vllm/vllm-openai:kimi-k3 MODEL=moonshotai/Kimi-K3 MODEL_PREFIX=kimik3
+    // PRECISION=fp4 RUNNER_TYPE=fake and no ROUTER_METADATA, verbatim. aiperf scraped the sidecar's /metrics
+    // too (its --url + /metrics; the sidecar answers with the decode worker's): InferenceX lists it as a source.
+    const ix = JSON.parse(data('inferencex-processor-aiperf-sim-pd-c2.json')) as InferencexAgg;
+    const record = pointResultSchema.parse(JSON.parse(data('aiperf-sim-pd-c2-result.json')));
+    const rs = aiperfToRecords(parseAiperfJsonl(data('aiperf-sim-pd-c2-profile-export.jsonl')), record.endpoints[0]!);
+    const aiperfServerMetrics = JSON.parse(data('aiperf-sim-pd-c2-server-metrics-export.json')) as unknown;
+    const agg = toInferencex(record, inferencexContext(plan('pd-1p1d')), { requests: rs, aiperfServerMetrics });
+    expect(inferencexAggSchema.parse(agg)).toEqual(agg);
+    const { dataset: _d, warnings: _w, hw: _hw, recipe_fingerprint: _f, ...ours } = agg;
+    const { hw: _ixHw, recipe_fingerprint: _ixF, ...theirs } = ix;
+    expectSameNumbers(ours, theirs, 'agg');
+    // both roles' own sources and the sidecar's, as InferenceX lists them
+    expect(agg.server_metrics.sources.map((x) => [x.id, x.generation_tokens])).toEqual([
+      ['combined|http://127.0.0.1:18401/metrics', 4275],
+      ['combined|http://127.0.0.1:22401/metrics', 26],
+      ['combined|http://127.0.0.1:22465/metrics', 4275],
+    ]);
+    expect(record.role_checks!.map((c) => [c.role, c.served, c.client_requests])).toEqual([
+      ['prefill', 26, 26],
+      ['decode', 26, 26],
+    ]);
+    // without aiperf's export the record's totals alone cannot say what each endpoint served
+    const bare = toInferencex(record, inferencexContext(plan('pd-1p1d')), { requests: rs });
+    expect(bare.server_metrics.sources.every((x) => x.prompt_tokens === null)).toBe(true);
+  });
+
   it("a point with an energy block exports InferenceX's power fields; one without has none", () => {
     const energy = pointEnergy({
       source: 'nvidia-smi',

@@ -7,12 +7,13 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { SweepResult } from '@infersweep/sweep';
 import { inferencexAggSchema, readRequestRecords } from '@infersweep/agentx';
-import { repoRoot, toolsDir } from '@infersweep/testkit/stack';
+import { repoRoot } from '@infersweep/testkit/stack';
+import { assertAiperfAvailable, measureWithLocalAiperf } from '@infersweep/testkit/aiperf-env';
 import {
   cleanupStarted,
   client as connect,
@@ -34,9 +35,6 @@ afterEach(async () => {
 afterAll(async () => {
   await c?.connection.close();
 });
-
-const aiperfBinary = join(toolsDir, 'aiperf-venv', 'bin', 'aiperf');
-const aiperfTokenizer = process.env.INFERSWEEP_AIPERF_TOKENIZER ?? join(toolsDir, 'tokenizer');
 
 /**
  * `bin/infersweep results ID --format inferencex --next-to-points [--include-invalid]` as a subprocess (the
@@ -63,17 +61,7 @@ function convert(sweepId: string, includeInvalid: boolean): Promise<{ code: numb
 async function runAndConvert(tag: string, client: 'infersweep' | 'aiperf') {
   const plan = testPlan('latency', [2], (p) => {
     p.agentx.client = client;
-    if (client === 'aiperf') {
-      p.agentx.aiperf = {
-        ...p.agentx.aiperf,
-        binary: aiperfBinary,
-        flavor: 'pypi',
-        tokenizer: aiperfTokenizer,
-        traces: 'configured',
-      };
-      // aiperf starts its services and configures the dataset before the profile: give its warmup room
-      p.agentx.warmupGracePeriodSeconds = 60;
-    }
+    if (client === 'aiperf') measureWithLocalAiperf(p);
   });
   expect(plan.agentx.requireCachedTokens).toBe(true); // prefix caching on ⇒ the cached-token gate is on
   expect(plan.nodes[0]!.launchArgv).toContain('--enable-kvcache');
@@ -131,7 +119,7 @@ describe('both AgentX clients in a sweep, exported for InferenceX', () => {
   });
 
   it('aiperf client: the pinned aiperf runs the point, its export parsed into the same record, converted', async () => {
-    if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
+    assertAiperfAvailable();
     const { record, agg, input } = await runAndConvert('aiperf', 'aiperf');
     expect(record.client.name).toBe('aiperf');
     expect(record.num_requests_successful).toBeGreaterThan(0);

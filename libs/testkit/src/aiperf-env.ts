@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunAiperfInput } from '@infersweep/agentx';
+import type { SweepPlan } from '@infersweep/topology';
 import { repoRoot, toolsDir } from './stack';
 
 /** PyPI aiperf 0.13.0 in its own venv (scripts/setup.sh). */
@@ -17,6 +18,23 @@ export function assertAiperfAvailable(): void {
   if (!existsSync(aiperfBinary)) throw new Error(`aiperf not installed at ${aiperfBinary} (npm run setup)`);
   if (!existsSync(aiperfTokenizer))
     throw new Error(`no local tokenizer at ${aiperfTokenizer}: set INFERSWEEP_AIPERF_TOKENIZER`);
+}
+
+/**
+ * A plan's points measured by the local PyPI aiperf over the configured traces (a plan mutator for
+ * sweep-harness.ts testPlan); aiperf starts its services and configures the dataset before the profile,
+ * so its warmup gets room.
+ */
+export function measureWithLocalAiperf(p: SweepPlan): void {
+  p.agentx.client = 'aiperf';
+  p.agentx.aiperf = {
+    ...p.agentx.aiperf,
+    binary: aiperfBinary,
+    flavor: 'pypi',
+    tokenizer: aiperfTokenizer,
+    traces: 'configured',
+  };
+  p.agentx.warmupGracePeriodSeconds = 60;
 }
 
 /** A short PyPI-aiperf point against the simulator at `url` over the test traces (non-canonical: unsafe override). */

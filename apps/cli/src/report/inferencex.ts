@@ -17,6 +17,7 @@ import {
   inferencexSidecar,
   pointResultSchema,
   toInferencex,
+  type PointResult,
   type RequestRecord,
   readRequestRecords,
 } from '@infersweep/agentx';
@@ -43,6 +44,16 @@ export interface InferencexExport {
 
 function readRequests(file: string | null): RequestRecord[] | undefined {
   return file === null || !existsSync(file) ? undefined : readRequestRecords(file);
+}
+
+/**
+ * aiperf's server-metrics export next to an aiperf point's record (`aiperf_artifacts/server_metrics_export.json`,
+ * libs/agentx/src/aiperf/run.ts), as toInferencex's input: InferenceX reads its per-source values from it.
+ */
+function aiperfServerMetricsOf(r: PointResult, record: string): { aiperfServerMetrics?: unknown } {
+  if (r.client.name !== 'aiperf') return {};
+  const file = join(dirname(record), 'aiperf_artifacts', 'server_metrics_export.json');
+  return existsSync(file) ? { aiperfServerMetrics: JSON.parse(readFileSync(file, 'utf8')) as unknown } : {};
 }
 
 /**
@@ -133,7 +144,7 @@ export function writeInferencex(
         }
         let agg;
         try {
-          agg = toInferencex(r.data, ctx, { requests, serverLogs });
+          agg = toInferencex(r.data, ctx, { requests, serverLogs, ...aiperfServerMetricsOf(r.data, record) });
         } catch (e) {
           skipped.push(`${at}: ${(e as Error).message}`);
           continue;

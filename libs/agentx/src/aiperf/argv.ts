@@ -39,6 +39,15 @@ export interface AiperfArgvInput {
    * InferenceX's command; added only when the config gives goodput bounds.
    */
   goodput?: { ttftMs?: number; tpotMs?: number; e2elMs?: number };
+  /**
+   * Headers sent with every request (a P/D router's prefillers, `x-prefiller-host-port`), as one `--header`
+   * holding a JSON object. PyPI aiperf 0.13.0 declares `--header`/`-H` ("Custom HTTP headers to include with
+   * every request", aiperf/config/flags/cli_config.py `headers`, parsed by `parse_str_or_dict_as_tuple_list`);
+   * its `Header:Value` form splits the value at commas (aiperf/config/loader/parsing.py
+   * `_parse_str_as_tuple_list`), which would cut a list of prefillers `h1:p1,h2:p2` apart, while a value
+   * starting with `{` is read as JSON verbatim. Not in InferenceX's command; only when the plan's router asks.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export const AIPERF_ENV: Readonly<Record<string, string>> = {
@@ -73,6 +82,7 @@ export function buildAiperfArgv(i: AiperfArgvInput): string[] {
   a.push(pypi ? '--agentic-warmup-grace-period' : '--warmup-grace-period', num(s.warmupGracePeriodSeconds));
   a.push('--use-server-token-count');
   for (const e of s.aiperf.extraInputs) a.push('--extra-inputs', e);
+  if (i.headers !== undefined && Object.keys(i.headers).length > 0) a.push('--header', JSON.stringify(i.headers));
   if (i.dynamoConvAwareRouting) a.push('--use-dynamo-conv-aware-routing', '--dynamo-session-timeout-seconds', '3600');
   a.push('--no-gpu-telemetry');
   if (i.trustRemoteCode === true && i.tokenizer !== 'builtin') a.push('--tokenizer-trust-remote-code');

@@ -10,7 +10,7 @@ import { outputTokensOf, prefixCacheGate, validity } from '../metrics/validity';
 import { pointResultSchema, type PointIdentity, type PointResult, type RequestRecord } from '../result';
 import { recordHeader, type RunPointInput } from '../point';
 import type { EndpointSnapshot } from '../server/window';
-import { checkIdleRanks } from '../server/idle-ranks';
+import { checkIdleRanks, checkRoles } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
 import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl, type AiperfAggregate } from './parse';
 import type { AiperfRunOutcome } from './runner';
@@ -88,6 +88,7 @@ function measure(
   const profiled = records.filter((r) => r.phase === 'profiling');
   const profStart = profiled.length ? Math.min(...profiled.map((r) => r.start_ms)) : null;
   const server = serverMetrics(c, snaps.start, snaps.end);
+  const roleChecks = aiperfRoleChecks(c, snaps, records, agg);
   const serverMissing: string[] = [];
   if (c.input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
   else if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');
@@ -101,6 +102,7 @@ function measure(
     runCancelledReason: out.exitCode === 0 ? null : `aiperf exited ${out.exitCode}`,
     serverMetricsMissing: serverMissing,
     idleRankMessages: [],
+    roleMessages: roleChecks?.flatMap((r) => (r.message === null ? [] : [r.message])) ?? [],
     prefixCacheReason: prefixCacheGate(records, server.cache.prefix_hits, c.settings.requireCachedTokens ?? false),
     outputTokens: outputTokensOf(records),
   });
@@ -114,6 +116,7 @@ function measure(
     metrics,
     profiled,
     server,
+    roleChecks,
     reasons,
     valid: v.valid && (agg.metadata?.submission_valid ?? true),
     measuredSeconds,
@@ -161,6 +164,7 @@ export function aiperfRecord(
         ? { ...ch, message: 'not checked by the aiperf adapter (run checkIdleRanks on the deployment)' }
         : ch,
     ),
+    ...(m.roleChecks === undefined ? {} : { role_checks: m.roleChecks }),
     timing: {
       started_at: c.startedAt.toISOString(),
       profiling_started_at: m.agg.start_time ?? null,
@@ -177,6 +181,26 @@ export function aiperfRecord(
   writeJsonlAtomic(reqPath, m.records);
   writeFileAtomic(recordPath, JSON.stringify(result, null, 2) + '\n');
   return result;
+}
+
+/**
+ * The P/D role gate (server/idle-ranks.ts checkRoles, docs/topology-rules.md rule 27) of an aiperf point:
+ * undefined unless the deployment is disaggregated. aiperf's phases are not visible from outside, so the
+ * window is the whole aiperf run (the snapshots run.ts takes before aiperf starts and after it exits) and
+ * the client's count is every successful row of its export, warmup included; the tolerance is the most
+ * requests it had in flight (a request aiperf cancelled at the end may still have finished on the server).
+ */
+function aiperfRoleChecks(
+  c: AiperfRunContext,
+  snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
+  records: RequestRecord[],
+  agg: AiperfAggregate,
+) {
+  const roles = c.input.metricsRoles;
+  if (roles === undefined) return undefined;
+  const maxInFlight = Math.max(c.input.concurrency, Math.ceil(agg.effective_concurrency?.max ?? 0));
+  const client = { requests: records.filter((r) => r.ok).length, maxInFlight };
+  return checkRoles(snaps.start, snaps.end, roles, client, c.input.family);
 }
 
 function clientHealth(out: AiperfRunOutcome, concurrentPointsMax: number | null) {

@@ -73,6 +73,7 @@ async function prepare(input: RunAiperfInput, runner: AiperfRunner): Promise<{ c
     dataset: traces ? { kind: 'file', path: traces, entries } : { kind: 'public', loader, entries },
     ...(input.maxContextLength === undefined ? {} : { maxContextLength: input.maxContextLength }),
     ...(input.goodput ? { goodput: input.goodput } : {}),
+    ...(input.requestHeaders === undefined ? {} : { headers: input.requestHeaders }),
   });
   const commandPath = join(input.outDir, 'benchmark_command.txt');
   writeFileAtomic(commandPath, `${shellJoin([settings.aiperf.binary, ...argv])}\n`);

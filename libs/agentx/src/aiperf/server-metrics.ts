@@ -17,18 +17,19 @@ const seriesSchema = z
     stats: z.record(z.string(), z.unknown()).default({}),
   })
   .passthrough();
-const exportSchema = z
+export const aiperfServerMetricsSchema = z
   .object({
     metrics: z.record(z.string(), z.object({ series: z.array(seriesSchema).default([]) }).passthrough()).optional(),
   })
   .passthrough();
-type Series = z.infer<typeof seriesSchema>;
+export type AiperfSeries = z.infer<typeof seriesSchema>;
+type Series = AiperfSeries;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 /** InferenceX's `series_stat` preference: total, sum, max, avg. */
-const counterOf = (s: Series): number | null =>
+export const counterOf = (s: Series): number | null =>
   num(s.stats.total) ?? num(s.stats.sum) ?? num(s.stats.max) ?? num(s.stats.avg);
-const gaugeMaxOf = (s: Series): number | null => num(s.stats.max) ?? num(s.stats.avg) ?? num(s.stats.total);
+export const gaugeMaxOf = (s: Series): number | null => num(s.stats.max) ?? num(s.stats.avg) ?? num(s.stats.total);
 const bare = (name: string | null) => (name === null ? null : name.replace(/_total$/, ''));
 
 /** Σ of a labelled counter per value of its label (InferenceX `sum_by_label`); null when the export lacks it. */
@@ -51,7 +52,7 @@ export function serverMetricsFromAiperf(
   family: EngineFamily,
   poolTokens: number | null,
 ): ServerMetrics | null {
-  const metrics = exportSchema.parse(json).metrics;
+  const metrics = aiperfServerMetricsSchema.parse(json).metrics;
   if (metrics === undefined) return null;
   const spec = FAMILIES[family];
   const series = (name: string | null): Series[] => (name === null ? [] : (metrics[bare(name)!]?.series ?? []));

@@ -6,6 +6,7 @@ import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from '.
 import { kvPoolTokensFromServerLogs } from './server-log';
 import { inferencexPowerFields } from '../server/energy';
 import { inferencexSidecar, sidecarWarnings } from './comparable';
+import { aiperfServerMetricsSchema, counterOf, gaugeMaxOf, type AiperfSeries } from '../aiperf/server-metrics';
 
 export * from './inferencex-schema';
 export { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
@@ -220,7 +221,12 @@ function roundFloats<T>(v: T): T {
 }
 
 /** The point's server metrics in InferenceX's vLLM-adapter shape; what infersweep does not measure is null. */
-function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolTokens: number | null): IxServerMetrics {
+function serverMetrics(
+  r: PointResult,
+  requests: readonly RequestRecord[],
+  poolTokens: number | null,
+  aiperfExport: unknown,
+): IxServerMetrics {
   const sm = r.server_metrics;
   const kept = requests.filter((q) => q.phase === 'profiling' && q.ok);
   const sumOf = (f: (q: RequestRecord) => number | null) =>
@@ -271,19 +277,21 @@ function serverMetrics(r: PointResult, requests: readonly RequestRecord[], poolT
       prompt_by_source: rates.promptBySource,
     },
     sources:
-      Object.keys(sm.per_engine).length === 0
-        ? endpointSources(sm)
-        : Object.entries(sm.per_engine).map(([engine, e]) => ({
-            id: `combined${endpoint}|engine=${engine}`,
-            role: 'combined',
-            prompt_tokens: e.prompt_tokens,
-            generation_tokens: e.generation_tokens,
-            prefix_cache_hit_rate:
-              e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0
-                ? e.prefix_hits / e.prefix_queries
-                : null,
-            gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
-          })),
+      aiperfExport !== undefined
+        ? sourcesFromAiperf(aiperfExport)
+        : Object.keys(sm.per_engine).length === 0
+          ? endpointSources(sm)
+          : Object.entries(sm.per_engine).map(([engine, e]) => ({
+              id: `combined${endpoint}|engine=${engine}`,
+              role: 'combined',
+              prompt_tokens: e.prompt_tokens,
+              generation_tokens: e.generation_tokens,
+              prefix_cache_hit_rate:
+                e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0
+                  ? e.prefix_hits / e.prefix_queries
+                  : null,
+              gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
+            })),
   };
 }
 
@@ -345,6 +353,71 @@ function endpointSources(sm: PointResult['server_metrics']): IxServerMetrics['so
   }));
 }
 
+/**
+ * The sources as InferenceX's vLLM adapter lists them from aiperf's server-metrics export (pure; InferenceX
+ * utils/agentic/aggregation/backends/vllm.py `_vllm_sources` and `_source_id` @ 843c6254f): one per distinct
+ * `<role>|<endpoint_url>|worker_id=…|dp_rank=…|engine=…` (the role from a `component` label, else `combined`),
+ * sorted; each with its counters summed, its hit rate and its largest KV usage as a 0–1 fraction.
+ */
+function sourcesFromAiperf(json: unknown): IxServerMetrics['sources'] {
+  const metrics = aiperfServerMetricsSchema.parse(json).metrics ?? {};
+  const series = (...names: string[]): AiperfSeries[] => names.flatMap((n) => metrics[n]?.series ?? []);
+  const label = (s: AiperfSeries, k: string): string | null => {
+    const v = s.labels[k];
+    return v === null || v === undefined ? null : String(v);
+  };
+  const idOf = (s: AiperfSeries): string => {
+    const component = label(s, 'dynamo_component') || label(s, 'component') || '';
+    const role =
+      component === 'prefill'
+        ? 'prefill'
+        : component === 'backend' || component === 'decode'
+          ? 'decode'
+          : component === 'frontend' || component === 'router'
+            ? 'router'
+            : 'combined';
+    const parts = [role, ...(s.endpoint_url ? [s.endpoint_url] : [])];
+    for (const k of ['worker_id', 'dp_rank', 'engine']) {
+      const v = label(s, k);
+      if (v !== null) parts.push(`${k}=${v}`);
+    }
+    return parts.join('|');
+  };
+  const named = [
+    'vllm:prompt_tokens',
+    'vllm:generation_tokens',
+    'vllm:prefix_cache_hits',
+    'vllm:prefix_cache_queries',
+    'vllm:kv_cache_usage_perc',
+    'vllm:prompt_tokens_by_source',
+  ];
+  const ids = [...new Set(series(...named).map(idOf))].filter((id) => id !== '').sort();
+  return ids.map((id) => {
+    const own = (...names: string[]) => series(...names).filter((s) => idOf(s) === id);
+    const sum = (name: string): number | null => {
+      const vs = own(name)
+        .map(counterOf)
+        .filter((v): v is number => v !== null);
+      return vs.length === 0 ? null : vs.reduce((a, b) => a + b, 0);
+    };
+    const hits = sum('vllm:prefix_cache_hits');
+    const queries = sum('vllm:prefix_cache_queries');
+    const kvs = own('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc')
+      .map(gaugeMaxOf)
+      .filter((v): v is number => v !== null);
+    const kv = kvs.length === 0 ? null : Math.max(...kvs);
+    return {
+      id,
+      role: id.split('|', 1)[0]!,
+      prompt_tokens: sum('vllm:prompt_tokens'),
+      generation_tokens: sum('vllm:generation_tokens'),
+      prefix_cache_hit_rate: hits !== null && queries !== null && queries > 0 ? hits / queries : null,
+      // InferenceX's normalize_fraction: a gauge above 1.5 is a percentage
+      gpu_kv_cache_usage_pct: kv === null ? null : kv > 1.5 ? kv / 100 : kv,
+    };
+  });
+}
+
 /** aiperf's `metadata.dataset` when the record kept it; else the record's provenance under InferenceX's key names. */
 function dataset(r: PointResult): Record<string, unknown> {
   if (r.dataset.aiperf_metadata) return { ...r.dataset.aiperf_metadata };
@@ -357,6 +430,12 @@ export interface InferencexInputs {
   requests: readonly RequestRecord[];
   /** The texts of the serving deployment's log files (one per node); absent ⇒ the KV pool is null. */
   serverLogs?: readonly string[];
+  /**
+   * aiperf's `server_metrics_export.json` of the point (an aiperf point's aiperf_artifacts): the per-source
+   * values are then InferenceX's, one source per metrics endpoint and engine. The record keeps only totals
+   * and per-engine values (which merge the engines of several endpoints: P/D workers are each engine 0).
+   */
+  aiperfServerMetrics?: unknown;
 }
 
 /**
@@ -402,7 +481,7 @@ export function toInferencex(r: PointResult, ctx: InferencexContext, inputs: Inf
       theoreticalCacheHitRate: r.request_metrics.cache.theoretical_cache_hit_rate,
       expectedOutput: r.client.name === 'infersweep',
     }),
-    server_metrics: serverMetrics(r, inputs.requests, poolTokens),
+    server_metrics: serverMetrics(r, inputs.requests, poolTokens, inputs.aiperfServerMetrics),
     kv_cache_pool_tokens: poolTokens,
   };
   if (r.energy !== undefined) Object.assign(agg, inferencexPowerFields(r.energy));

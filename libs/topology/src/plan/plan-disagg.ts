@@ -44,8 +44,9 @@ export function planDisaggregated(
   const pd: Disaggregated = standIn === undefined ? own : { ...own, router: standIn };
   checkRoles(config, opts, o, pd);
   const planned = planRoles(config, opts, o, pd, planRole);
+  // rule 26: the router's requestHeaders reach either client, infersweep's (replay.ts) or aiperf's `--header`
+  // (libs/agentx/src/aiperf/argv.ts); rule 27's role gate then proves both roles served every request
   const { prefill, decode } = planned;
-  checkClient(pd, decode, opts);
   const layout = layOut(pd, planned);
   const router = planRouter(pd, layout);
   const workerUrls = [...layout.endpoints.prefill, ...layout.endpoints.decode];
@@ -108,24 +109,6 @@ function checkRoles(config: SweepConfig, opts: PlanOptions, o: Orientation, pd: 
       line: lineOf(opts.source, [...at, ...v.path]),
     })),
   );
-}
-
-/**
- * Rule 27: llm-d's pd-sidecar disaggregates only requests that carry the prefiller header, which infersweep's
- * client sends and whose role gate proves it; the aiperf client sends neither, so every request would be
- * decoded without a prefill role and nothing would say so.
- */
-function checkClient(pd: Disaggregated, decode: SweepPlan, opts: PlanOptions): void {
-  if (pd.router.kind !== 'llm-d-pd-sidecar' || decode.agentx.client !== 'aiperf') return;
-  throw new ConfigError(opts.source?.file ?? '(config)', [
-    {
-      path: 'agentx.client',
-      value: showValue('aiperf'),
-      message:
-        "router llm-d-pd-sidecar needs infersweep's client: it sends the x-prefiller-host-port header and counts both roles' requests (rule 27); aiperf sends neither, so the prefill role would sit idle unnoticed",
-      line: lineOf(opts.source, ['agentx', 'client']),
-    },
-  ]);
 }
 
 /** Every role planned on its own as an aggregated orientation (rules 1–22 and 28), problems at the role's path. */

@@ -455,19 +455,28 @@ describe('the router argv (rule 26)', () => {
     expect(issues.map((i) => i.message).join('\n')).toMatch(/fronts one decode worker/);
   });
 
-  it("llm-d-pd-sidecar with the aiperf client is refused: only infersweep's client sends the prefiller header", () => {
-    const c = withPd(
-      roles(
-        '{ topology: { tp: 8, pp: 2 } }',
-        '{ topology: { tp: 8, pp: 2 } }',
-        undefined,
-        '{ kind: llm-d-pd-sidecar }',
-      ),
-    );
-    c.agentx = { ...c.agentx, client: 'aiperf' };
-    const issues = issuesOf(() => planX(c));
-    expect(issues.map((i) => i.path)).toEqual(['agentx.client']);
-    expect(issues[0]!.message).toMatch(/needs infersweep's client/);
+  it('llm-d-pd-sidecar with the aiperf client plans: the prefiller header is for aiperf to send (rule 27 gates both roles)', () => {
+    const sidecar = (client: 'aiperf' | 'infersweep') => {
+      const c = withPd(
+        roles(
+          '{ topology: { tp: 8, pp: 2 } }',
+          '{ topology: { tp: 8, pp: 2 } }',
+          undefined,
+          '{ kind: llm-d-pd-sidecar }',
+        ),
+      );
+      c.agentx = { ...c.agentx, client };
+      return planX(c);
+    };
+    const withAiperf = sidecar('aiperf');
+    expect(withAiperf.agentx.client).toBe('aiperf');
+    // the same router and prefiller header as under infersweep's client: aiperf sends it with --header
+    expect(withAiperf.disaggregation!.router).toEqual(sidecar('infersweep').disaggregation!.router);
+    expect(withAiperf.disaggregation!.router.requestHeaders).toEqual({
+      'x-prefiller-host-port': '{{NODE_ADDR_0}}:{{PORT}}',
+    });
+    // every worker's metrics endpoint, prefill first: the role gate reads each role's own counters
+    expect(withAiperf.metricsEndpoints).toHaveLength(2);
   });
 
   it('a toy-proxy plan says it is a test proxy', () => {
