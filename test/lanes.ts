@@ -25,6 +25,7 @@ export type Project = 'unit' | 'integration' | 'production' | 'nightly';
 export const LANE_A = [
   'libs/orchestrator/test/sweep.int.test.ts',
   'libs/orchestrator/test/lifecycle.int.test.ts',
+  'apps/cli/test/history-unmeasured.int.test.ts',
   'libs/orchestrator/test/fidelity.int.test.ts',
   'libs/agentx/test/agentx.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
@@ -51,7 +52,6 @@ export const LANE_C = [
   'apps/cli/test/cli.int.test.ts',
   'apps/cli/test/schedule-run.int.test.ts',
   'libs/orchestrator/test/secrets.int.test.ts',
-  'apps/cli/test/history-unmeasured.int.test.ts',
   'apps/cli/test/ended-sweeps.int.test.ts',
   'libs/agentx/test/goodput.int.test.ts',
   'apps/cli/test/fleet-faults.int.test.ts',

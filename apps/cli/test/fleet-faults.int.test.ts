@@ -321,7 +321,7 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
       ),
       'fleet-zero-output',
     );
-    const { worker, h } = await startOnNewWorker(c, input);
+    const { worker, h } = await startOnNewWorker(c, input, allowingNodeBinaries('local', faultySim));
     const { result, final } = await worker.runUntil(async () => {
       const settled = (q: SweepProgress) =>
         ['done', 'invalid'].includes(q.points.find((p) => p.concurrency === 1)?.status ?? '');
