@@ -2,11 +2,12 @@
  * A snapshot: every cell of a matrix (config × orientation × cluster) as a child sweep on its
  * cluster's task queue, within one window (libs/sweep/src/snapshot.ts holds the rules). Per cluster,
  * its cells run one after another (`cellsPerCluster` at once); the clusters run side by side, so a
- * cluster that is down delays only its own cells. A cell whose sweep failed with ClusterUnavailableError
- * (libs/core/src/errors.ts) waits on a durable timer and tries again; a cell whose sweep failed otherwise follows its policy. When the
- * window ends, every cell still open is cancelled and reported not run, and the snapshot completes
- * with its headline: cells valid / planned, failed GPU-hours / total (a failed sweep's GPU time
- * comes in its failure's details). Workflow code.
+ * cluster that is down delays only its own cells. A cell whose sweep failed with
+ * ClusterUnavailableError (libs/core/src/errors.ts) waits on a durable timer and tries again; a cell
+ * whose sweep failed otherwise follows its policy. When the window ends, every cell still open is
+ * cancelled and reported not run, and the snapshot completes with its headline: cells valid /
+ * planned, failed GPU-hours / total (a failed sweep's GPU time comes in its failure's details).
+ * Workflow code.
  */
 import {
   ApplicationFailure,
