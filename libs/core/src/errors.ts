@@ -124,6 +124,22 @@ export class InputError extends InfersweepError {
   }
 }
 
+/**
+ * The cluster cannot take work now: its login host does not answer (the SSH connection is refused or
+ * times out) or the partition the plan names is down or inactive. Transient: the activity's own
+ * retries try again. A sweep whose spent allocation attempts all found the cluster unavailable fails
+ * with this type ({@link CLUSTER_UNAVAILABLE}), and a snapshot (libs/sweep/src/snapshot.ts) delays
+ * the cell on a timer instead of spending its attempts.
+ */
+export class ClusterUnavailableError extends InfersweepError {
+  constructor(message: string, opts: { context?: ErrorContext; cause?: unknown; kind?: ErrorKind } = {}) {
+    super(message, { kind: opts.kind ?? 'transient', context: opts.context, cause: opts.cause });
+  }
+}
+
+/** The failure type (ApplicationFailure type = error class name) of {@link ClusterUnavailableError}. */
+export const CLUSTER_UNAVAILABLE = 'ClusterUnavailableError';
+
 /** Keep the last `lines` lines of a log/stderr for error context. */
 export function tail(text: string, lines = 20): string {
   const all = text.replace(/\s+$/, '').split('\n');

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
+  CLUSTER_UNAVAILABLE,
+  ClusterUnavailableError,
   InfersweepError,
   ResultsLayout,
   allocationEndOf,
@@ -96,6 +98,13 @@ describe('errors', () => {
     expect(e.kind).toBe('loss');
     expect([e.jobId, e.node, e.step, e.logTail]).toEqual(['42', 'node3', 'point:c=8', 'x']);
     expect(e.toJSON()).toMatchObject({ name: 'Lost', kind: 'loss', context: { jobId: '42' } });
+  });
+
+  it('ClusterUnavailableError: transient unless told, and its failure type is the name workflows decide on', () => {
+    const e = new ClusterUnavailableError('login host unreachable', { context: { step: 'allocate' } });
+    expect(e.name).toBe(CLUSTER_UNAVAILABLE);
+    expect(e.kind).toBe('transient');
+    expect(new ClusterUnavailableError('x', { kind: 'fatal' }).kind).toBe('fatal');
   });
 
   it('tail keeps the last lines without trailing blanks', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { SlurmCluster } from '@infersweep/slurm';
-import { completingPast, waitedBefore } from '../src/activities/allocation';
+import { AllocationError, SlurmCluster, SshConnectionError } from '@infersweep/slurm';
+import { ClusterUnavailableError } from '@infersweep/core';
+import { completingPast, loginHostAnswers, waitedBefore } from '../src/activities/allocation';
 import { FakeSlurm } from '@infersweep/testkit/fake-slurm';
 
 describe('allocate: queue age across a retried attempt', () => {
@@ -21,6 +22,29 @@ describe('allocate: queue age across a retried attempt', () => {
     expect(waitedBefore({ jobName, waitedSeconds: '5400' }, jobName)).toBe(0);
     expect(waitedBefore({ jobName, waitedSeconds: Number.NaN }, jobName)).toBe(0);
     expect(waitedBefore({ jobName, waitedSeconds: -3 }, jobName)).toBe(0);
+  });
+});
+
+describe('allocate: a login host that does not answer', () => {
+  const failing = (err: Error) =>
+    loginHostAnswers(() => Promise.reject(err)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+  it('is the cluster unavailable: typed, transient, with the SSH error as its cause and context', async () => {
+    const ssh = new SshConnectionError('ssh west-login:22: connect ECONNREFUSED', { context: { node: 'west-login' } });
+    const err = await failing(ssh);
+    expect(err).toBeInstanceOf(ClusterUnavailableError);
+    expect(err).toMatchObject({ kind: 'transient', name: 'ClusterUnavailableError', cause: ssh });
+    expect((err as ClusterUnavailableError).context).toMatchObject({ node: 'west-login', step: 'allocate' });
+    expect((err as Error).message).toBe('login host unreachable: ssh west-login:22: connect ECONNREFUSED');
+  });
+
+  it('any other failure passes through as it is, whatever its words', async () => {
+    const other = new AllocationError('ssh: connect to host west-login port 22: Connection refused', { kind: 'fatal' });
+    expect(await failing(other)).toBe(other);
+    await expect(loginHostAnswers(async () => 'granted')).resolves.toBe('granted');
   });
 });
 

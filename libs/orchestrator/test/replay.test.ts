@@ -3,6 +3,12 @@ import { readFileSync } from 'node:fs';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { bundlerOptions, workflowsPath } from '../src/bundle';
 import { historyFixtures } from '@infersweep/testkit/history-fixtures';
+import { SNAPSHOT_WORKFLOW_TYPE } from '@infersweep/core';
+
+/** The workflow type a recorded history started (its first event). */
+const workflowTypeOf = (h: {
+  events?: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+}) => h.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
 
 const fixtures = historyFixtures();
 
@@ -23,12 +29,17 @@ describe('workflow replay', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(fixtures.map((f) => [f.name, f.file]))(
+  it('has a recorded history of each workflow a snapshot runs (snapshotWorkflow and its sweeps)', () => {
+    const types = new Set(fixtures.map((f) => workflowTypeOf(JSON.parse(readFileSync(f.file, 'utf8')))));
+    expect([...types]).toEqual(expect.arrayContaining([SNAPSHOT_WORKFLOW_TYPE, 'sweepWorkflow']));
+  });
+
+  it.each(fixtures.map((f) => [f.name, f.file, f.workflowId]))(
     '%s replays without nondeterminism',
-    async (name, file) => {
+    async (name, file, workflowId) => {
       const history = JSON.parse(readFileSync(file, 'utf8'));
       await expect(
-        Worker.runReplayHistory({ workflowBundle: bundle }, history, name.replace('/', '-')),
+        Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId ?? name.replace('/', '-')),
       ).resolves.toBeUndefined();
     },
     60_000,

@@ -43,6 +43,7 @@ import {
   workflowBundle,
 } from '@infersweep/testkit/sweep-harness';
 import { repoRoot, stackEnv } from '@infersweep/testkit/stack';
+import { recordHistory } from '@infersweep/testkit/history-fixtures';
 
 const CONFIG = join(repoRoot, 'configs', 'two-clusters-local.yaml');
 const CLUSTERS = ['east', 'west'] as const;
@@ -103,7 +104,7 @@ function cellsOf(configs: string[], orientations: string[], label: string): Snap
 /** Run the snapshot with west down for at least `outageMs` and until east is done; check it completes, every cell valid. */
 export async function expectSnapshotWithWestDown(
   client: Client,
-  opts: { configs: string[]; orientations: string[]; outageMs: number; timeoutMs: number },
+  opts: { configs: string[]; orientations: string[]; outageMs: number; timeoutMs: number; scenario?: string },
 ): Promise<SnapshotProgress> {
   const label = `snap-${randomUUID().slice(0, 6)}`;
   const cells = cellsOf(opts.configs, opts.orientations, label);
@@ -142,6 +143,8 @@ export async function expectSnapshotWithWestDown(
   scontrol('update', 'PartitionName=west', 'State=UP');
 
   const r = (await handle.result()) as SnapshotProgress;
+  // the snapshot's history: a replay fixture when INFERSWEEP_RECORD_HISTORIES=1 (libs/testkit/src/history-fixtures.ts)
+  if (opts.scenario) await recordHistory(handle, opts.scenario);
   expect(r.phase).toBe('completed');
   expect(r.headline).toMatchObject({
     planned: cells.length,

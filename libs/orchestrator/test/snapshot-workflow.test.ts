@@ -1,9 +1,11 @@
 /**
  * snapshotWorkflow with mocked activities: a matrix of 12 cells over two clusters, each cell a real
  * child sweepWorkflow on its cluster's task queue, served by a worker per cluster. A cluster is
- * "down" while its mocked allocate refuses (the fatal AllocationError an unreachable login node
- * gives once the activity's retries are spent), so its cells' sweeps spend their allocation attempts
- * and their operator wait, and the snapshot sees the cluster unavailable.
+ * "down" while its mocked allocate refuses with ClusterUnavailableError (what the allocate activity
+ * throws for an unreachable login host or a partition that stays down; `fatal` here so the test skips
+ * the activity's retry backoff), so its cells' sweeps spend their allocation attempts and their
+ * operator wait, fail typed, and the snapshot sees the cluster unavailable. Every mocked release
+ * reports its job held 60 s (8 GPUs: 480 GPU-seconds), so the headline's GPU time is exact.
  *
  * The dev server cannot skip time (./unit-workflow-env.ts), so nothing here races the clock: the outage
  * ends when the test has seen the snapshot find the cluster unavailable twice (so it outlasted a
@@ -16,9 +18,10 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { AllocationError } from '@infersweep/slurm';
-import { InputError, taskQueueFor } from '@infersweep/core';
+import { ClusterUnavailableError, InputError, taskQueueFor } from '@infersweep/core';
 import {
   cellIdOf,
+  progressQuery,
   retryCellUpdate,
   snapshotQuery,
   type SnapshotInput,
@@ -30,6 +33,9 @@ import type { SweepActivities } from '../src/activities/types';
 import { happyActivities, mockedWorker, unitSweepInput, unitWorkflowEnv } from './unit-workflow-env';
 
 const CLUSTERS = ['east', 'west'] as const;
+/** what every mocked release reports its job held, and the GPU-seconds of one sweep's allocation (1 node × 8 GPUs) */
+const HELD_SECONDS = 60;
+const SWEEP_GPU_SECONDS = HELD_SECONDS * 8;
 const ORIENTATIONS = ['o1', 'o2', 'o3', 'o4', 'o5', 'o6'];
 
 /** Per snapshot (workflow id): which clusters refuse allocations now (the test ends an outage), and what fails. */
@@ -37,6 +43,10 @@ interface Script {
   down: Set<string>;
   /** prepareSweep of these cells' first try fails (an input error: the sweep fails, not its cluster) */
   failOnce?: Set<string>;
+  /** runPoint of these cells' first try fails (an input error after the allocation was granted) */
+  failPointOnce?: Set<string>;
+  /** clusters whose allocations fail for a reason that is not the cluster's (a request that can never start) */
+  refuse?: Set<string>;
   /** when each cell's granted allocation came */
   granted: Map<string, number[]>;
 }
@@ -60,14 +70,32 @@ function activities(): SweepActivities {
     }
     return happyActivities.prepareSweep(i);
   };
+  acts.runPoint = async (i) => {
+    const id = String(i.sweepId);
+    const s = scriptOf(id);
+    const cell = [...(s?.failPointOnce ?? [])].find((c) => id.endsWith(`-${c}`));
+    if (s && cell) {
+      s.failPointOnce!.delete(cell);
+      throw new InputError(`point c=${String(i.concurrency)} of ${id}: the plan's model is not served (injected)`);
+    }
+    return happyActivities.runPoint(i);
+  };
+  acts.release = async () => ({ ended: 'released', state: 'COMPLETED', heldSeconds: HELD_SECONDS });
   acts.allocate = async (i) => {
     const id = sweepIdOf(i);
     const s = scriptOf(id);
     const cluster = CLUSTERS.find((c) => id.includes(`-${c}`))!;
     if (s?.down.has(cluster))
-      throw new AllocationError(`ssh: connect to host ${cluster}-login port 22: Connection refused`, {
-        kind: 'fatal',
-      });
+      throw new ClusterUnavailableError(
+        `login host unreachable: ssh: connect to host ${cluster}-login port 22: Connection refused`,
+        { kind: 'fatal' },
+      );
+    // the same words, but not the cluster's failure: the type decides, not the text
+    if (s?.refuse?.has(cluster))
+      throw new AllocationError(
+        `ssh: connect to host ${cluster}-login port 22: Connection refused; job can never start (PartitionTimeLimit)`,
+        { kind: 'fatal' },
+      );
     if (s) s.granted.set(id, [...(s.granted.get(id) ?? []), Date.now()]);
     return happyActivities.allocate(i);
   };
@@ -164,7 +192,7 @@ describe('snapshotWorkflow', () => {
     // west's first cell found its cluster unavailable more than once (the outage outlasted a retry timer)
     expect(west[0]!.unavailable).toBeGreaterThanOrEqual(2);
     expect(west[0]!.tries).toBe(west[0]!.unavailable + 1);
-    expect(west[0]!.lastError).toMatch(/allocation attempts failed/);
+    expect(west[0]!.lastError).toMatch(/allocation attempts failed: cluster west unavailable/);
     // no cell counted the outage against its attempts, and every west cell ran after the outage
     for (const c of r.cells) expect(c.failures, c.cellId).toBe(0);
     for (const c of west) {
@@ -177,6 +205,7 @@ describe('snapshotWorkflow', () => {
     for (const c of r.cells)
       held += ((await env.client.workflow.getHandle(c.sweepId!).result()) as SweepResult).ledger!.heldGpuSeconds;
     expect(r.headline.totalGpuSeconds).toBeCloseTo(held, 6);
+    expect(r.headline).toMatchObject({ totalGpuSeconds: 12 * SWEEP_GPU_SECONDS, failedGpuSeconds: 0 });
   }, 120_000);
 
   it('the window ends with a cluster still down: its cells are reported not run, the snapshot completes with the headline', async () => {
@@ -197,8 +226,41 @@ describe('snapshotWorkflow', () => {
     // the lane reached only its first cell; it found the cluster unavailable and retried on a timer
     const first = r.cells.find((c) => c.cellId === cellIdOf('unit', 'o1', 'west'))!;
     expect(first.tries).toBeGreaterThanOrEqual(2);
-    expect(first.lastError).toMatch(/allocation attempts failed/);
+    expect(first.lastError).toMatch(/allocation attempts failed: cluster west unavailable/);
     expect(r.cells.filter((c) => c.cluster === 'east').map((c) => c.status)).toEqual(Array(3).fill('valid'));
+  }, 60_000);
+
+  it("a cell whose sweep failed after its allocation: the failed sweep's GPU time is in the headline, all of it failed", async () => {
+    const failing = cellIdOf('unit', 'o2', 'east');
+    const input = matrix({}, 're-place');
+    input.cells = input.cells.filter((c) => c.cluster === 'east').slice(0, 3);
+    const { id, result } = await start(input, { down: new Set(), failPointOnce: new Set([failing]) });
+    const r = await result;
+
+    expect(r.headline).toMatchObject({ planned: 3, valid: 3, failed: 0, operatorActions: 0 });
+    expect(r.cells.find((c) => c.cellId === failing)).toMatchObject({ tries: 2, failures: 1, status: 'valid' });
+    // the failed try held its allocation (its own ledger says so) and the snapshot counted it
+    const failedTry = await env.client.workflow.getHandle(`${id}-${failing}`).query(progressQuery);
+    expect(failedTry.phase).toBe('failed');
+    expect(failedTry.ledger!.heldGpuSeconds).toBe(SWEEP_GPU_SECONDS);
+    expect(r.cells.find((c) => c.cellId === failing)).toMatchObject({
+      gpuSeconds: 2 * SWEEP_GPU_SECONDS,
+      failedGpuSeconds: SWEEP_GPU_SECONDS,
+    });
+    // 4 sweeps held an allocation each (3 cells + the failed try); the failed try's time is the failed GPU time
+    expect(r.headline).toMatchObject({ totalGpuSeconds: 4 * SWEEP_GPU_SECONDS, failedGpuSeconds: SWEEP_GPU_SECONDS });
+  }, 60_000);
+
+  it('allocation attempts that failed for another reason (an error that is not ClusterUnavailableError) fail the cell', async () => {
+    const input = matrix({ maxCellAttempts: 1 }, 'retry-later', ['o1']);
+    input.cells = input.cells.filter((c) => c.cluster === 'west');
+    const { result } = await start(input, { down: new Set(), refuse: new Set(['west']) });
+    const r = await result;
+
+    expect(r.headline).toMatchObject({ planned: 1, valid: 0, failed: 1, notRun: 0, totalGpuSeconds: 0 });
+    const [c] = r.cells;
+    expect(c).toMatchObject({ status: 'failed', failures: 1, unavailable: 0, tries: 1 });
+    expect(c!.lastError).toMatch(/^no operator answer within 1 second: 2 allocation attempts failed$/);
   }, 60_000);
 
   it('policy operator: a cell whose sweep failed waits for retryCell; one operator action and it is valid', async () => {

@@ -2,6 +2,7 @@
  * A snapshot over the two local clusters per commit (./snapshot-stack.ts): one cell on each, west's
  * partition down while east's cell runs and for longer than the allocate activity's heartbeat
  * timeout; west's cell runs when it is restored, and the snapshot completes with both cells valid.
+ * Its history is the replay fixture `snapshot-cluster-down` (INFERSWEEP_RECORD_HISTORIES=1).
  */
 import { describe, it } from 'vitest';
 import { localSlurm, realStackSuite } from '@infersweep/testkit/sweep-harness';
@@ -17,6 +18,7 @@ describe('a snapshot over two local clusters', () => {
       orientations: ['single-node'],
       outageMs: ALLOCATE_HEARTBEAT_MS,
       timeoutMs: 150_000,
+      scenario: 'snapshot-cluster-down',
     });
   }, 240_000);
 });

@@ -2,7 +2,7 @@
  * An allocation: `salloc --no-shell` detached on the login node under a unique job name, followed by
  * name until granted, adopted by name when an activity is retried, withdrawn on request.
  */
-import { tail, type ErrorContext } from '@infersweep/core';
+import { ClusterUnavailableError, tail, type ErrorContext } from '@infersweep/core';
 import { AllocationError, CommandAbortedError } from './errors';
 import {
   DEFAULT_GRANT_TIMEOUT_SECONDS,
@@ -16,6 +16,7 @@ import {
   isLive,
   parseNodeStates,
   parseSalloc,
+  partitionDown,
   pendingReasonIsPermanent,
   sallocIsPermanent,
   type JobRow,
@@ -229,12 +230,16 @@ class AllocationWait {
     });
   }
 
+  /** The grant wait is over: the request is withdrawn; a partition that was down all along is the cluster's, not the request's. */
   private async failTimedOut(job: JobRow | undefined): Promise<never> {
     await withdraw(this.q, this.req.jobName, this.launcherPid);
-    throw new AllocationError(
-      `allocation ${this.req.jobName} not granted within ${Math.round(this.grantMs / 1000)} s (${job ? `${job.state}, ${job.reason}` : 'not queued'})`,
-      { kind: 'transient', context: { ...this.ctx, jobId: this.seenJob, reason: job?.reason } },
-    );
+    const message = `allocation ${this.req.jobName} not granted within ${Math.round(this.grantMs / 1000)} s (${job ? `${job.state}, ${job.reason}` : 'not queued'})`;
+    const context = { ...this.ctx, jobId: this.seenJob, reason: job?.reason };
+    if (job && partitionDown(job.reason))
+      throw new ClusterUnavailableError(`${message}: partition ${this.req.partition ?? '(default)'} is down`, {
+        context,
+      });
+    throw new AllocationError(message, { kind: 'transient', context });
   }
 
   /** Withdraw the request (a cancel) or leave it queued (the caller is going away), then end with CommandAbortedError. */

@@ -175,6 +175,11 @@ export function pendingReasonIsPermanent(reason: string): boolean {
   );
 }
 
+/** A pending reason that says the job's partition is down or inactive (squeue(1), JOB REASON CODES): the cluster cannot run it now. */
+export function partitionDown(reason: string | undefined): boolean {
+  return /^Partition(Down|Inactive)$/.test((reason ?? '').trim());
+}
+
 /** `sinfo -h -N -o '%N|%t'` lines → node and state (the state's `*`/`~`/`#` suffixes kept); other lines skipped. */
 export function parseNodeStates(out: string): { node: string; state: string }[] {
   return out

@@ -4,6 +4,7 @@
  * libs/orchestrator/test/*.int.test.ts) run the same code against Slurm.
  */
 import { describe, expect, it } from 'vitest';
+import { ClusterUnavailableError } from '@infersweep/core';
 import {
   AllocationError,
   CommandAbortedError,
@@ -59,6 +60,39 @@ describe('allocate: pending reasons', () => {
     expect((err as AllocationError).kind).not.toBe('transient');
     expect((err as AllocationError).message).toMatch(/can never start \(pending reason PartitionNodeLimit\)/);
     expect(slurm.jobs[0]!.state).toBe('CANCELLED');
+  });
+});
+
+describe('allocate: the grant wait ends', () => {
+  const timedOut = async (reason: string) => {
+    // a pending job of the name, adopted with the queue time an earlier attempt spent: the wait is over at once
+    const slurm = new FakeSlurm();
+    slurm.submit(req().jobName, 'PENDING', reason);
+    const err = await fast(slurm)
+      .allocate(req({ partition: 'west' }), { waitedSecondsBefore: 61 })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(slurm.jobs[0]!.state).toBe('CANCELLED');
+    return err;
+  };
+
+  it('with the partition down all along: the cluster is unavailable (typed, transient), the request withdrawn', async () => {
+    for (const reason of ['PartitionDown', 'PartitionInactive']) {
+      const err = await timedOut(reason);
+      expect(err, reason).toBeInstanceOf(ClusterUnavailableError);
+      expect((err as ClusterUnavailableError).kind).toBe('transient');
+      expect((err as ClusterUnavailableError).context.reason).toBe(reason);
+      expect((err as Error).message).toMatch(/partition west is down/);
+    }
+  });
+
+  it('waiting for resources: an allocation error, not the cluster', async () => {
+    const err = await timedOut('Resources');
+    expect(err).toBeInstanceOf(AllocationError);
+    expect(err).not.toBeInstanceOf(ClusterUnavailableError);
+    expect((err as Error).message).toMatch(/not granted within 60 s \(PENDING, Resources\)/);
   });
 });
 

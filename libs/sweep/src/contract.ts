@@ -137,6 +137,8 @@ export interface AllocationRecord {
   speedMultiplier?: number;
   /** what broke when the allocation ended badly (libs/core/src/attempt-class.ts) */
   failureClass?: AttemptClass;
+  /** true when the attempt failed because the cluster was unavailable (a ClusterUnavailableError: login host unreachable, partition down) */
+  clusterUnavailable?: boolean;
   /** GPUs it held (the plan's nodes × GPUs per node), and for how long (Slurm's start to end when known) */
   gpus?: number;
   heldSeconds?: number;

@@ -140,6 +140,21 @@ export function ledgerLine(l: GpuLedger): string {
   return `${gpuHours(held)} GPU-h held${worst}: ${parts.join(', ')}; queue wait ${Math.round(l.queueWaitSeconds)} s`;
 }
 
+/**
+ * What a sweep's ledger adds to a snapshot's GPU time (libs/sweep/src/snapshot.ts): everything its
+ * closed allocations held, and of it the failed part: a finished sweep's failed attempts; all of a
+ * failed sweep's (its cell runs again in a new sweep or gives up, so nothing it held counts toward a
+ * result). A sweep with no ledger held nothing the snapshot can count.
+ */
+export function sweepSpend(
+  l: GpuLedger | undefined,
+  outcome: 'finished' | 'failed',
+): { gpuSeconds: number; failedGpuSeconds: number } {
+  if (!l) return { gpuSeconds: 0, failedGpuSeconds: 0 };
+  const held = Math.max(0, l.heldGpuSeconds);
+  return { gpuSeconds: held, failedGpuSeconds: outcome === 'failed' ? held : Math.min(held, l.sweep.failedAttempts) };
+}
+
 export const gpuHours = (gpuSeconds: number): string => (gpuSeconds / 3600).toFixed(gpuSeconds < 36 ? 4 : 2);
 
 /** End the open step; a point step ended any other way than ledgerPointEnded (a loss) is a failed attempt. */

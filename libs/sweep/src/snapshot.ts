@@ -13,7 +13,7 @@ import { childSweepId, safeName } from '@infersweep/core';
 import type { CellPolicy, SnapshotConfig } from '@infersweep/topology';
 import type { SweepInput, SweepResult } from './contract';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import { gpuHours } from './ledger';
+import { gpuHours, sweepSpend, type GpuLedger } from './ledger';
 
 /** One cell of the matrix: one orientation of one config on one cluster, with its frozen sweep input. */
 export interface SnapshotCellInput {
@@ -208,11 +208,32 @@ export function cellFinished(cell: CellState, r: SweepResult): void {
       r.status === 'completed'
         ? `${r.points.length - valid} of ${r.points.length} points not valid`
         : `sweep ${r.status}${r.message ? `: ${r.message}` : ''}`;
-  if (r.ledger) {
-    cell.gpuSeconds += r.ledger.heldGpuSeconds;
-    cell.failedGpuSeconds += r.ledger.sweep.failedAttempts;
-  }
+  cellSpent(cell, r.ledger, 'finished');
   cell.retryAt = undefined;
+}
+
+/** A try's GPU time into its cell (./ledger.ts sweepSpend): a finished sweep's from its result, a failed one's from its failure. */
+export function cellSpent(cell: CellState, ledger: GpuLedger | undefined, outcome: 'finished' | 'failed'): void {
+  const spent = sweepSpend(ledger, outcome);
+  cell.gpuSeconds += spent.gpuSeconds;
+  cell.failedGpuSeconds += spent.failedGpuSeconds;
+}
+
+/**
+ * What a failed sweep reports to its parent: its failure's details[0]
+ * (libs/orchestrator/src/workflows/run.ts), the GPU time its allocations held until it failed.
+ */
+export interface SweepFailureDetails {
+  ledger?: GpuLedger;
+}
+
+/** The ledger in a failed sweep's failure details; undefined when they carry none (a cancelled sweep, an older worker). */
+export function ledgerOfFailure(details: readonly unknown[] | undefined): GpuLedger | undefined {
+  const d = details?.[0] as SweepFailureDetails | undefined;
+  const l = d && typeof d === 'object' ? d.ledger : undefined;
+  return l && typeof l === 'object' && typeof l.heldGpuSeconds === 'number' && typeof l.sweep === 'object'
+    ? l
+    : undefined;
 }
 
 /** Why a cell's sweep did not finish: its cluster could not allocate, or it failed otherwise. */

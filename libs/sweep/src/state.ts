@@ -105,9 +105,22 @@ export function skipPoint(p: SweepProgress, concurrency: number, reason: string)
  * replacement by the time guard after the allocation ran at least one point.
  */
 export function failedAllocationAttempts(p: SweepProgress, since = 0): number {
+  return failedAllocations(p, since).length;
+}
+
+/**
+ * The failed allocation attempts since `since` all found the cluster unavailable (its login host
+ * unreachable, its partition down: `clusterUnavailable`): the cluster, not the sweep, stopped it.
+ */
+export function clusterUnavailable(p: SweepProgress, since = 0): boolean {
+  const failed = failedAllocations(p, since);
+  return failed.length > 0 && failed.every((a) => a.clusterUnavailable === true);
+}
+
+function failedAllocations(p: SweepProgress, since: number): SweepProgress['allocations'] {
   return p.allocations.filter(
     (a) => a.attempt > since && a.ended !== undefined && a.ended !== 'released' && a.ended !== 'insufficient-time',
-  ).length;
+  );
 }
 
 export function recordAllocationEnd(

@@ -9,6 +9,7 @@ import {
   ledgerStart,
   ledgerStop,
   ledgerTotal,
+  sweepSpend,
 } from '../src';
 
 const S = 1000;
@@ -127,5 +128,39 @@ describe('the GPU-hour ledger', () => {
     ledgerClosed(l, 'j1', 10, 20 * S);
     expect(l.sweep).toMatchObject({ modelLoad: 40, idle: 0 });
     expect(ledgerTotal(l.sweep)).toBe(40);
+  });
+});
+
+describe("a sweep's GPU time in a snapshot (sweepSpend)", () => {
+  // one allocation of 8 GPUs held 50 s: 10 s model load, a 10 s failed point, a 20 s good point
+  const held = () => {
+    const l = emptyLedger();
+    ledgerGranted(l, 'j1', 8, 0);
+    ledgerStart(l, 'j1', 'modelLoad', 0);
+    ledgerStop(l, 'j1', 10 * S);
+    ledgerStart(l, 'j1', 'point', 10 * S);
+    ledgerPointEnded(l, 'j1', 4, 20 * S, { ok: false });
+    ledgerStart(l, 'j1', 'point', 20 * S);
+    ledgerPointEnded(l, 'j1', 4, 40 * S, { ok: true });
+    ledgerClosed(l, 'j1', 50, 50 * S);
+    return l;
+  };
+
+  it('a finished sweep: all it held, of it failed its failed attempts', () => {
+    expect(sweepSpend(held(), 'finished')).toEqual({ gpuSeconds: 400, failedGpuSeconds: 80 });
+  });
+
+  it('a failed sweep: all it held, and all of it failed (its cell runs again or gives up)', () => {
+    expect(sweepSpend(held(), 'failed')).toEqual({ gpuSeconds: 400, failedGpuSeconds: 400 });
+  });
+
+  it('no ledger (nothing held, an older sweep): nothing', () => {
+    expect(sweepSpend(undefined, 'failed')).toEqual({ gpuSeconds: 0, failedGpuSeconds: 0 });
+  });
+
+  it('an allocation still open (its release failed) is not counted: only closed allocations are known', () => {
+    const l = emptyLedger();
+    ledgerGranted(l, 'j1', 8, 0);
+    expect(sweepSpend(l, 'failed')).toEqual({ gpuSeconds: 0, failedGpuSeconds: 0 });
   });
 });

@@ -5,12 +5,14 @@ import {
   cellFailed,
   cellFinished,
   cellIdOf,
+  cellSpent,
   cellLanes,
   cellLines,
   cellSweepId,
   emptyLedger,
   headlineLine,
   initialSnapshot,
+  ledgerOfFailure,
   planSnapshotCells,
   snapshotHeadline,
   windowEnded,
@@ -221,6 +223,34 @@ describe('a cell failed', () => {
       ['invalid', undefined],
       ['failed', undefined],
     ]);
+  });
+});
+
+describe("a failed sweep's GPU time", () => {
+  const ledger = (held: number, failedAttempts = 0) => {
+    const l = { ...emptyLedger(), heldGpuSeconds: held };
+    l.sweep.failedAttempts = failedAttempts;
+    return l;
+  };
+
+  it('its failure details carry the ledger; anything else carries none', () => {
+    const l = ledger(100);
+    expect(ledgerOfFailure([{ ledger: l }])).toEqual(l);
+    expect(ledgerOfFailure(undefined)).toBeUndefined();
+    expect(ledgerOfFailure([])).toBeUndefined();
+    expect(ledgerOfFailure([{ kind: 'fatal' }])).toBeUndefined();
+    expect(ledgerOfFailure([{ ledger: { heldGpuSeconds: 'x' } }])).toBeUndefined();
+    expect(ledgerOfFailure(['text'])).toBeUndefined();
+  });
+
+  it('a cell with a failed try and a finished one: the headline counts both tries, the failed one all failed', () => {
+    const c = cell();
+    cellSpent(c, ledgerOfFailure([{ ledger: ledger(400, 80) }]), 'failed');
+    cellFailed(c, 'failed', 'boom', T, WINDOW_END, rules);
+    cellFinished(c, result(['done'], { ledger: ledger(300, 30) }));
+    expect(c).toMatchObject({ status: 'valid', gpuSeconds: 700, failedGpuSeconds: 430 });
+    const h = snapshotHeadline([c, cell({ status: 'failed' })], 0);
+    expect(h).toMatchObject({ failedGpuSeconds: 430, totalGpuSeconds: 700 });
   });
 });
 

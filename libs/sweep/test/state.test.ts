@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyCompleted,
+  clusterUnavailable,
   failPoint,
   failedAllocationAttempts,
   finishPoint,
@@ -125,5 +126,23 @@ describe('point state machine', () => {
     recordAllocationEnd(p, 'a2', 'TIMEOUT', 'late', 't'); // first end wins
     expect(failedAllocationAttempts(p)).toBe(1);
     expect(p.allocations[1]!.ended).toBe('released');
+  });
+
+  it('the cluster is unavailable only when every failed allocation attempt since the budget base found it so', () => {
+    const p = initialProgress(input([4]), 't0');
+    expect(clusterUnavailable(p)).toBe(false); // no failed attempt: nothing says so
+    p.allocations.push(
+      { attempt: 1, jobName: 'a1', nodes: [], requestedAt: 't' },
+      { attempt: 2, jobName: 'a2', nodes: [], requestedAt: 't', clusterUnavailable: true },
+      { attempt: 3, jobName: 'a3', nodes: [], requestedAt: 't', clusterUnavailable: true },
+    );
+    recordAllocationEnd(p, 'a1', 'allocation-failed', 'request can never start', 't');
+    recordAllocationEnd(p, 'a2', 'allocation-failed', 'login host unreachable', 't');
+    expect(clusterUnavailable(p)).toBe(false); // a1 failed for another reason
+    expect(clusterUnavailable(p, 1)).toBe(true); // an operator retry after a1: only a2 counts
+    recordAllocationEnd(p, 'a3', 'allocation-failed', 'partition down', 't');
+    expect(clusterUnavailable(p, 1)).toBe(true);
+    p.allocations[2]!.clusterUnavailable = undefined;
+    expect(clusterUnavailable(p, 1)).toBe(false);
   });
 });

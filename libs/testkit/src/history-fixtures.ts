@@ -2,9 +2,11 @@
  * Replay fixtures: histories of finished sweeps, kept per release under
  * fixtures/histories/v<version>/<scenario>.json (docs/compatibility.md). replay.test.ts replays every
  * one with the current workflow code. A test that finishes a scenario records its history into the
- * current version's folder when INFERSWEEP_RECORD_HISTORIES=1.
+ * current version's folder when INFERSWEEP_RECORD_HISTORIES=1, with the workflow id it ran under
+ * (`<scenario>.workflow-id`: a workflow whose commands carry its own id, a snapshot starting its
+ * child sweeps, replays only under it).
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -21,7 +23,14 @@ export interface HistoryFixture {
   /** e.g. `v0.1.0/happy-path` */
   name: string;
   file: string;
+  /**
+   * The workflow id it ran under, when its commands carry it (a snapshot's child sweep ids are made
+   * of it): `<scenario>.workflow-id` beside the history. Replay runs under this id.
+   */
+  workflowId?: string;
 }
+
+const WORKFLOW_ID_SUFFIX = '.workflow-id';
 
 /** Every stored fixture of every version. */
 export function historyFixtures(): HistoryFixture[] {
@@ -30,7 +39,12 @@ export function historyFixtures(): HistoryFixture[] {
     .flatMap((d) =>
       readdirSync(join(root, d.name))
         .filter((f) => f.endsWith('.json'))
-        .map((f) => ({ name: `${d.name}/${f.replace(/\.json$/, '')}`, file: join(root, d.name, f) })),
+        .map((f) => {
+          const file = join(root, d.name, f);
+          const idFile = file.replace(/\.json$/, WORKFLOW_ID_SUFFIX);
+          const workflowId = existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : undefined;
+          return { name: `${d.name}/${f.replace(/\.json$/, '')}`, file, ...(workflowId ? { workflowId } : {}) };
+        }),
     );
 }
 
@@ -44,6 +58,7 @@ export async function recordHistory(
     const dir = join(root, `v${RECORDING_VERSION}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `${scenario}.json`), historyToJSON(history));
+    writeFileSync(join(dir, `${scenario}${WORKFLOW_ID_SUFFIX}`), `${h.workflowId}\n`);
   }
   return history;
 }

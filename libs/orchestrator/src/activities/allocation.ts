@@ -1,7 +1,7 @@
 /** Slurm allocations: `salloc --no-shell` under a unique job name per sweep and attempt; release. */
 import { Context } from '@temporalio/activity';
-import { InfersweepError, endOnRelease, remoteSweepLogDir } from '@infersweep/core';
-import type { SlurmCluster } from '@infersweep/slurm';
+import { ClusterUnavailableError, InfersweepError, endOnRelease, remoteSweepLogDir } from '@infersweep/core';
+import { SshConnectionError, type SlurmCluster } from '@infersweep/slurm';
 import type { ActivityContext } from './context';
 import { cancelRequestedByWorkflow } from './interceptor';
 import { progress } from './liveness';
@@ -9,7 +9,7 @@ import { excludedNodes } from './quarantine';
 import type { Allocation, AllocationActivities, ReleaseResult } from './types';
 
 export function allocationActivities(ctx: ActivityContext): AllocationActivities {
-  return {
+  const acts: AllocationActivities = {
     async allocate(input) {
       const { jobName } = input;
       // adopted by name: only a name of this sweep's own (the id of the workflow asking)
@@ -102,6 +102,7 @@ export function allocationActivities(ctx: ActivityContext): AllocationActivities
       return result;
     },
   };
+  return { ...acts, allocate: (input) => loginHostAnswers(() => acts.allocate(input)) };
 }
 
 /** How long release waits for a cancelled job to settle before it looks at a COMPLETING job's patience (SlurmCluster's default). */
@@ -162,4 +163,20 @@ async function excludable(
   if (!avoid || avoid.length === 0) return [];
   const up = await slurm.availableNodes(req.partition);
   return up.filter((n) => !avoid.includes(n)).length >= req.nodes ? avoid : [];
+}
+
+/**
+ * An allocation whose login host does not answer (the SSH connection refused, timed out or dropped)
+ * finds the cluster unavailable: the typed failure a snapshot delays the cell on (libs/core/src/errors.ts).
+ */
+export async function loginHostAnswers<T>(allocate: () => Promise<T>): Promise<T> {
+  try {
+    return await allocate();
+  } catch (err) {
+    if (!(err instanceof SshConnectionError)) throw err;
+    throw new ClusterUnavailableError(`login host unreachable: ${err.message}`, {
+      context: { ...err.context, step: 'allocate' },
+      cause: err,
+    });
+  }
 }

@@ -19,10 +19,10 @@ import {
   type SweepPhase,
   type SweepProgress,
 } from '@infersweep/sweep';
-import { allocationJobName, ResultsLayout } from '@infersweep/core';
+import { allocationJobName, CLUSTER_UNAVAILABLE, ResultsLayout } from '@infersweep/core';
 import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
 import { planOf, type SweepVerbs } from './activities';
-import { messageOf } from './failures';
+import { classify, messageOf } from './failures';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
 export const RELEASE_FAILED = 'ReleaseFailed';
@@ -164,6 +164,9 @@ export class Lease {
       // the attempt counts before anything else can fail (an unreachable cluster reaches the operator wait)
       const why = isCancellation(err) && this.run.aborted ? `aborted: ${state.abortRequested}` : messageOf(err);
       recordAllocationEnd(state, jobName, isCancellation(err) ? 'released' : 'allocation-failed', why, now());
+      // the attempt found the cluster unavailable (a typed failure, libs/core/src/errors.ts): the sweep's failure says so
+      const rec = state.allocations.find((x) => x.jobName === jobName);
+      if (rec && classify(err).type === CLUSTER_UNAVAILABLE) rec.clusterUnavailable = true;
       // never leak, cancelled or not: whatever was queued or granted under this name is released (the
       // allocate activity withdrew its request first: it is waited for, WAIT_CANCELLATION_COMPLETED);
       // a release that keeps failing waits for the operator like any other (releaseHeld)

@@ -45,9 +45,10 @@ export class OperatorWait {
   /**
    * Wait for the operator: retryNow (true), abort or no points left (false). `points`: the allocation
    * attempts are spent (no answer in time fails the sweep); `release`: a job could not be released
-   * (a cancel of the workflow or no answer in time also ends the wait).
+   * (a cancel of the workflow or no answer in time also ends the wait). `timeoutType`: the failure
+   * type an unanswered `points` wait fails the sweep with.
    */
-  async wait(reason: string, on: 'points' | 'release' = 'points'): Promise<boolean> {
+  async wait(reason: string, on: 'points' | 'release' = 'points', timeoutType = 'OperatorTimeout'): Promise<boolean> {
     const { host } = this;
     const s = host.state;
     s.awaitingOperator = { reason, since: new Date().toISOString() };
@@ -60,7 +61,7 @@ export class OperatorWait {
     const answered = await condition(() => this.retry || host.aborted || over(), this.timeout);
     s.awaitingOperator = undefined;
     if (!answered && on === 'points')
-      throw ApplicationFailure.nonRetryable(`no operator answer within ${this.timeout}: ${reason}`, 'OperatorTimeout');
+      throw ApplicationFailure.nonRetryable(`no operator answer within ${this.timeout}: ${reason}`, timeoutType);
     if (this.retry && on === 'points') this.budgetBase = s.allocations.length;
     host.setStatus('running');
     return this.retry;

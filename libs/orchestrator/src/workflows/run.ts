@@ -7,8 +7,11 @@
  * sweep resumes at the first unfinished point; completed points are never run again.
  */
 import {
+  ApplicationFailure,
   CancellationScope,
+  TemporalFailure,
   continueAsNew,
+  isCancellation,
   setCurrentDetails,
   upsertSearchAttributes,
   upsertMemo,
@@ -16,6 +19,7 @@ import {
 } from '@temporalio/workflow';
 import {
   applyCompleted,
+  clusterUnavailable,
   emptyLedger,
   ledgerPointEnded,
   ledgerStart,
@@ -32,9 +36,11 @@ import {
   type GpuLedger,
   type PointState,
   type SweepPhase,
+  type SweepFailureDetails,
   type SweepProgress,
   type SweepResult,
 } from '@infersweep/sweep';
+import { CLUSTER_UNAVAILABLE } from '@infersweep/core';
 import type { PlanInput } from '../activities/types';
 import { Judgement } from './judge';
 import { OperatorWait, type OperatorHost } from './operator';
@@ -43,7 +49,7 @@ import { phaseSeconds, planWorstCase } from './ledger';
 import { Lease, type LeaseHolder } from './lease';
 import { planOf, type SweepVerbs } from './activities';
 import type { SweepCarryOver, SweepRunInput } from './carry-over';
-import { messageOf, type ClassifiedFailure } from './failures';
+import { classify, messageOf, type ClassifiedFailure } from './failures';
 import { ReplicateRounds } from './replicates';
 import { recordInvalidPoint } from './attempt-recovery';
 
@@ -161,6 +167,18 @@ export class SweepRun implements LeaseHolder, OperatorHost, RecoveringSweep {
     return failedAllocationAttempts(this.state, this.operator.budgetBase) >= this.input.maxAllocationAttempts;
   }
 
+  /**
+   * The allocation attempts are spent: wait for an operator. Unanswered, the sweep fails: with
+   * ClusterUnavailableError when every attempt found the cluster unavailable (libs/core/src/errors.ts:
+   * a snapshot delays the cell), else OperatorTimeout.
+   */
+  async allocationAttemptsSpent(): Promise<void> {
+    const down = clusterUnavailable(this.state, this.operator.budgetBase);
+    const failed = `${this.input.maxAllocationAttempts} allocation attempts failed`;
+    const reason = down ? `${failed}: cluster ${this.input.cluster} unavailable` : failed;
+    await this.operator.wait(reason, 'points', down ? CLUSTER_UNAVAILABLE : 'OperatorTimeout');
+  }
+
   /** Run one point on the ready server (cancellable by the abort update). */
   async measure(pt: PointState): Promise<void> {
     const a = this.lease.held.allocation!;
@@ -251,6 +269,25 @@ export class SweepRun implements LeaseHolder, OperatorHost, RecoveringSweep {
         resultsDir: this.input.resultsDir,
         planHash: this.input.planHash,
       });
+    });
+  }
+
+  /**
+   * What a failed sweep fails with: a Temporal failure keeps its type and message (its cause stays
+   * under it) and carries the ledger in details[0] (libs/sweep SweepFailureDetails), so a parent
+   * snapshot counts the GPU time it held. A cancellation, or an error of the workflow code itself
+   * (a workflow task failure, retried), passes through.
+   */
+  failure(err: unknown): unknown {
+    if (isCancellation(err) || !(err instanceof TemporalFailure)) return err;
+    const f = classify(err);
+    const details: SweepFailureDetails = this.state.ledger ? { ledger: this.state.ledger } : {};
+    return ApplicationFailure.create({
+      type: f.type ?? 'SweepFailed',
+      message: f.message,
+      nonRetryable: true,
+      details: [details],
+      cause: err,
     });
   }
 

@@ -2,10 +2,12 @@
  * A snapshot: every cell of a matrix (config × orientation × cluster) as a child sweep on its
  * cluster's task queue, within one window (libs/sweep/src/snapshot.ts holds the rules). Per cluster,
  * its cells run one after another (`cellsPerCluster` at once); the clusters run side by side, so a
- * cluster that is down delays only its own cells. A cell whose cluster cannot allocate waits on a
- * durable timer and tries again; a cell whose sweep failed otherwise follows its policy. When the
- * window ends, every cell still open is cancelled and reported not run, and the snapshot completes
- * with its headline: cells valid / planned, failed GPU-hours / total. Workflow code.
+ * cluster that is down delays only its own cells. A cell whose sweep failed with
+ * ClusterUnavailableError (libs/core/src/errors.ts) waits on a durable timer and tries again; a cell
+ * whose sweep failed otherwise follows its policy. When the window ends, every cell still open is
+ * cancelled and reported not run, and the snapshot completes with its headline: cells valid /
+ * planned, failed GPU-hours / total (a failed sweep's GPU time comes in its failure's details).
+ * Workflow code.
  */
 import {
   ApplicationFailure,
@@ -24,8 +26,10 @@ import {
   cellFailed,
   cellFinished,
   cellLanes,
+  cellSpent,
   cellSweepId,
   initialSnapshot,
+  ledgerOfFailure,
   retryCellUpdate,
   snapshotHeadline,
   snapshotQuery,
@@ -33,12 +37,13 @@ import {
   windowEnded,
   type CellFailure,
   type CellState,
+  type GpuLedger,
   type SnapshotCellInput,
   type SnapshotInput,
   type SnapshotProgress,
   type SweepInput,
 } from '@infersweep/sweep';
-import { ResultsLayout, taskQueueFor } from '@infersweep/core';
+import { CLUSTER_UNAVAILABLE, ResultsLayout, taskQueueFor } from '@infersweep/core';
 import { messageOf } from './failures';
 import { sweepWorkflow } from './sweep';
 
@@ -95,6 +100,7 @@ class SnapshotRun {
     for (;;) {
       const failure = await this.trySweep(cell, s);
       if (!failure) return;
+      cellSpent(s, failure.ledger, 'failed');
       const next = cellFailed(s, failure.kind, failure.message, Date.now(), this.windowEndMs, this.input);
       if (next.then === 'stop') return;
       if (next.then === 'retry') {
@@ -108,10 +114,7 @@ class SnapshotRun {
   }
 
   /** One try of a cell: its child sweep on the cluster's task queue; undefined when the cell is final. */
-  private async trySweep(
-    cell: SnapshotCellInput,
-    s: CellState,
-  ): Promise<{ kind: CellFailure; message: string } | undefined> {
+  private async trySweep(cell: SnapshotCellInput, s: CellState): Promise<SweepFailure | undefined> {
     s.tries++;
     const sweep = this.sweepOf(cell, s.tries);
     Object.assign(s, { status: 'running', sweepId: sweep.sweepId, resultsDir: sweep.resultsDir, retryAt: undefined });
@@ -163,17 +166,25 @@ class SnapshotRun {
   }
 }
 
+/** How a cell's sweep failed, and the GPU time it held (its failure's details). */
+interface SweepFailure {
+  kind: CellFailure;
+  message: string;
+  ledger?: GpuLedger;
+}
+
 /**
- * How a cell's sweep failed: it spent its allocation attempts and nobody answered its operator wait
- * (OperatorTimeout after "N allocation attempts failed", ./sweep.ts) — its cluster is unavailable —
- * or anything else.
+ * How a cell's sweep failed, by its failure's type: ClusterUnavailableError (its allocation attempts
+ * all found the cluster unavailable and nobody answered its operator wait, ./run.ts) — the cell
+ * waits for its cluster — or anything else. The failure's details carry the sweep's ledger.
  */
-function failureOf(err: unknown): { kind: CellFailure; message: string } {
+function failureOf(err: unknown): SweepFailure {
   const cause = err instanceof ChildWorkflowFailure && err.cause ? err.cause : err;
-  const message = messageOf(cause);
-  const unavailable =
-    cause instanceof ApplicationFailure &&
-    cause.type === 'OperatorTimeout' &&
-    /allocation attempts failed/.test(message);
-  return { kind: unavailable ? 'unavailable' : 'failed', message };
+  const app = cause instanceof ApplicationFailure ? cause : undefined;
+  const ledger = ledgerOfFailure(app?.details ?? undefined);
+  return {
+    kind: app?.type === CLUSTER_UNAVAILABLE ? 'unavailable' : 'failed',
+    message: messageOf(cause),
+    ...(ledger ? { ledger } : {}),
+  };
 }

@@ -4,7 +4,8 @@
  * (SweepRun, ./run.ts); then the story: prepare, and per point (the first pass, then any replicates,
  * ./replicates.ts, each on an allocation its point has not run on) ensure a server, measure, apply the
  * deployment policy (the Lease, ./lease.ts, holds the allocation and server), or recover from a
- * failure classified once (./failures.ts); close. The activities are one verb each (./activities.ts).
+ * failure classified once (./failures.ts); close. A failed sweep fails with its ledger in the
+ * failure's details (a parent snapshot counts its GPU time). The activities are one verb each (./activities.ts).
  */
 import { ContinueAsNew, isCancellation, setHandler } from '@temporalio/workflow';
 import {
@@ -37,7 +38,7 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
     for (let pt = run.next(); pt && !run.aborted; pt = run.next()) {
       if (run.historyFull()) await run.continueAsNew();
       if (run.outOfAllocationAttempts()) {
-        await run.operator.wait(`${input.maxAllocationAttempts} allocation attempts failed`);
+        await run.allocationAttemptsSpent();
         continue;
       }
       try {
@@ -54,6 +55,6 @@ export async function sweepWorkflow(input: SweepRunInput): Promise<SweepResult> 
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     await run.close({ phase: isCancellation(err) ? 'cancelled' : 'failed', error: err });
-    throw err;
+    throw run.failure(err);
   }
 }
