@@ -40,6 +40,8 @@ export interface DcgmGpuReading {
 /**
  * One scrape of a DCGM exporter: power and energy per whole GPU. MIG-instance series (with `GPU_I_ID`)
  * are not GPUs and are left out; the host is the `Hostname` label, else `host` (the node the scrape came from).
+ * A GPU in MIG mode reports its power only on its instances' series (NVIDIA/dcgm-exporter issue 317 shows such
+ * a scrape): it is then absent here, and `integrateEnergy`'s GPU count makes the window invalid, never smaller.
  */
 export function parseDcgmExposition(text: string, host: string): DcgmGpuReading[] {
   const out = new Map<string, DcgmGpuReading>();
