@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   dcgmCounterEnergy,
+  dcgmPointEnergy,
   dcgmPowerSamples,
   dollarsPerMillionTokens,
   energyMetrics,
@@ -295,5 +296,37 @@ describe("the record's energy block and InferenceX's power fields", () => {
     });
     const invalid = pointEnergy({ source: 'dcgm', samples, window, gpus: 8, tokens });
     expect(inferencexPowerFields(invalid)).toEqual({ power_metric_schema_version: 2, power_valid: 0 });
+  });
+});
+
+describe('dcgmPointEnergy: timed scrapes of the allocation nodes, a failed scrape never bridged', () => {
+  // the recorded T4 scrape taken at 100, 101 and 102 s: a constant 8.969 W, 17.938 J over [100, 102]
+  const t4 = captures.t4!;
+  const at = (t: number) => ({ t, host: t4.host, text: t4.text });
+  const base = { window: { start: 100, end: 102 }, gpus: 1, tokens: { input: 10, output: 10, requests: 1 } };
+
+  it('integrates the scrapes like pointEnergy', () => {
+    const e = dcgmPointEnergy({ ...base, scrapes: [at(100), at(101), at(102)] });
+    expect(e).toEqual(pointEnergy({ ...base, source: 'dcgm', samples: dcgmPowerSamples([at(100), at(101), at(102)]) }));
+    expect(e.power_valid).toBe(true);
+    expect(e.per_gpu_j['424773df46e0/0']).toBeCloseTo(17.938, 9);
+  });
+
+  it('a failed or unparseable scrape makes power invalid with its reason, though the 2-s gap alone would pass', () => {
+    const failed = dcgmPointEnergy({
+      ...base,
+      scrapes: [at(100), { t: 101, host: 'node7', error: 'connect ECONNREFUSED 10.0.0.7:9400' }, at(102)],
+    });
+    expect(failed).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['dcgm_scrape_failed: node7 at 101: connect ECONNREFUSED 10.0.0.7:9400'],
+      metrics: null,
+    });
+    // the integral over the gap stays in per_gpu_j; the gate says it cannot be trusted
+    expect(failed.per_gpu_j['424773df46e0/0']).toBeCloseTo(17.938, 9);
+    expect(dcgmPointEnergy({ ...base, scrapes: [at(100), at(102)] }).power_valid).toBe(true);
+    const garbled = dcgmPointEnergy({ ...base, scrapes: [at(100), { t: 101, host: 'n', text: '{oops' }, at(102)] });
+    expect(garbled.power_valid).toBe(false);
+    expect(garbled.invalid_reasons).toEqual([expect.stringMatching(/^dcgm_scrape_failed: n at 101: /)]);
   });
 });
