@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   dcgmCounterEnergy,
+  dcgmPointEnergy,
   dcgmPowerSamples,
   dollarsPerMillionTokens,
   energyMetrics,
@@ -31,17 +33,6 @@ describe("DCGM exporter exposition (NVIDIA/dcgm-exporter's format)", () => {
     expect(parseDcgmExposition(scrapes[10]!.text, 'fallback')).toEqual([
       { gpu: 'node1/0', uuid: 'GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52', watts: 200, energyJ: 5_000_000 + 1500 },
       { gpu: 'node1/1', uuid: 'GPU-34319582-d595-d1c7-d1d2-179bcfa61660', watts: 300, energyJ: 7_000_000 + 3000 },
-    ]);
-  });
-
-  it("NVIDIA's documented A100 scrape (DCGM Exporter docs, MIG section): 409.692 W, 319159391 mJ, the MIG series skipped", () => {
-    const text = [
-      'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",Hostname="ub20-a100-k8s"} 409.692000',
-      'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",Hostname="ub20-a100-k8s"} 319159391',
-      'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-34319582-d595-d1c7-d1d2-179bcfa61660",device="nvidia0",GPU_I_PROFILE="1g.5gb",GPU_I_ID="13",Hostname="ub20-a100-k8s"} 0.995687',
-    ].join('\n');
-    expect(parseDcgmExposition(text, 'n')).toEqual([
-      { gpu: 'ub20-a100-k8s/0', uuid: 'GPU-34319582-d595-d1c7-d1d2-179bcfa61660', watts: 409.692, energyJ: 319159.391 },
     ]);
   });
 
@@ -81,6 +72,129 @@ describe("DCGM exporter exposition (NVIDIA/dcgm-exporter's format)", () => {
       invalid_reasons: ['no_usable_power_samples'],
       total_j: null,
     });
+  });
+});
+
+/** data/dcgm-exporter-captures.txt: real single scrapes, one per `# capture name=<id> host=<node>` section. */
+const captures = Object.fromEntries(
+  data('dcgm-exporter-captures.txt')
+    .split(/^# capture name=(\S+) host=(\S+)\n/m)
+    .slice(1)
+    .reduce<[string, { host: string; text: string }][]>((acc, x, i, all) => {
+      if (i % 3 === 0) acc.push([x, { host: all[i + 1]!, text: all[i + 2]! }]);
+      return acc;
+    }, []),
+);
+
+describe('real DCGM exporter captures (data/dcgm-exporter-captures.txt, sources in its sections)', () => {
+  it("DataDog's recorded Tesla T4 scrape: 8.969 W and 128996013 mJ on its Hostname, the other 16 series ignored", () => {
+    const t4 = captures.t4!;
+    expect(parseDcgmExposition(t4.text, t4.host)).toEqual([
+      { gpu: '424773df46e0/0', uuid: 'GPU-20c56d28-0da5-6d26-a36a-e7af1ce2586e', watts: 8.969, energyJ: 128996.013 },
+    ]);
+  });
+
+  it("NVIDIA's documented A100 scrape with a MIG instance: 409.692 W, 319159391 mJ, the GPU_I_ID series not a GPU", () => {
+    const a100 = captures['a100-mig']!;
+    expect(parseDcgmExposition(a100.text, a100.host)).toEqual([
+      { gpu: 'ub20-a100-k8s/0', uuid: 'GPU-34319582-d595-d1c7-d1d2-179bcfa61660', watts: 409.692, energyJ: 319159.391 },
+    ]);
+  });
+
+  it('one scrape per GPU is no window: the gate refuses it, and an unchanged counter gives 0 J', () => {
+    const t4 = captures.t4!;
+    const samples = dcgmPowerSamples([{ t: 100, host: t4.host, text: t4.text }]);
+    expect(samples).toEqual([{ gpu: '424773df46e0/0', t: 100, watts: 8.969 }]);
+    expect(integrateEnergy(samples, { start: 100, end: 101 }, 1)).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['insufficient_power_samples'],
+      total_j: null,
+    });
+    const r = parseDcgmExposition(t4.text, t4.host);
+    expect(dcgmCounterEnergy(r, r)).toEqual({ '424773df46e0/0': 0 });
+    // two nodes' captures are two GPUs; a deployment of 8 makes the count wrong, not a smaller total
+    const both = dcgmPowerSamples(
+      Object.values(captures).flatMap((c) => [100, 101].map((t) => ({ t, host: c.host, text: c.text }))),
+    );
+    expect(integrateEnergy(both, { start: 100, end: 101 }, 8).invalid_reasons).toEqual(['expected_gpu_count_mismatch']);
+  });
+});
+
+/**
+ * data/nvidia-smi-b200-power.csv: three 1-s samples of 8 B200s from InferenceX's nvidia-smi monitor (its header).
+ * Known integrals, by hand from the rows (trapezoids, 1 s apart: (p0 + 2·p1 + p2) / 2 J over [19.279, 21.279]):
+ * GPU 0 = (380.42 + 2·336.61 + 337.18) / 2 = 695.41 J; GPUs 0-7 = 695.41, 714.875, 691.14, 708.82, 696.175,
+ * 708.355, 689.61, 693.515 J, 5597.9 J in all (2798.95 W). Over the inner window [19.779, 20.779] the edges are
+ * interpolated: GPU 0 = 0.5·(358.515 + 336.61)/2 + 0.5·(336.61 + 336.895)/2 = 342.1575 J.
+ */
+const b200Csv = data('nvidia-smi-b200-power.csv')
+  .split('\n')
+  .filter((l) => !l.startsWith('#'))
+  .join('\n');
+const b200T0 = Date.parse('2026-09-08T07:20:19.279Z') / 1000;
+
+describe('a real nvidia-smi capture: 8 B200s, 3 samples (data/nvidia-smi-b200-power.csv)', () => {
+  it('is the unchanged retained excerpt (the sha256 its provenance records)', () => {
+    expect(createHash('sha256').update(b200Csv).digest('hex')).toBe(
+      '833cf864da4618579deeeda89b3ddde6dbf8b7b32b7877fda643f18411ee3481',
+    );
+  });
+
+  it("parses InferenceX's full query (units on every column): 24 samples, GPU 0 at 380.42, 336.61, 337.18 W", () => {
+    const s = parseNvidiaSmiPower(b200Csv, 'b200');
+    expect(s).toHaveLength(24);
+    expect(new Set(s.map((x) => x.gpu)).size).toBe(8);
+    expect(s.filter((x) => x.gpu === 'b200/0')).toEqual([
+      { gpu: 'b200/0', t: b200T0, watts: 380.42 },
+      { gpu: 'b200/0', t: b200T0 + 1, watts: 336.61 },
+      { gpu: 'b200/0', t: b200T0 + 2, watts: 337.18 },
+    ]);
+  });
+
+  it('integrates to the known per-GPU joules over the whole span and over an inner window', () => {
+    const s = parseNvidiaSmiPower(b200Csv, 'b200');
+    const whole = integrateEnergy(s, { start: b200T0, end: b200T0 + 2 }, 8);
+    expect(whole.power_valid).toBe(true);
+    const known = [695.41, 714.875, 691.14, 708.82, 696.175, 708.355, 689.61, 693.515];
+    known.forEach((j, g) => expect(whole.per_gpu_j[`b200/${g}`]).toBeCloseTo(j, 6));
+    expect(whole.total_j).toBeCloseTo(5597.9, 6);
+    expect(whole.avg_total_power_w).toBeCloseTo(2798.95, 6);
+    const inner = integrateEnergy(s, { start: b200T0 + 0.5, end: b200T0 + 1.5 }, 8);
+    expect(inner.power_valid).toBe(true);
+    expect(inner.per_gpu_j['b200/0']).toBeCloseTo(342.1575, 6);
+  });
+
+  it('the energy block of a point on it: J/token, tokens/s/MW and $/M tokens from the known 5597.9 J', () => {
+    const e = pointEnergy({
+      source: 'nvidia-smi',
+      samples: parseNvidiaSmiPower(b200Csv, 'b200'),
+      window: { start: b200T0, end: b200T0 + 2 },
+      gpus: 8,
+      tokens: { input: 8000, output: 2000, requests: 4 },
+      pricePerGpuHour: 6,
+    });
+    expect(e.power_valid).toBe(true);
+    expect(e.metrics!.total_gpu_energy_j).toBeCloseTo(5597.9, 6);
+    expect(e.metrics!.joules_per_total_token).toBeCloseTo(0.55979, 9);
+    expect(e.metrics!.joules_per_output_token).toBeCloseTo(2.79895, 9);
+    // 10,000 tokens in 2 s at 2798.95 W: 5000 tok/s / 0.00279895 MW
+    expect(e.metrics!.tokens_per_second_per_mw).toBeCloseTo(5000 / 0.00279895, 3);
+    // 8 GPUs × 2 s at $6/GPU-hour = $0.02666… for 10,000 tokens → $2.666… per M
+    expect(e.dollars_per_million_tokens).toBeCloseTo(8 / 3, 9);
+  });
+
+  it('a window reaching past the last sample, or a GPU missing from the allocation, is not valid', () => {
+    const s = parseNvidiaSmiPower(b200Csv, 'b200');
+    expect(integrateEnergy(s, { start: b200T0, end: b200T0 + 3 }, 8).invalid_reasons).toEqual([
+      'benchmark_window_not_bracketed',
+    ]);
+    expect(
+      integrateEnergy(
+        s.filter((x) => x.gpu !== 'b200/7'),
+        { start: b200T0, end: b200T0 + 2 },
+        8,
+      ).invalid_reasons,
+    ).toEqual(['expected_gpu_count_mismatch']);
   });
 });
 
@@ -182,5 +296,37 @@ describe("the record's energy block and InferenceX's power fields", () => {
     });
     const invalid = pointEnergy({ source: 'dcgm', samples, window, gpus: 8, tokens });
     expect(inferencexPowerFields(invalid)).toEqual({ power_metric_schema_version: 2, power_valid: 0 });
+  });
+});
+
+describe('dcgmPointEnergy: timed scrapes of the allocation nodes, a failed scrape never bridged', () => {
+  // the recorded T4 scrape taken at 100, 101 and 102 s: a constant 8.969 W, 17.938 J over [100, 102]
+  const t4 = captures.t4!;
+  const at = (t: number) => ({ t, host: t4.host, text: t4.text });
+  const base = { window: { start: 100, end: 102 }, gpus: 1, tokens: { input: 10, output: 10, requests: 1 } };
+
+  it('integrates the scrapes like pointEnergy', () => {
+    const e = dcgmPointEnergy({ ...base, scrapes: [at(100), at(101), at(102)] });
+    expect(e).toEqual(pointEnergy({ ...base, source: 'dcgm', samples: dcgmPowerSamples([at(100), at(101), at(102)]) }));
+    expect(e.power_valid).toBe(true);
+    expect(e.per_gpu_j['424773df46e0/0']).toBeCloseTo(17.938, 9);
+  });
+
+  it('a failed or unparseable scrape makes power invalid with its reason, though the 2-s gap alone would pass', () => {
+    const failed = dcgmPointEnergy({
+      ...base,
+      scrapes: [at(100), { t: 101, host: 'node7', error: 'connect ECONNREFUSED 10.0.0.7:9400' }, at(102)],
+    });
+    expect(failed).toMatchObject({
+      power_valid: false,
+      invalid_reasons: ['dcgm_scrape_failed: node7 at 101: connect ECONNREFUSED 10.0.0.7:9400'],
+      metrics: null,
+    });
+    // the integral over the gap stays in per_gpu_j; the gate says it cannot be trusted
+    expect(failed.per_gpu_j['424773df46e0/0']).toBeCloseTo(17.938, 9);
+    expect(dcgmPointEnergy({ ...base, scrapes: [at(100), at(102)] }).power_valid).toBe(true);
+    const garbled = dcgmPointEnergy({ ...base, scrapes: [at(100), { t: 101, host: 'n', text: '{oops' }, at(102)] });
+    expect(garbled.power_valid).toBe(false);
+    expect(garbled.invalid_reasons).toEqual([expect.stringMatching(/^dcgm_scrape_failed: n at 101: /)]);
   });
 });

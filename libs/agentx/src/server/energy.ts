@@ -40,6 +40,8 @@ export interface DcgmGpuReading {
 /**
  * One scrape of a DCGM exporter: power and energy per whole GPU. MIG-instance series (with `GPU_I_ID`)
  * are not GPUs and are left out; the host is the `Hostname` label, else `host` (the node the scrape came from).
+ * A GPU in MIG mode reports its power only on its instances' series (NVIDIA/dcgm-exporter issue 317 shows such
+ * a scrape): it is then absent here, and `integrateEnergy`'s GPU count makes the window invalid, never smaller.
  */
 export function parseDcgmExposition(text: string, host: string): DcgmGpuReading[] {
   const out = new Map<string, DcgmGpuReading>();
@@ -310,6 +312,38 @@ export function pointEnergy(i: PointEnergyInput): PointEnergy {
       i.tokens.input + i.tokens.output,
     ),
   };
+}
+
+/** One timed scrape of a node's DCGM exporter: its exposition, or why there is none (unix seconds). */
+export type DcgmScrape = { t: number; host: string } & ({ text: string } | { error: string });
+
+/**
+ * The record's energy block from timed DCGM scrapes of the allocation's nodes (pure). A scrape that failed or
+ * does not parse is never bridged by the neighbouring samples: power is invalid, with a `dcgm_scrape_failed`
+ * reason naming the node, the time and the error, and no metrics.
+ */
+export function dcgmPointEnergy(
+  i: Omit<PointEnergyInput, 'source' | 'samples'> & { scrapes: readonly DcgmScrape[] },
+): PointEnergy {
+  const failures: string[] = [];
+  const ok: { t: number; host: string; text: string }[] = [];
+  for (const s of i.scrapes) {
+    const error = 'error' in s ? s.error : parseError(s.text);
+    if (error !== null) failures.push(`dcgm_scrape_failed: ${s.host} at ${s.t}: ${error}`);
+    else if ('text' in s) ok.push(s);
+  }
+  const e = pointEnergy({ ...i, source: 'dcgm', samples: dcgmPowerSamples(ok) });
+  if (failures.length === 0) return e;
+  return { ...e, power_valid: false, invalid_reasons: [...e.invalid_reasons, ...failures], metrics: null };
+}
+
+function parseError(text: string): string | null {
+  try {
+    parseDcgmExposition(text, '');
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
 }
 
 /** InferenceX's power schema version (utils/aggregate_power.py POWER_METRIC_SCHEMA_VERSION). */
