@@ -129,6 +129,8 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     // names and where the worker finds values; never a value
     ...(p.secretEnv.length > 0 ? { secretEnv: p.secretEnv } : {}),
     ...(cluster.secretsFile === undefined ? {} : { secretsFile: cluster.secretsFile }),
+    // absent without telemetry: the plan and its hash stay what they were
+    ...(cluster.gpuTelemetry === undefined ? {} : { gpuTelemetry: cluster.gpuTelemetry }),
     nodes: p.nodes,
     endpoints,
     metricsEndpoints: endpoints.map((e) => `${e}/metrics`),
