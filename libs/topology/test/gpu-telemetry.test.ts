@@ -51,4 +51,14 @@ describe('clusters.<name>.gpuTelemetry', () => {
       expect.stringMatching(/^clusters\.h200\.gpuTelemetry\.nvidiaSmi: unknown key/),
     ]);
   });
+
+  it('with aiperf as the client the plan warns that its points get no energy', () => {
+    const text = withTelemetry('{ dcgmExporterPort: 9400 }').replace(/^agentx:\n/m, 'agentx:\n  client: aiperf\n');
+    const { config, source } = parseSweepConfig(text, { file: SHIPPED, env: stackEnv });
+    const plan = planSweep(config, { orientation: 'latency', cluster: 'h200', source });
+    expect(plan.agentx.client).toBe('aiperf');
+    expect(plan.warnings).toContain(
+      'gpuTelemetry is set but agentx.client is aiperf: its points get no energy (only the infersweep client samples the DCGM exporters)',
+    );
+  });
 });
