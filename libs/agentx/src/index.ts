@@ -22,6 +22,7 @@ export * from './server/idle-ranks';
 export * from './server/window';
 export * from './server/spec-decode';
 export * from './server/energy';
+export * from './server/dcgm-sampler';
 export * from './server/scrape';
 export * from './server/wait-for-drain';
 export * from './server/readiness';

@@ -20,6 +20,8 @@ import {
   type PointIdentityInput,
   type PointResult,
 } from './result';
+import { DcgmSampler, type DcgmTarget } from './server/dcgm-sampler';
+import { dcgmPointEnergy, type PointEnergy } from './server/energy';
 import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
 import { scrapeText } from './server/scrape';
@@ -49,6 +51,15 @@ export interface RunPointInput {
   metricsRoles?: string[];
   /** Headers sent with every request (a P/D router's prefillers, `x-prefiller-host-port`). */
   requestHeaders?: Record<string, string>;
+  /** The nodes' DCGM exporters (the plan's `gpuTelemetry`): the record gets the window's GPU energy and cost. */
+  gpuTelemetry?: PointGpuTelemetry;
+}
+
+export interface PointGpuTelemetry {
+  targets: DcgmTarget[];
+  intervalSeconds: number;
+  /** The worker's price of one GPU-hour of the deployment's GPU model (absent: no $/M tokens). */
+  pricePerGpuHour?: number;
 }
 
 export interface RunPointHooks {
@@ -135,6 +146,15 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
       intervalSeconds: settings.serverMetricsIntervalSeconds,
     },
     () => snapshot(input.metricsEndpoints, scrapeTimeout),
+    input.gpuTelemetry === undefined
+      ? undefined
+      : new DcgmSampler({
+          targets: input.gpuTelemetry.targets,
+          intervalSeconds: input.gpuTelemetry.intervalSeconds,
+          fetchText: (url) => scrapeText(url, scrapeTimeout),
+          // the replay's clock (client/replay.ts: performance.now() offsets), mapped to wall time with its origin
+          now: () => performance.now(),
+        }),
   );
   if (hooks.concurrentPoints) {
     const health = window.health;
@@ -229,6 +249,9 @@ function pointRecord(p: PointRecordParts) {
     },
     client_health: clientHealth,
     server_metrics: server,
+    ...(window.dcgm === undefined || input.gpuTelemetry === undefined
+      ? {}
+      : { energy: windowEnergy(r, window.dcgm, input.gpuCount, input.gpuTelemetry.pricePerGpuHour) }),
     idle_rank_checks: window.idleChecks,
     ...(roleChecks === undefined ? {} : { role_checks: roleChecks }),
     timing: pointTiming(r, settings.profileDurationSeconds, p.startedAt, p.endedAt),
@@ -246,6 +269,33 @@ function pointRecord(p: PointRecordParts) {
       raw_dir: null,
     },
   };
+}
+
+/**
+ * The GPU energy of the profile window (its start to its end, when issuance stopped) from the DCGM scrapes,
+ * over the tokens of the window's successful profiled requests; absent when the point had no profile. The
+ * scrapes and the window are on the same clock (the replay's monotonic ms from its wall-clock origin).
+ */
+export function windowEnergy(
+  r: Pick<ReplayResult, 'records' | 'originWallMs' | 'profileStartMs' | 'profileEndMs'>,
+  dcgm: Pick<DcgmSampler, 'scrapes'>,
+  gpus: number,
+  pricePerGpuHour: number | undefined,
+): PointEnergy | undefined {
+  if (r.profileStartMs === null || r.profileEndMs === null) return undefined;
+  const wall = (ms: number) => (r.originWallMs + ms) / 1000;
+  const ok = r.records.filter((x) => x.phase === 'profiling' && x.ok);
+  return dcgmPointEnergy({
+    scrapes: dcgm.scrapes.map((s) => ({ ...s, t: wall(s.t) })),
+    window: { start: wall(r.profileStartMs), end: wall(r.profileEndMs) },
+    gpus,
+    tokens: {
+      input: ok.reduce((a, x) => a + (x.isl ?? 0), 0),
+      output: ok.reduce((a, x) => a + (x.osl ?? 0), 0),
+      requests: ok.length,
+    },
+    ...(pricePerGpuHour === undefined ? {} : { pricePerGpuHour }),
+  });
 }
 
 /**

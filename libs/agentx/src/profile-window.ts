@@ -1,3 +1,4 @@
+import type { DcgmSampler } from './server/dcgm-sampler';
 import type { EngineFamily } from './server/families';
 import { checkIdleRanks, type IdleRankCheck } from './server/idle-ranks';
 import type { Sample } from './server/prometheus';
@@ -31,6 +32,8 @@ export class ProfileWindow {
   constructor(
     private readonly o: ProfileWindowInput,
     private readonly scrape: () => Promise<EndpointSnapshot[]>,
+    /** The GPU telemetry's scrapes over the window (cluster `gpuTelemetry`); absent: none. */
+    readonly dcgm?: DcgmSampler,
   ) {}
 
   private get checksRanks(): boolean {
@@ -71,6 +74,8 @@ export class ProfileWindow {
     } else this.idleChecks.push(checkIdleRanks([], this.o.expectedEngines, 'post-warmup', this.o.family));
     if (this.o.metricsEndpoints.length > 0)
       this.sampler = setInterval(() => this.sample(), this.o.intervalSeconds * 1000);
+    // the telemetry's first round ends before the window opens: its samples bracket the window
+    await this.dcgm?.start();
     this.health.start();
   }
 
@@ -87,11 +92,14 @@ export class ProfileWindow {
   async afterProfile(): Promise<void> {
     this.health.stop();
     this.stopSampling();
-    this.endSnap = await this.scrape();
+    // the window is closed (replay.ts stopProfile runs first): the telemetry's last round brackets it
+    const [endSnap] = await Promise.all([this.scrape(), this.dcgm?.stop()]);
+    this.endSnap = endSnap;
   }
 
   stopSampling(): void {
     clearInterval(this.sampler);
+    this.dcgm?.cancel();
   }
 
   /**

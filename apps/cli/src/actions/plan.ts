@@ -44,6 +44,10 @@ export function renderPlan(p: SweepPlan): string {
   );
   out.push(`endpoints  ${p.endpoints.join(' ')}${p.clientMustBalance ? '   (client must balance across them)' : ''}`);
   out.push(`metrics    ${p.metricsEndpoints.join(' ')}`);
+  if (p.gpuTelemetry !== undefined)
+    out.push(
+      `telemetry  DCGM exporter http://<node>:${p.gpuTelemetry.dcgmExporterPort}/metrics every ${p.gpuTelemetry.intervalSeconds} s over each profile window (energy, J/token)`,
+    );
   out.push(
     `engine ids ${p.engineIds.labelled ? p.engineIds.perMetricsEndpoint.map((ids) => `engine="${ids.join('|')}"`).join('; ') : `none — ${p.engineIds.reason}`}`,
   );

@@ -4,9 +4,11 @@ import { contentHash, ResultsLayout } from '@infersweep/core';
 import type { SweepPlan } from '@infersweep/topology';
 import {
   RecordInvalidError,
+  dcgmExporterTargets,
   pointSummary,
   runPointWithClient as runAgentxPoint,
   waitForDrain,
+  type PointGpuTelemetry,
   type Progress,
 } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
@@ -17,6 +19,7 @@ import { headNodeAiperfRunner } from './aiperf-step';
 import { storedResult } from './results-store';
 import type { PointSummary } from '@infersweep/sweep';
 import type { PointActivities, PointRequest, StepRef } from './types';
+import { gpuHourPrice } from '../worker-settings';
 
 /** Content hash of the engine and the argument list every node shares (identifies the engine configuration). */
 const fingerprint = (plan: SweepPlan) => contentHash([plan.engine, plan.nodes[0]?.commonArgs ?? []]);
@@ -137,6 +140,9 @@ async function measure(
       ...(plan.search?.slo?.goodput ? { goodput: plan.search.slo.goodput } : {}),
       ...(plan.disaggregation === undefined ? {} : { metricsRoles: metricsRolesOf(plan.disaggregation) }),
       ...(dep.requestHeaders === undefined ? {} : { requestHeaders: dep.requestHeaders }),
+      ...(plan.gpuTelemetry === undefined
+        ? {}
+        : { gpuTelemetry: await gpuTelemetryOf(slurm, plan, dep.nodes, ctx.deps.settings.gpuHourPrices) }),
       ...(plan.speculative?.expectedAcceptanceLength === undefined
         ? {}
         : { expectedAcceptanceLength: plan.speculative.expectedAcceptanceLength }),
@@ -148,6 +154,26 @@ async function measure(
     },
   );
   return pointSummary(result, { resultPath: recordOf(layout, req), reused: false });
+}
+
+/** The allocation's DCGM exporters (each node's NodeAddr, the plan's port) and the worker's GPU-hour price. */
+async function gpuTelemetryOf(
+  slurm: SlurmCluster,
+  plan: SweepPlan,
+  nodes: string[],
+  gpuHourPrices: Record<string, number>,
+): Promise<PointGpuTelemetry> {
+  const telemetry = plan.gpuTelemetry!;
+  const addresses = await slurm.nodeAddresses(nodes);
+  const price = gpuHourPrice({ gpuHourPrices }, plan.slurm.gpu);
+  return {
+    targets: dcgmExporterTargets(
+      nodes.map((node) => ({ node, address: addresses[node]! })),
+      telemetry.dcgmExporterPort,
+    ),
+    intervalSeconds: telemetry.intervalSeconds,
+    ...(price === undefined ? {} : { pricePerGpuHour: price }),
+  };
 }
 
 const pointDirOf = (layout: ResultsLayout, req: PointRequest): string =>

@@ -308,6 +308,23 @@ export const vllmCpuOverrideSchema = z
 
 export const engineOverrideSchema = z.discriminatedUnion('kind', [simulatorOverrideSchema, vllmCpuOverrideSchema]);
 
+/**
+ * GPU telemetry the cluster exposes: NVIDIA's DCGM exporter on every node at `http://<node>:<port>/metrics`
+ * (its default port is 9400). The client scrapes it at the profile window's start, every `intervalSeconds`
+ * during it and at its end, and the point's record gets its GPU energy (libs/agentx/src/server/energy.ts).
+ * The interval stays under the 3 s sampling gap that invalidates power (InferenceX's `_DEFAULT_MAX_SAMPLE_GAP_S`).
+ */
+export const gpuTelemetrySchema = z
+  .object({
+    dcgmExporterPort: z.number().int().min(1).max(65535),
+    intervalSeconds: z
+      .number()
+      .positive()
+      .lt(3, 'a DCGM sample interval of 3 s or more leaves gaps that invalidate power: use e.g. 1')
+      .default(1),
+  })
+  .strict();
+
 export const clusterSchema = z
   .object({
     partition: nonEmpty,
@@ -372,6 +389,8 @@ export const clusterSchema = z
     budgets: budgetsOverrideSchema.optional(),
     /** Merged (deeply) over the top-level agentx block, then validated as AgentX settings. */
     agentx: z.record(z.string(), z.unknown()).optional(),
+    /** GPU telemetry for each point's energy and cost (absent: no energy in the records). */
+    gpuTelemetry: gpuTelemetrySchema.optional(),
   })
   .strict();
 

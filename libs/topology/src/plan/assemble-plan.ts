@@ -106,6 +106,15 @@ function slurmPart(d: PlanDraft, p: PlanParts): SweepPlan['slurm'] {
   };
 }
 
+/** GPU telemetry that no point would sample: aiperf's points have no energy (only infersweep's client scrapes). */
+function telemetryWarnings(telemetry: boolean, client: AgentxSettings['client']): string[] {
+  return telemetry && client === 'aiperf'
+    ? [
+        'gpuTelemetry is set but agentx.client is aiperf: its points get no energy (only the infersweep client samples the DCGM exporters)',
+      ]
+    : [];
+}
+
 /** The plan from its parts, schema-checked, with its content hash. */
 export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
   const { config, cluster } = d;
@@ -129,6 +138,8 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     // names and where the worker finds values; never a value
     ...(p.secretEnv.length > 0 ? { secretEnv: p.secretEnv } : {}),
     ...(cluster.secretsFile === undefined ? {} : { secretsFile: cluster.secretsFile }),
+    // absent without telemetry: the plan and its hash stay what they were
+    ...(cluster.gpuTelemetry === undefined ? {} : { gpuTelemetry: cluster.gpuTelemetry }),
     nodes: p.nodes,
     endpoints,
     metricsEndpoints: endpoints.map((e) => `${e}/metrics`),
@@ -145,7 +156,7 @@ export function assemblePlan(d: PlanDraft, p: PlanParts): SweepPlan {
     agentx: p.agentx,
     capacity: p.capacity,
     placeholders: placeholdersUsed(p.nodes, endpoints),
-    warnings: d.warnings,
+    warnings: [...d.warnings, ...telemetryWarnings(cluster.gpuTelemetry !== undefined, p.agentx.client)],
     notes: d.notes,
     ...(cpu === undefined
       ? {}

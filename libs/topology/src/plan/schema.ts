@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { agentxSettingsSchema } from '../config/agentx';
 import { DISAGG_ROLES, kvConnectorSchema, routerSchema } from '../config/disagg';
-import { allocationSpeedSchema, budgetsSchema, loginHostSchema, modelSchema } from '../config/schema';
+import {
+  allocationSpeedSchema,
+  budgetsSchema,
+  gpuTelemetrySchema,
+  loginHostSchema,
+  modelSchema,
+} from '../config/schema';
 import { replicateAnswerSchema, replicateMetricSchema } from '../config/replicates';
 import { resolutionSchema, searchGoalSchema, sloSchema } from '../config/search';
 import { topologySchema } from '../topology/validate';
@@ -335,6 +341,8 @@ export const sweepPlanSchema = z
     disaggregation: disaggregationSchema.optional(),
     /** Speculative decoding, when the engine runs it (absent: none). */
     speculative: speculativeSchema.optional(),
+    /** The cluster's GPU telemetry (config clusters.<name>.gpuTelemetry): each point's energy; absent: none. */
+    gpuTelemetry: gpuTelemetrySchema.optional(),
   })
   .strict();
 
