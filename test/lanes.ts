@@ -34,6 +34,7 @@ export const LANE_A = [
   'libs/agentx/test/cross-client-vllm.int.test.ts',
   'libs/orchestrator/test/local-vllm.int.test.ts',
   'libs/orchestrator/test/hybrid-lb.int.test.ts',
+  'libs/orchestrator/test/gpu-energy.int.test.ts',
   'test/vllm/plugin.int.test.ts',
   'test/smoke/temporal.int.test.ts',
   'test/smoke/simulator.int.test.ts',
