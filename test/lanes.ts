@@ -89,8 +89,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 1140, files: 149 },
-  integration: { tests: 169, files: 49 },
+  unit: { tests: 1200, files: 153 },
+  integration: { tests: 173, files: 50 },
   production: { tests: 12, files: 6 },
   nightly: { tests: 14, files: 6 },
 };
