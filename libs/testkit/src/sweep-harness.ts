@@ -349,7 +349,14 @@ export async function cleanupStarted(slurm: SlurmCluster): Promise<void> {
   }
 }
 
-/** Poll the progress query until `pred` holds (no fixed sleeps). */
+const ENDED_PHASES: readonly SweepProgress['phase'][] = ['completed', 'failed', 'cancelled', 'aborted'];
+/** How long an ended sweep must stay ended before waitProgress gives up on it (a reset starts a new run). */
+const ENDED_GRACE_MS = 10_000;
+
+/**
+ * Poll the progress query until `pred` holds (no fixed sleeps). A sweep that has ended without `pred`
+ * holding (for ENDED_GRACE_MS) fails the wait at once, naming its phase, instead of at the timeout.
+ */
 export async function waitProgress(
   h: WorkflowHandle,
   pred: (p: SweepProgress) => boolean,
@@ -358,16 +365,19 @@ export async function waitProgress(
 ): Promise<SweepProgress> {
   const deadline = Date.now() + timeoutMs;
   let last: SweepProgress | undefined;
+  let endedSince: number | undefined;
   for (;;) {
     try {
       last = await h.query(progressQuery);
       if (pred(last)) return last;
+      endedSince = ENDED_PHASES.includes(last.phase) ? (endedSince ?? Date.now()) : undefined;
     } catch {
       // the first workflow task may not have run yet
     }
-    if (Date.now() > deadline)
+    const ended = endedSince !== undefined && Date.now() - endedSince > ENDED_GRACE_MS;
+    if (ended || Date.now() > deadline)
       throw new Error(
-        `timed out waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`,
+        `${ended ? 'the sweep ended' : 'timed out'} waiting for ${what}; last progress: ${JSON.stringify(last?.points ?? null)} phase=${last?.phase}`,
       );
     await new Promise((r) => setTimeout(r, 250));
   }
