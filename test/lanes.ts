@@ -10,8 +10,7 @@
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
  *   lane B's Slurm);
  * - lane D: whole sweeps that mostly wait on allocations, losses and the simulator (recovery, production-like
- *   timings, replicates, nightly history, knee, fleet, noisy search, snapshot, P/D recovery), so the lanes end
- *   near the same time.
+ *   timings, replicates, nightly history, knee, fleet, noisy search), so the lanes end near the same time.
  * A file belongs to at most one list; the gate refuses a listed file that does not exist.
  */
 
@@ -35,6 +34,8 @@ export const LANE_A = [
   'libs/orchestrator/test/local-vllm.int.test.ts',
   'libs/orchestrator/test/hybrid-lb.int.test.ts',
   'libs/orchestrator/test/gpu-energy.int.test.ts',
+  'libs/orchestrator/test/namespace-check.int.test.ts',
+  'test/stack-hygiene.int.test.ts',
   'test/vllm/plugin.int.test.ts',
   'test/smoke/temporal.int.test.ts',
   'test/smoke/simulator.int.test.ts',
@@ -56,6 +57,8 @@ export const LANE_C = [
   'apps/cli/test/ended-sweeps.int.test.ts',
   'libs/agentx/test/goodput.int.test.ts',
   'apps/cli/test/fleet-faults.int.test.ts',
+  'libs/orchestrator/test/snapshot.int.test.ts',
+  'libs/orchestrator/test/pd-recovery.int.test.ts',
 ];
 
 /** Lane D: sweeps that hold several allocations in turn and load the CPU little (light, not saturation-gated). */
@@ -67,8 +70,6 @@ export const LANE_D = [
   'libs/orchestrator/test/knee.int.test.ts',
   'apps/cli/test/fleet.int.test.ts',
   'libs/orchestrator/test/noisy-search.int.test.ts',
-  'libs/orchestrator/test/snapshot.int.test.ts',
-  'libs/orchestrator/test/pd-recovery.int.test.ts',
 ];
 
 /** Each lane's stack: its slot and data directory, from the environment or these defaults. */

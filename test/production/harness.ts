@@ -6,7 +6,7 @@
  * client certificate); the tests observe through a client of their own (the `cli` certificate).
  */
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -15,13 +15,35 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import { defaultPayloadConverter } from '@temporalio/common';
 import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
 import { dataDir, repoRoot } from '@infersweep/testkit/stack';
-import { signalGroup, spawnWorkerProcess } from '@infersweep/testkit/sweep-harness';
+import { signalGroup, spawnWorkerProcess, UNGATED_CLIENT_HEALTH } from '@infersweep/testkit/sweep-harness';
 import { cli as devStackCli, type CliRun } from '@infersweep/testkit/cli';
 import { until } from '@infersweep/testkit/wait';
 
 export { until };
 
-export const CONFIG = join(repoRoot, 'configs', 'two-clusters-local.yaml');
+/** The shipped two-cluster config these tests deploy. */
+const SHIPPED_CONFIG = join(repoRoot, 'configs', 'two-clusters-local.yaml');
+
+/**
+ * The shipped config with its client-health gate relaxed, the file the workers and the CLI of these tests read:
+ * they are about TLS, namespaces, restarts and two clusters, not a measurement. Lane B's production project runs
+ * beside the other lanes on 2 cores, where a point of tls-namespace.prod went `host_saturated` (event-loop p99
+ * 43 ms > 25 ms, load 7.1). Same name in its own folder, so the config name in sweep ids and lists is unchanged.
+ */
+function relaxedConfig(): string {
+  const shipped = readFileSync(SHIPPED_CONFIG, 'utf8');
+  const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
+  if (!shipped.includes(gate)) throw new Error(`${SHIPPED_CONFIG} no longer has "${gate}": update this harness`);
+  const dir = join(dataDir, 'production-config');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'two-clusters-local.yaml');
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, shipped.replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`));
+  renameSync(tmp, file); // whole, so a worker started by another file never reads half of it
+  return file;
+}
+
+export const CONFIG = relaxedConfig();
 export const STACK = join(repoRoot, 'scripts', 'stack-production.sh');
 
 function readEnvFile(file: string): Record<string, string> {
