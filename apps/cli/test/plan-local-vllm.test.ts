@@ -15,7 +15,7 @@ describe('--cluster local-vllm', () => {
     expect(configFileFor('other.yaml', ['local-vllm'])).toBe('other.yaml');
   });
 
-  it('plan --orientation all --cluster local-vllm: four real-vLLM CPU plans with their differences listed', async () => {
+  it('plan --orientation all --cluster local-vllm: five real-vLLM CPU plans with their differences listed', async () => {
     const r = await cli(['plan', '--orientation', 'all', '--cluster', 'local-vllm', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const plans = JSON.parse(r.stdout) as Array<{
@@ -24,11 +24,12 @@ describe('--cluster local-vllm', () => {
       launchDifferences: string[];
       nodes: Array<{ launchArgv: string[] }>;
     }>;
-    expect(plans.map((p) => p.orientation)).toEqual(['latency', 'balanced', 'throughput', 'tp']);
+    expect(plans.map((p) => p.orientation)).toEqual(['latency', 'balanced', 'throughput', 'tp', 'spec-ngram']);
     for (const p of plans) {
       expect(p.engine.launch).toBe('vllm-cpu');
       expect(p.launchDifferences.length).toBeGreaterThan(5);
-      expect(p.nodes.map((n) => n.launchArgv[0])).toEqual(['/tools/vllm-venv/bin/vllm', '/tools/vllm-venv/bin/vllm']);
+      const nodes = p.orientation === 'spec-ngram' ? 1 : 2;
+      expect(p.nodes.map((n) => n.launchArgv[0])).toEqual(Array(nodes).fill('/tools/vllm-venv/bin/vllm'));
     }
     const text = await cli(['plan', '--orientation', 'throughput', '--cluster', 'local-vllm']);
     expect(text.code, text.stderr).toBe(0);

@@ -129,6 +129,26 @@ describe(`${FILE} on local-vllm`, () => {
     }
   });
 
+  it('spec-ngram: one node runs ngram speculative decoding (no draft model) greedily; the plan carries it, unwarned', () => {
+    const p = plan('spec-ngram');
+    expect(p.topology).toMatchObject({ tp: 1, pp: 1, dp: 1, nodes: 1 });
+    expect(p.speculative).toEqual({
+      method: 'ngram',
+      numSpeculativeTokens: 3,
+      config: { method: 'ngram', num_speculative_tokens: 3, prompt_lookup_max: 4, prompt_lookup_min: 2 },
+    });
+    // no recipe target (ngram has no synthetic acceptance): the point reports the length and warns about none
+    expect(p.speculative?.expectedAcceptanceLength).toBeUndefined();
+    const l = p.nodes[0]!.launchArgv;
+    const at = (flag: string) => l[l.indexOf(flag) + 1];
+    expect(JSON.parse(at('--speculative-config')!)).toEqual(p.speculative?.config);
+    expect(at('--override-generation-config')).toBe('{"temperature":0}');
+    expect(l.slice(-addedFor(1).length)).toEqual(addedFor(1));
+    expect(p.nodes.map((n) => n.env.VLLM_CPU_OMP_THREADS_BIND)).toEqual(['0']);
+    expect(sweepPlanSchema.parse(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(planContentHash(p)).toBe(p.planHash);
+  });
+
   it('a profile without a KV bound is refused, naming the field', () => {
     const bad = text.replace(/\n\s+kvCacheMemoryBytes: .*\n/, '\n');
     expect(bad).not.toBe(text);
