@@ -93,5 +93,5 @@ export const FLOORS: Record<Project, { tests: number; files: number }> = {
   unit: { tests: 1200, files: 153 },
   integration: { tests: 173, files: 50 },
   production: { tests: 12, files: 6 },
-  nightly: { tests: 14, files: 6 },
+  nightly: { tests: 15, files: 7 },
 };
