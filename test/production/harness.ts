@@ -15,7 +15,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import { defaultPayloadConverter } from '@temporalio/common';
 import { connectClient, temporalTarget, type TemporalTarget } from '@infersweep/orchestrator';
 import { dataDir, repoRoot } from '@infersweep/testkit/stack';
-import { signalGroup, spawnWorkerProcess, UNGATED_CLIENT_HEALTH } from '@infersweep/testkit/sweep-harness';
+import { signalGroup, spawnWorkerProcess, ungatedConfigText } from '@infersweep/testkit/sweep-harness';
 import { cli as devStackCli, type CliRun } from '@infersweep/testkit/cli';
 import { until } from '@infersweep/testkit/wait';
 
@@ -31,14 +31,12 @@ const SHIPPED_CONFIG = join(repoRoot, 'configs', 'two-clusters-local.yaml');
  * 43 ms > 25 ms, load 7.1). Same name in its own folder, so the config name in sweep ids and lists is unchanged.
  */
 function relaxedConfig(): string {
-  const shipped = readFileSync(SHIPPED_CONFIG, 'utf8');
-  const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
-  if (!shipped.includes(gate)) throw new Error(`${SHIPPED_CONFIG} no longer has "${gate}": update this harness`);
+  const relaxed = ungatedConfigText(readFileSync(SHIPPED_CONFIG, 'utf8'), SHIPPED_CONFIG);
   const dir = join(dataDir, 'production-config');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'two-clusters-local.yaml');
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, shipped.replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`));
+  writeFileSync(tmp, relaxed);
   renameSync(tmp, file); // whole, so a worker started by another file never reads half of it
   return file;
 }

@@ -30,7 +30,7 @@ import {
   localSlurm,
   runningWorker,
   track,
-  UNGATED_CLIENT_HEALTH,
+  ungatedConfigText,
 } from '@infersweep/testkit/sweep-harness';
 import { LOCAL_IMAGES_ENV } from '@infersweep/orchestrator';
 import { stackEnv } from '@infersweep/testkit/stack';
@@ -55,20 +55,14 @@ function writeCatalog(slowNightly: boolean): void {
 
 /** The shipped config as series `series`: its name, the image under test, the client-health gate relaxed, 5 s profiles. */
 function configFor(series: string, image: string): string {
-  const shipped = readFileSync(new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url), 'utf8');
-  const gate = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
-  for (const s of [
-    gate,
-    'name: kimik3-fp4-h200-agentx',
-    'image: vllm/vllm-openai:kimi-k3',
-    'profileDurationSeconds: 10',
-  ])
+  const url = new URL('../../../configs/kimik3-fp4-h200.yaml', import.meta.url);
+  const shipped = ungatedConfigText(readFileSync(url, 'utf8'), url.pathname);
+  for (const s of ['name: kimik3-fp4-h200-agentx', 'image: vllm/vllm-openai:kimi-k3', 'profileDurationSeconds: 10'])
     if (!shipped.includes(s)) throw new Error(`the shipped config no longer has "${s}": update this test`);
   const file = join(root, `config-${series}-${image.replace(/\W/g, '_')}.yaml`);
   writeFileSync(
     file,
     shipped
-      .replace(gate, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`)
       .replace('profileDurationSeconds: 10', 'profileDurationSeconds: 5')
       .replace('name: kimik3-fp4-h200-agentx', `name: ${series}`)
       .replace('image: vllm/vllm-openai:kimi-k3', `image: ${image}`),

@@ -82,6 +82,20 @@ export function testPlan(
 /** The client-health limits {@link notSaturationGated} sets (a config file can carry them too). */
 export const UNGATED_CLIENT_HEALTH = { maxEventLoopDelayP99Ms: 1000, maxCpuFraction: 1 } as const;
 
+/** The client-health gate line of the shipped configs' local profiles (configs/*.yaml). */
+const SHIPPED_CLIENT_GATE = 'clientHealth: { maxEventLoopDelayP99Ms: 25, maxCpuFraction: 0.85 }';
+
+/**
+ * A shipped config's text (from `file`) with its client-health gate relaxed to {@link UNGATED_CLIENT_HEALTH}: the
+ * config-file form of {@link notSaturationGated}, for a test about a path rather than a measurement, whose plan is
+ * made from a file. Throws, naming the file, when the gate line is not there.
+ */
+export function ungatedConfigText(text: string, file: string): string {
+  if (!text.includes(SHIPPED_CLIENT_GATE))
+    throw new Error(`${file} no longer has "${SHIPPED_CLIENT_GATE}": update this test`);
+  return text.replace(SHIPPED_CLIENT_GATE, `clientHealth: ${JSON.stringify(UNGATED_CLIENT_HEALTH)}`);
+}
+
 /**
  * For tests that are not about client saturation: the shared 2-core test host's event-loop delay
  * would otherwise invalidate points (libs/agentx's client health gate).

@@ -326,24 +326,19 @@ export function dcgmPointEnergy(
   i: Omit<PointEnergyInput, 'source' | 'samples'> & { scrapes: readonly DcgmScrape[] },
 ): PointEnergy {
   const failures: string[] = [];
-  const ok: { t: number; host: string; text: string }[] = [];
+  const samples: PowerSample[] = [];
   for (const s of i.scrapes) {
-    const error = 'error' in s ? s.error : parseError(s.text);
-    if (error !== null) failures.push(`dcgm_scrape_failed: ${s.host} at ${s.t}: ${error}`);
-    else if ('text' in s) ok.push(s);
+    try {
+      // each scrape parsed once: a text that does not parse fails like an exporter that did not answer
+      if ('error' in s) throw new Error(s.error);
+      samples.push(...dcgmPowerSamples([s]));
+    } catch (e) {
+      failures.push(`dcgm_scrape_failed: ${s.host} at ${s.t}: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
-  const e = pointEnergy({ ...i, source: 'dcgm', samples: dcgmPowerSamples(ok) });
+  const e = pointEnergy({ ...i, source: 'dcgm', samples });
   if (failures.length === 0) return e;
   return { ...e, power_valid: false, invalid_reasons: [...e.invalid_reasons, ...failures], metrics: null };
-}
-
-function parseError(text: string): string | null {
-  try {
-    parseDcgmExposition(text, '');
-    return null;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
 }
 
 /** InferenceX's power schema version (utils/aggregate_power.py POWER_METRIC_SCHEMA_VERSION). */
