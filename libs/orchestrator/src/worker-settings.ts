@@ -45,7 +45,8 @@ const absolutePath = z
 /**
  * A site profile: where and as whom the worker reaches a cluster, and what it may ask of it. The
  * fields of a config's `clusters.<name>` that say where (`loginHost`, `sharedDir`, `squashDir`), as
- * whom (`partition`, `account`) and how (`containerRuntime`, `mounts`).
+ * whom (`partition`, `account`), how (`containerRuntime`, `mounts`) and which port of the nodes the
+ * client scrapes for GPU telemetry (`gpuTelemetry`).
  */
 export const siteProfileSchema = clusterSchema
   .pick({
@@ -56,6 +57,7 @@ export const siteProfileSchema = clusterSchema
     containerRuntime: true,
     mounts: true,
     squashDir: true,
+    gpuTelemetry: true,
   })
   .strict();
 export type SiteProfile = z.infer<typeof siteProfileSchema>;

@@ -76,9 +76,11 @@ describe('GPU energy from a DCGM exporter over the profile window (real stack)',
     expect(plan.topology.gpus).toBe(1);
     expect(plan.gpuTelemetry).toEqual({ dcgmExporterPort: exporter.port, intervalSeconds: 1 });
     const input = testInput(plan, 'gpu-energy');
+    // the telemetry port is the site's: the worker's profile of `local` names the same exporter
     const settings = loadWorkerSettings('local');
+    const clusters = { ...settings.clusters, local: { ...settings.clusters.local!, gpuTelemetry: plan.gpuTelemetry } };
     const { worker, h } = await startOnNewWorker(suite.client(), input, {
-      settings: { ...settings, gpuHourPrices: { FAKE: 2.5 } },
+      settings: { ...settings, clusters, gpuHourPrices: { FAKE: 2.5 } },
     });
     const result = (await worker.runUntil(async () => {
       // the second point's window is open: its exporter goes away

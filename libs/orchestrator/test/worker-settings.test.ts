@@ -362,6 +362,7 @@ describe("the site profile is the worker's: a plan names it and overrides none o
     p.slurm.containerRuntime = 'pyxis';
     p.slurm.mounts = ['/:/host'];
     p.slurm.squashDir = '/tmp/squash';
+    p.gpuTelemetry = { dcgmExporterPort: 22, intervalSeconds: 1 };
     const found = siteDifferences(p, localProfile());
     expect(found.map((r) => [r.field, r.value])).toEqual([
       ['plan.login.host', 'attacker.example'],
@@ -374,6 +375,7 @@ describe("the site profile is the worker's: a plan names it and overrides none o
       ['plan.slurm.containerRuntime', 'pyxis'],
       ['plan.slurm.mounts', '["/:/host"]'],
       ['plan.slurm.squashDir', '/tmp/squash'],
+      ['plan.gpuTelemetry', '{"dcgmExporterPort":22,"intervalSeconds":1}'],
     ]);
     expect(found.every((r) => r.setting === 'clusters')).toBe(true);
     expect(found[0]!.allowed).toBe('profile local: 127.0.0.1');

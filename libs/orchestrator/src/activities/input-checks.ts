@@ -4,7 +4,7 @@
  * on the cluster's nodes (every executable of the plan's launches) must be allowed by the worker's
  * own settings (../worker-settings.ts). The plan names a site profile and may not
  * override any of its fields (login host, user, key, pinned host key, partition, account, shared
- * dir, runtime, mounts). Checked at prepareSweep, before any allocation, and again
+ * dir, runtime, mounts, GPU telemetry port). Checked at prepareSweep, before any allocation, and again
  * whenever an activity opens a plan (an inline plan of an old history, or a plan.json edited on
  * disk, gets no more than prepareSweep would allow). Each refusal names the field, the value and
  * the setting that would allow it.
@@ -79,6 +79,8 @@ export function siteDifferences(plan: SweepPlan, profile: SiteProfile): Refusal[
   differ('plan.slurm.containerRuntime', plan.slurm.containerRuntime, profile.containerRuntime);
   differ('plan.slurm.mounts', plan.slurm.mounts, profile.mounts);
   differ('plan.slurm.squashDir', plan.slurm.squashDir, profile.squashDir);
+  // the port of every allocated node the point's client sends requests to (DCGM exporters)
+  differ('plan.gpuTelemetry', plan.gpuTelemetry, profile.gpuTelemetry);
   return out;
 }
 
