@@ -177,6 +177,11 @@ sshd_up() {
   # login-bin (first on the login PATH, empty by default): tests put wrappers there, e.g. an squeue
   # that fails now and then in front of the real one. MaxSessions stays at OpenSSH's default (10),
   # as on a real login node: the SSH executor keeps under it (libs/slurm/src/ssh.ts).
+  # SHLVL=1: Debian's bash sources ~/.bashrc for every command sshd runs (SSH_SOURCE_BASHRC) unless
+  # it is a nested shell. The host account's rc file is not part of this login node: on a machine whose
+  # root runs `pyenv init` there it cost ~0.1 CPU-s per command, ~16 commands/s across CI's four lanes,
+  # most of both cores. The login PATH is the one below, not the rc file's. (A non-bash login shell is
+  # covered by the csh user below: libs/slurm/test/sites.int.test.ts.)
   mkdir -p "$STATE/login-bin"
   csh_user
   ours "$STATE/pids/sshd.pid" sshd && return 0
@@ -192,7 +197,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv SLURM_CONF=$SLURM_CONF PATH=$STATE/login-bin:$INFERSWEEP_TOOLS/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin INFERSWEEP_SHARED=$STATE/shared
+SetEnv SHLVL=1 SLURM_CONF=$SLURM_CONF PATH=$STATE/login-bin:$INFERSWEEP_TOOLS/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin INFERSWEEP_SHARED=$STATE/shared
 Subsystem sftp /usr/lib/openssh/sftp-server
 MaxStartups 64:30:128
 ClientAliveInterval 15

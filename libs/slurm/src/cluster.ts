@@ -12,7 +12,7 @@ import type { LivenessJudgeOptions, LivenessVerdict, WatchedStep } from './liven
 import { copyLogs, fetchLogs, type LogRef, type LogTail } from './logs';
 import { parseNodeStates, type LivenessObservation } from './parse';
 import { SlurmQueries } from './queries';
-import { launchStep, stepStatus, stopStep, type StepHandle, type StepState } from './steps';
+import { launchStep, stepStatus, stopStep, stopSteps, type StepHandle, type StepState } from './steps';
 
 type StepRef = Pick<StepHandle, 'jobId' | 'node' | 'stepName' | 'launcherPid'>;
 /** A part's parameters after the cluster it runs on. */
@@ -47,6 +47,10 @@ export class SlurmCluster extends SlurmQueries {
 
   stopStep(h: StepRef, timeoutMs?: number): Promise<void> {
     return stopStep(this, h, timeoutMs);
+  }
+
+  stopSteps(handles: StepRef[], timeoutMs?: number): Promise<void> {
+    return stopSteps(this, handles, timeoutMs);
   }
 
   /** One batched liveness observation (job, steps, launchers) in one round trip. */

@@ -57,41 +57,54 @@ export async function copyLogs(
   opts: { maxBytes?: number; timeoutMs?: number } = {},
 ): Promise<{ node: string; path: string; bytes: number }[]> {
   await mkdir(destDir, { recursive: true });
-  const out: { node: string; path: string; bytes: number }[] = [];
   const nodes = new Set<string>();
-  for (const h of handles) {
+  const named = handles.map((h) => {
     // `<node>.log`; a second step on the node (a P/D router beside its rank) keeps its own file's name
     const node = posix.basename(h.node);
     const name = nodes.has(node) ? `${node}-${posix.basename(h.logFile)}` : `${node}.log`;
     nodes.add(node);
-    const path = join(destDir, name);
-    const tmp = `${path}.partial-${randomUUID().slice(0, 8)}`;
-    const file = createWriteStream(tmp);
-    let bytes = 0;
-    try {
-      const r = await q.exec.run(cappedCatArgv(h.logFile, opts.maxBytes ?? 64 * 1024 * 1024), {
-        timeoutMs: opts.timeoutMs ?? 300_000,
-        idempotent: true,
-        collectStdout: false,
-        onStdout: (chunk) => {
-          bytes += Buffer.byteLength(chunk);
-          file.write(chunk);
-        },
+    return { h, path: join(destDir, name) };
+  });
+  // every log at once (a 4-node deployment's copies took 4 SSH round trips in turn); each failure is
+  // reported after every copy has ended, so none is still writing when the caller moves on
+  const copies = await Promise.allSettled(named.map(({ h, path }) => copyLog(q, h, path, opts)));
+  const failed = copies.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+  if (failed) throw failed.reason;
+  return copies.map((c) => (c as PromiseFulfilledResult<{ node: string; path: string; bytes: number }>).value);
+}
+
+/** One log into `path`, streamed and capped ({@link copyLogs}); lands by rename. */
+async function copyLog(
+  q: Pick<SlurmQueries, 'exec'>,
+  h: LogRef,
+  path: string,
+  opts: { maxBytes?: number; timeoutMs?: number },
+): Promise<{ node: string; path: string; bytes: number }> {
+  const tmp = `${path}.partial-${randomUUID().slice(0, 8)}`;
+  const file = createWriteStream(tmp);
+  let bytes = 0;
+  try {
+    const r = await q.exec.run(cappedCatArgv(h.logFile, opts.maxBytes ?? 64 * 1024 * 1024), {
+      timeoutMs: opts.timeoutMs ?? 300_000,
+      idempotent: true,
+      collectStdout: false,
+      onStdout: (chunk) => {
+        bytes += Buffer.byteLength(chunk);
+        file.write(chunk);
+      },
+    });
+    await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (r.code !== 0) {
+      throw new CommandFailedError(`copying ${h.logFile} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
+        kind: r.code !== 66 ? 'transient' : 'fatal',
+        context: { jobId: h.jobId, node: h.node, step: 'logs', logTail: tail(r.stderr) },
       });
-      await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
-      if (r.code !== 0) {
-        throw new CommandFailedError(`copying ${h.logFile} failed (rc=${r.code}): ${tail(r.stderr, 3)}`, {
-          kind: r.code !== 66 ? 'transient' : 'fatal',
-          context: { jobId: h.jobId, node: h.node, step: 'logs', logTail: tail(r.stderr) },
-        });
-      }
-      await rename(tmp, path);
-    } catch (err) {
-      file.destroy();
-      await unlink(tmp).catch(() => undefined);
-      throw err;
     }
-    out.push({ node: h.node, path, bytes });
+    await rename(tmp, path);
+  } catch (err) {
+    file.destroy();
+    await unlink(tmp).catch(() => undefined);
+    throw err;
   }
-  return out;
+  return { node: h.node, path, bytes };
 }

@@ -93,6 +93,15 @@ export function setupErrorOf(
   );
 }
 
+/**
+ * Node lists already expanded, by their text. Slurm expands a hostlist by its syntax alone (`node[1-2]` is
+ * node1,node2 whatever the node table holds), so one answer serves every later ask in this process: every
+ * `describe` of a job asked a second SSH command of the login node for it (twice per activity's ownership
+ * check, every poll of a queued allocation). Cleared whole when full.
+ */
+const expandedNodeLists = new Map<string, readonly string[]>();
+const EXPANDED_NODE_LISTS_MAX = 4096;
+
 /** The Slurm queries over one Executor: reading jobs, their state and their release. */
 export class SlurmQueries {
   readonly poll: number;
@@ -156,9 +165,17 @@ export class SlurmQueries {
     return r;
   }
 
+  /** `scontrol show hostnames` of a node list, asked once per list and process ({@link expandedNodeLists}). */
   async expandNodes(nodeList: string): Promise<string[]> {
     if (!nodeList) return [];
-    return parseHostnames((await this.query(hostnamesArgv(nodeList), { step: 'describe' })).stdout);
+    const known = expandedNodeLists.get(nodeList);
+    if (known) return [...known];
+    const nodes = parseHostnames((await this.query(hostnamesArgv(nodeList), { step: 'describe' })).stdout);
+    if (nodes.length > 0) {
+      if (expandedNodeLists.size >= EXPANDED_NODE_LISTS_MAX) expandedNodeLists.clear();
+      expandedNodeLists.set(nodeList, nodes);
+    }
+    return [...nodes];
   }
 
   private async toInfo(row: JobRow): Promise<JobInfo> {

@@ -162,6 +162,16 @@ export async function stepStatus(q: SlurmQueries, h: StepRef): Promise<StepState
   }
 }
 
+/**
+ * {@link stopStep} of every step at once (a deployment's ranks end in parallel: one slow to exit no longer
+ * delays the others' scancel); the first failure is thrown once every stop has ended.
+ */
+export async function stopSteps(q: SlurmQueries, handles: StepRef[], timeoutMs?: number): Promise<void> {
+  const stops = await Promise.allSettled(handles.map((h) => stopStep(q, h, timeoutMs)));
+  const failed = stops.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** scancel J.S (a step that is already gone is success); waits until the step has left squeue. */
 export async function stopStep(q: SlurmQueries, h: StepRef, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -38,6 +38,23 @@ describe('SlurmQueries', () => {
     expect((err as CommandFailedError).kind).toBe('transient');
   });
 
+  it('asks the login node to expand a node list once per process: Slurm expands a hostlist by its text', async () => {
+    const rowOf = (id: string, nodes: string) => `${id}|RUNNING|None|${nodes}|10:00|N/A|infersweep-q\n`;
+    const exec = new ScriptedExecutor((argv) =>
+      argv[0] === 'scontrol'
+        ? { stdout: argv[3] === 'memo[7-8]' ? 'memo7\nmemo8\n' : 'memo9\n' }
+        : { stdout: rowOf(argv[2]!, argv[2] === '3' ? 'memo9' : 'memo[7-8]') },
+    );
+    const q = new SlurmQueries(exec);
+    const first = await q.describe('1');
+    first.nodes.push('changed by a caller');
+    const again = await new SlurmQueries(exec).describe('2'); // another job on the same list, another instance
+    const other = await q.describe('3');
+    expect(again.nodes).toEqual(['memo7', 'memo8']);
+    expect(other.nodes).toEqual(['memo9']);
+    expect(exec.ran.filter((a) => a[0] === 'scontrol').map((a) => a[3])).toEqual(['memo[7-8]', 'memo9']);
+  });
+
   it('release: scancel, then waits until the job has left the live states', async () => {
     let state = 'RUNNING';
     const exec = new ScriptedExecutor((argv) => {

@@ -130,7 +130,7 @@ const launchServer =
         await start(r.node, r.rank, r.argv, r.env, remoteRouterLogFile(logDir, r.node), routerStepName(serverIndex));
       }
     } catch (err) {
-      for (const s of steps) await slurm.stopStep(s).catch(() => undefined);
+      await slurm.stopSteps(steps).catch(() => undefined);
       throw err;
     }
     const deployment: Deployment = {
@@ -220,13 +220,13 @@ const captureLogs =
     return { files: copied.map((c) => c.path), tails: Object.fromEntries(tails.map((t) => [t.node, t.tail])) };
   };
 
-/** Stop every step of the deployment. */
+/** Stop every step of the deployment, all at once. */
 const stopServer =
   (ctx: ActivityContext): ServerActivities['stopServer'] =>
   async (input) => {
     const { plan, slurm } = await ctx.open(input);
     await ctx.assertOwnDeployment(slurm, plan, input.deployment);
-    for (const s of input.deployment.steps) await slurm.stopStep(s);
+    await slurm.stopSteps(input.deployment.steps);
   };
 
 export function serverActivities(ctx: ActivityContext): ServerActivities {
