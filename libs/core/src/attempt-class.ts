@@ -346,3 +346,25 @@ function nodesOf(node: string | undefined): string[] {
     .map((n) => n.trim())
     .filter((n) => n !== '');
 }
+
+/** Slurm's compact states of a node it does not trust (sinfo %t: `down*`, `drain`, `fail`, `boot`, a `*` not responding). */
+const UNHEALTHY_NODE_STATE = /^(down|drain|drng|fail|failg|boot|maint|inval|npc|unk)|\*$/;
+
+/**
+ * Which nodes a failure of class `cls` implicates, given Slurm's node states: for a node failure, the nodes Slurm
+ * itself holds unhealthy (DOWN, DRAINED, not responding) among the failure's nodes and its allocation's. The
+ * allocation's count because a loss read from a COMPLETING job names only the nodes still completing, the healthy
+ * ones (squeue's %N), never the node that failed. When Slurm names none (it recovered, or a log line named the
+ * node), or for any other class, every node the failure named.
+ */
+export function suspectNodes(
+  named: readonly string[],
+  allocationNodes: readonly string[],
+  cls: AttemptClass,
+  states: readonly { node: string; state: string }[],
+): string[] {
+  const candidates = [...new Set([...named, ...allocationNodes])];
+  if (cls !== 'node-health' || candidates.length < 2) return [...named];
+  const bad = candidates.filter((n) => states.some((s) => s.node === n && UNHEALTHY_NODE_STATE.test(s.state)));
+  return bad.length > 0 ? bad : [...named];
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ATTEMPT_CLASSES, ATTEMPT_RULES, classifyAttempt, type AttemptEvidence } from '../src';
+import { ATTEMPT_CLASSES, ATTEMPT_RULES, classifyAttempt, suspectNodes, type AttemptEvidence } from '../src';
 
 /**
  * One real-format example per rule (the line as the engine, library or Slurm prints it), and the
@@ -201,5 +201,31 @@ describe('classifyAttempt: one table, one test per rule', () => {
   it('every class but unknown is reachable from some rule', () => {
     const reached = new Set(ATTEMPT_RULES.map((r) => r.class));
     expect(ATTEMPT_CLASSES.filter((c) => !reached.has(c))).toEqual(['unknown']);
+  });
+});
+
+describe('suspectNodes: which nodes a failure implicates', () => {
+  const states = [
+    { node: 'node1', state: 'comp' },
+    { node: 'node2', state: 'down*' },
+    { node: 'node3', state: 'idle' },
+  ];
+
+  it("a node failure read from a COMPLETING job (it names only the healthy node still completing) implicates the allocation's down node", () => {
+    expect(suspectNodes(['node1'], ['node1', 'node2'], 'node-health', states)).toEqual(['node2']);
+  });
+
+  it('a node failure naming both nodes implicates the one Slurm holds unhealthy', () => {
+    expect(suspectNodes(['node1', 'node2'], [], 'node-health', states)).toEqual(['node2']);
+  });
+
+  it('when Slurm holds none unhealthy (it recovered, or a log line named the node): the named nodes', () => {
+    const healthy = states.map((s) => ({ ...s, state: 'alloc' }));
+    expect(suspectNodes(['node1'], ['node1', 'node2'], 'node-health', healthy)).toEqual(['node1']);
+    expect(suspectNodes(['node3'], [], 'node-health', states)).toEqual(['node3']);
+  });
+
+  it('another class implicates the named nodes whatever Slurm says of the others', () => {
+    expect(suspectNodes(['node1'], ['node1', 'node2'], 'nccl', states)).toEqual(['node1']);
   });
 });

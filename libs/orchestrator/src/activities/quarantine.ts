@@ -3,7 +3,7 @@
  * holds the store and its rules), and the nodes the next allocation must exclude, with the check that
  * the topology still fits the nodes left.
  */
-import { InfersweepError, type AttemptClass } from '@infersweep/core';
+import { InfersweepError, suspectNodes, type AttemptClass } from '@infersweep/core';
 import type { SlurmCluster } from '@infersweep/slurm';
 import { quarantineBlocks } from '@infersweep/sweep';
 import type { SweepPlan } from '@infersweep/topology';
@@ -28,7 +28,7 @@ export function quarantineActivities(ctx: ActivityContext): QuarantineActivities
       ctx.assertOwnSweep(input.sweepId);
       const { plan, slurm } = await ctx.open(input);
       const { step, sweepId, jobId, rule, evidence } = input;
-      const nodes = await suspects(slurm, plan, input.nodes, input.class);
+      const nodes = await suspects(slurm, plan, input.nodes, input.class, input.allocationNodes ?? []);
       progress({ phase: 'quarantine', nodes, step });
       const store = openQuarantine(plan.cluster);
       try {
@@ -49,19 +49,17 @@ export function quarantineActivities(ctx: ActivityContext): QuarantineActivities
   };
 }
 
-/** Slurm's compact states of a node it does not trust (sinfo %t: `down*`, `drain`, `fail`, `boot`, a `*` not responding). */
-const UNHEALTHY = /^(down|drain|drng|fail|failg|boot|maint|inval|npc|unk)|\*$/;
-
-/**
- * Which of a failure's nodes are the suspects: of an allocation's nodes, a node failure names the
- * ones Slurm itself holds unhealthy (DOWN, DRAINED, not responding); when Slurm names none (it
- * recovered, or a log line named the node), every node the failure named.
- */
-async function suspects(slurm: SlurmCluster, plan: SweepPlan, nodes: string[], cls: AttemptClass): Promise<string[]> {
-  if (cls !== 'node-health' || nodes.length < 2) return nodes;
+/** The suspects of a failure ({@link suspectNodes}); Slurm's node states are read only for a node failure. */
+async function suspects(
+  slurm: SlurmCluster,
+  plan: SweepPlan,
+  nodes: string[],
+  cls: AttemptClass,
+  allocationNodes: string[],
+): Promise<string[]> {
+  if (cls !== 'node-health') return nodes;
   const states = await slurm.nodeStates(plan.slurm.partition).catch(() => []);
-  const bad = nodes.filter((n) => states.some((s) => s.node === n && UNHEALTHY.test(s.state)));
-  return bad.length > 0 ? bad : nodes;
+  return suspectNodes(nodes, allocationNodes, cls, states);
 }
 
 /**

@@ -141,6 +141,8 @@ export interface QuarantineActivities {
     input: PlanInput & {
       sweepId: string;
       nodes: string[];
+      /** the failed attempt's allocation's nodes, when it had one: candidates for a node failure */
+      allocationNodes?: string[];
       step: QuarantineStep;
       class: AttemptClass;
       rule: string;

@@ -74,6 +74,7 @@ export async function quarantineSuspects(
   plan: PlanInput,
   sweepId: string,
   a: FailedAttempt,
+  allocationNodes: string[] = [],
 ): Promise<string | undefined> {
   const { seen, decision, record } = a;
   if (decision.quarantine === 'none' || seen.nodes.length === 0) return undefined;
@@ -82,6 +83,7 @@ export async function quarantineSuspects(
       ...plan,
       sweepId,
       nodes: seen.nodes,
+      ...(allocationNodes.length > 0 ? { allocationNodes } : {}),
       step: decision.quarantine,
       class: seen.class,
       rule: seen.rule,

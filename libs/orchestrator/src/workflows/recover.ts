@@ -49,7 +49,10 @@ export async function recoverAttempt(
   // cancelled, a wrong input, or a job it could not release (releaseHeld): the sweep ends
   if (f.class === 'cancelled' || f.class === 'input' || f.type === RELEASE_FAILED) throw err;
   const failed = classifyAttempt(run, pt, f);
-  const noted = failed ? await quarantineSuspects(run.act, run.plan, run.input.sweepId, failed) : undefined;
+  const held = failed && run.state.allocations.find((a) => a.jobId && a.jobId === failed.record.jobId);
+  const noted = failed
+    ? await quarantineSuspects(run.act, run.plan, run.input.sweepId, failed, held ? held.nodes : [])
+    : undefined;
   const action = failed?.decision.action;
   const label = failed ? ` [${failed.seen.class}${noted ? `; ${noted}` : ''}]` : '';
   // a class that fails the point at once (an OOM at this concurrency) spends its attempts now
