@@ -36,7 +36,13 @@ import type { VllmEngine } from '@infersweep/testkit/vllm-engine';
  *   are {@link REFEREE_PROFILE_S} s long for that (30–70 requests each, by the host's load);
  * - the fault-injection control: our window with ITL read 8 % high and every first token read 100 ms late
  *   (./referee.ts INJECTED_FAULT), judged by the same function, must fail, and each part alone.
+ * Amended 2026-12-05 after an inconclusive CI run (our client's host saturated: event-loop p99 164 ms, its thread
+ * waiting for a CPU 46 % of the window): a pair whose window found our client's host saturated is measured once
+ * more, and a host saturated in both fails the verdict test by name. The statistic, bounds and half-width rule stand.
  */
+/** Pairs of windows at most: a second when the first found our client's host saturated. */
+const PAIRS = 2;
+
 const identity = {
   sweepId: 'xclient-vllm',
   orientation: 'latency',
@@ -60,24 +66,30 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     assertAiperfAvailable();
     traces = await startTraceSink();
     engine = await startRefereeEngine(traces.endpoint);
-    ({ ours, aiperf } = await refereedWindows({
-      engine,
-      traces,
-      identity,
-      settings: { profileDurationSeconds: REFEREE_PROFILE_S, nonCanonical: true },
-      oursSettings: {
-        warmupRequestsPerLane: 2,
-        minMetricCoverage: 0.8,
-        clientHealth: { maxEventLoopDelayP99Ms: 50, maxCpuFraction: 0.85 },
-      },
-      dirs: {
-        ours: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
-        aiperf: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
-      },
-      ours: (input) => runPoint(input),
-    }));
+    // a pair whose window found our client's host saturated is no measurement (the product marks such a point
+    // invalid): measured once more (amendment of 2026-12-05, libs/agentx/README.md "The referee")
+    for (let pair = 1; pair <= PAIRS; pair++) {
+      ({ ours, aiperf } = await refereedWindows({
+        engine,
+        traces,
+        identity,
+        settings: { profileDurationSeconds: REFEREE_PROFILE_S, nonCanonical: true },
+        oursSettings: {
+          warmupRequestsPerLane: 2,
+          minMetricCoverage: 0.8,
+          clientHealth: { maxEventLoopDelayP99Ms: 50, maxCpuFraction: 0.85 },
+        },
+        dirs: {
+          ours: mkdtempSync(join(tmpdir(), 'agentx-xvllm-ours-')),
+          aiperf: mkdtempSync(join(tmpdir(), 'agentx-xvllm-aiperf-')),
+        },
+        ours: (input) => runPoint(input),
+      }));
+      if (!ours.result.client_health.host_saturated) break;
+      console.info(`pair ${pair} of ${PAIRS}: ${ours.result.client_health.host_reason}`);
+    }
     expect(aiperf.result.aiperf.exitCode).toBe(0);
-  }, 900_000);
+  }, 1_500_000);
 
   afterAll(async () => {
     await engine?.stop();
@@ -116,6 +128,8 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
   });
 
   it(`each client’s ITL and TTFT are the engine’s own, request by request, within the pre-registered bounds (ITL ±${ITL_BOUND * 100} %, TTFT median ${TTFT_EXCESS_MS.min}..${TTFT_EXCESS_MS.max} ms over the engine’s), and the windows are long enough to tell`, () => {
+    const health = ours.result.client_health;
+    expect(health.host_saturated, `our client's host was saturated in every pair: ${health.host_reason}`).toBe(false);
     const r = engineRefereed(ours, aiperf);
     console.info(`real vLLM, ${r.line}; our client's health ${JSON.stringify(ours.result.client_health)}`);
     expect(r.ours.verdict).toBe('pass');
