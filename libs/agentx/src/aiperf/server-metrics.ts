@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAMILIES, type EngineFamily } from '../server/families';
+import { FAMILIES, prefixHitRate, type EngineFamily } from '../server/families';
 import type { EngineWindow, ServerMetrics } from '../server/window';
 
 /**
@@ -77,7 +77,7 @@ export function serverMetricsFromAiperf(
   const hits = sum(spec.prefixHits);
   const queries = sum(spec.prefixQueries);
   const kv = gaugeMax(spec.kvUsage);
-  const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
+  const rate = prefixHitRate(hits, queries);
   const bySourceTokens = bySource(series, spec.promptTokensBySource);
   const label = spec.engineLabel;
   const engines = new Set<string>();

@@ -5,6 +5,7 @@ import { ixRequestAccounting, ixRequestMetrics } from './inferencex-requests';
 import { inferencexAggSchema, type InferencexAgg, type IxServerMetrics } from './inferencex-schema';
 import { kvPoolTokensFromServerLogs } from './server-log';
 import { inferencexPowerFields } from '../server/energy';
+import { prefixHitRate } from '../server/families';
 import { inferencexSidecar, sidecarWarnings } from './comparable';
 import { aiperfServerMetricsSchema, counterOf, gaugeMaxOf, type AiperfSeries } from '../aiperf/server-metrics';
 
@@ -286,10 +287,7 @@ function serverMetrics(
               role: 'combined',
               prompt_tokens: e.prompt_tokens,
               generation_tokens: e.generation_tokens,
-              prefix_cache_hit_rate:
-                e.prefix_hits !== null && e.prefix_queries !== null && e.prefix_queries > 0
-                  ? e.prefix_hits / e.prefix_queries
-                  : null,
+              prefix_cache_hit_rate: prefixHitRate(e.prefix_hits, e.prefix_queries),
               gpu_kv_cache_usage_pct: e.kv_usage_pct_max === null ? null : e.kv_usage_pct_max / 100,
             })),
   };
@@ -341,8 +339,7 @@ function cacheRates(sm: PointResult['server_metrics']): {
  */
 function endpointSources(sm: PointResult['server_metrics']): IxServerMetrics['sources'] {
   const one = sm.sources.length === 1;
-  const hitRate =
-    sm.cache.prefix_hits !== null && sm.cache.prefix_queries ? sm.cache.prefix_hits / sm.cache.prefix_queries : null;
+  const hitRate = prefixHitRate(sm.cache.prefix_hits, sm.cache.prefix_queries);
   return sm.sources.map((url) => ({
     id: `combined|${url}`,
     role: 'combined',
@@ -411,7 +408,7 @@ function sourcesFromAiperf(json: unknown): IxServerMetrics['sources'] {
       role: id.split('|', 1)[0]!,
       prompt_tokens: sum('vllm:prompt_tokens'),
       generation_tokens: sum('vllm:generation_tokens'),
-      prefix_cache_hit_rate: hits !== null && queries !== null && queries > 0 ? hits / queries : null,
+      prefix_cache_hit_rate: prefixHitRate(hits, queries),
       // InferenceX's normalize_fraction: a gauge above 1.5 is a percentage
       gpu_kv_cache_usage_pct: kv === null ? null : kv > 1.5 ? kv / 100 : kv,
     };

@@ -59,3 +59,8 @@ export const FAMILIES: Record<EngineFamily, FamilySpec> = {
     cacheConfigInfo: null,
   },
 };
+
+/** A prefix cache's hit rate over a window, hits / queries (in tokens); null when either is unknown or none was queried. */
+export function prefixHitRate(hits: number | null, queries: number | null): number | null {
+  return hits !== null && queries !== null && queries > 0 ? hits / queries : null;
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAMILIES, type EngineFamily } from './families';
+import { FAMILIES, prefixHitRate, type EngineFamily } from './families';
 import { servedPerEngine } from './idle-ranks';
 import { maxMetric, sumMetric, type Sample } from './prometheus';
 import { specDecodeWindow, specDecodeWindowSchema } from './spec-decode';
@@ -139,7 +139,7 @@ export function serverMetricsWindow(
   if (spec.kvUsage && kvSamples === 0) warnings.push(`${spec.kvUsage} absent`);
   const perEngine = engineWindows(start, end, during, family);
   const poolTokens = kvPoolTokens(end, spec.cacheConfigInfo);
-  const rate = hits !== null && queries !== null && queries > 0 ? hits / queries : null;
+  const rate = prefixHitRate(hits, queries);
   const bySource = promptBySourceWindow(start, end, family);
   const drafting = family === 'vllm' ? specDecodeWindow(start, end) : null;
   return {
