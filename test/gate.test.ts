@@ -19,7 +19,7 @@ import {
   type LaneResult,
   type VitestReport,
 } from './gate';
-import { LANE_A, LANE_C, LANE_D } from './lanes';
+import { LANE_A, LANE_C, LANE_D, QUIET } from './lanes';
 import { repoRoot } from '@infersweep/testkit/stack';
 
 type Status = 'passed' | 'failed' | 'skipped' | 'todo';
@@ -243,7 +243,7 @@ describe('the gate', () => {
 });
 
 describe('the lanes', () => {
-  const files = [...LANE_A, ...LANE_C, ...LANE_D, 'libs/x/test/new.int.test.ts'].sort();
+  const files = [...LANE_A, ...QUIET, ...LANE_C, ...LANE_D, 'libs/x/test/new.int.test.ts'].sort();
   const filesOf = (args: string[]) => args.filter((a) => a.endsWith('.int.test.ts'));
 
   it('runs every integration file in exactly one lane, a new file in lane B before the production project', () => {
@@ -252,10 +252,16 @@ describe('the lanes', () => {
       const ran = lanes.flatMap((l) => filesOf(l.args));
       expect([n, ran.sort()]).toEqual([n, files]);
       expect(lanes.map((l) => l.name)).toEqual(
-        ['unit', 'lane-a', 'lane-b', 'lane-c', 'lane-d'].slice(0, Number(n) + 1),
+        n === '1'
+          ? ['unit', 'lane-a']
+          : ['unit', 'lane-a', 'lane-q', 'lane-b', 'lane-c', 'lane-d'].slice(0, Number(n) + 2),
+      );
+      // the quiet lane alone after the others, on lane A's stack
+      expect(lanes.filter((l) => l.after).map((l) => [l.name, filesOf(l.args), l.slot])).toEqual(
+        n === '1' ? [] : [['lane-q', QUIET, '0']],
       );
     }
-    const [unitLane, a, b, c, d] = planLanes({}, root, files);
+    const [unitLane, a, , b, c, d] = planLanes({}, root, files);
     expect(unitLane).toEqual({
       name: 'unit',
       slot: '0',
@@ -277,13 +283,15 @@ describe('the lanes', () => {
 
   it('lists only files of this repository, each in one lane', () => {
     const real = integrationFiles(repoRoot);
-    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...LANE_C, ...LANE_D]));
+    expect(real).toEqual(expect.arrayContaining([...LANE_A, ...QUIET, ...LANE_C, ...LANE_D]));
     const lanes = planLanes({}, repoRoot, real);
     expect(lanes.flatMap((l) => filesOf(l.args)).sort()).toEqual(real);
   });
 
   it('lists no file in two lanes', () => {
-    expect(new Set([...LANE_A, ...LANE_C, ...LANE_D]).size).toBe(LANE_A.length + LANE_C.length + LANE_D.length);
+    expect(new Set([...LANE_A, ...QUIET, ...LANE_C, ...LANE_D]).size).toBe(
+      LANE_A.length + QUIET.length + LANE_C.length + LANE_D.length,
+    );
   });
 
   it('refuses two lanes on one stack slot, a listed file that does not exist, and an unknown lane count', () => {

@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
-import { FLOORS, LANE_A, LANE_C, LANE_D, SLOTS, UNIT_NICE, type Project } from './lanes';
+import { FLOORS, LANE_A, LANE_C, LANE_D, QUIET, SLOTS, UNIT_NICE, type Project } from './lanes';
 
 type Floors = Partial<Record<Project, { tests: number; files: number }>>;
 
@@ -168,6 +168,8 @@ export interface Lane {
   nice?: number;
   /** the lane's files in the order they run (test/lane-sequencer.ts) */
   order?: readonly string[];
+  /** starts once every other lane has ended (the quiet lane, test/lanes.ts QUIET) */
+  after?: boolean;
 }
 
 /**
@@ -191,18 +193,20 @@ export function planLanes(env: NodeJS.ProcessEnv, root: string, intFiles: string
     throw new Error(`lane C needs its own stack slot: ${SLOTS.c.slot} (${c.slot}) is another lane's`);
   if (n !== 1 && a.slot === b.slot)
     throw new Error(`lane B needs its own stack slot: ${SLOTS.b.slot} (${b.slot}) is lane A's`);
-  for (const f of [...LANE_A, ...LANE_C, ...LANE_D])
+  for (const f of [...LANE_A, ...QUIET, ...LANE_C, ...LANE_D])
     if (!intFiles.includes(f)) throw new Error(`a lane lists ${f}, which does not exist: edit test/lanes.ts`);
-  const notB = new Set([...LANE_A, ...(n >= 3 ? LANE_C : []), ...(n === 4 ? LANE_D : [])]);
+  const notB = new Set([...LANE_A, ...QUIET, ...(n >= 3 ? LANE_C : []), ...(n === 4 ? LANE_D : [])]);
   const laneB = intFiles.filter((f) => !notB.has(f));
   const nice = Number(env.INFERSWEEP_UNIT_NICE ?? UNIT_NICE);
   const unit: Lane = { name: 'unit', ...a, args: ['--project', 'unit'], nice };
   const integration = ['--project', 'integration'];
   const both = [...integration, '--project', 'production'];
-  if (n === 1) return [unit, { name: 'lane-a', ...a, args: [...both, ...LANE_A, ...laneB, 'test/production/'] }];
+  if (n === 1)
+    return [unit, { name: 'lane-a', ...a, args: [...both, ...LANE_A, ...laneB, ...QUIET, 'test/production/'] }];
   return [
     unit,
     { name: 'lane-a', ...a, args: [...integration, ...LANE_A], order: LANE_A },
+    { name: 'lane-q', ...a, args: [...integration, ...QUIET], order: QUIET, after: true },
     { name: 'lane-b', ...b, args: [...both, ...laneB, 'test/production/'] },
     ...(n >= 3 ? [{ name: 'lane-c', ...c, args: [...integration, ...LANE_C], order: LANE_C }] : []),
     ...(n === 4 ? [{ name: 'lane-d', ...d, args: [...integration, ...LANE_D], order: LANE_D }] : []),
@@ -285,14 +289,17 @@ export async function runLanes(
 ): Promise<Summary> {
   const t0 = Date.now();
   const prefix = lanes.length > 1;
-  const done = await Promise.all(
-    lanes.map(async (lane) => {
-      const { rc, seconds } = await runLane(lane, opts.out, prefix);
-      appendFileSync(join(opts.out, 'phases.txt'), `${lane.name} ${seconds} ${rc}\n`);
-      console.log(`[test] phase ${lane.name}: ${seconds} s (vitest exit ${rc})`);
-      return { lane, rc };
-    }),
-  );
+  const run = (group: Lane[]) =>
+    Promise.all(
+      group.map(async (lane) => {
+        const { rc, seconds } = await runLane(lane, opts.out, prefix);
+        appendFileSync(join(opts.out, 'phases.txt'), `${lane.name} ${seconds} ${rc}\n`);
+        console.log(`[test] phase ${lane.name}: ${seconds} s (vitest exit ${rc})`);
+        return { lane, rc };
+      }),
+    );
+  // the lanes side by side, then the quiet lane alone
+  const done = [...(await run(lanes.filter((l) => !l.after))), ...(await run(lanes.filter((l) => l.after)))];
   console.log(`[test] phase tests: ${Math.round((Date.now() - t0) / 1000)} s`);
   for (const { lane, rc } of done) {
     if (rc === 0) continue;
