@@ -10,7 +10,7 @@ import { tail } from '@infersweep/core';
 import { CommandFailedError } from './errors';
 import { cappedCatArgv, tailArgv } from './commands';
 import { parseTail } from './parse';
-import type { SlurmQueries } from './queries';
+import { allEnded, type SlurmQueries } from './queries';
 
 /** Where a step's log is: the file on shared storage, read on `node` under job `jobId` (a StepHandle is one). */
 export interface LogRef {
@@ -67,10 +67,7 @@ export async function copyLogs(
   });
   // every log at once (a 4-node deployment's copies took 4 SSH round trips in turn); each failure is
   // reported after every copy has ended, so none is still writing when the caller moves on
-  const copies = await Promise.allSettled(named.map(({ h, path }) => copyLog(q, h, path, opts)));
-  const failed = copies.find((c): c is PromiseRejectedResult => c.status === 'rejected');
-  if (failed) throw failed.reason;
-  return copies.map((c) => (c as PromiseFulfilledResult<{ node: string; path: string; bytes: number }>).value);
+  return allEnded(named.map(({ h, path }) => copyLog(q, h, path, opts)));
 }
 
 /** One log into `path`, streamed and capped ({@link copyLogs}); lands by rename. */

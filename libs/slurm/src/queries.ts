@@ -361,3 +361,14 @@ export class SlurmQueries {
     );
   }
 }
+
+/**
+ * Every promise's value, in order, once all have ended; the first failure is thrown only then, so no work started
+ * here is still running when the caller moves on (parallel step stops, log copies).
+ */
+export async function allEnded<T>(work: Promise<T>[]): Promise<T[]> {
+  const ended = await Promise.allSettled(work);
+  const failed = ended.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+  if (failed) throw failed.reason;
+  return ended.map((c) => (c as PromiseFulfilledResult<T>).value);
+}

@@ -9,7 +9,7 @@ import { CommandFailedError, SshConnectionError, StepLaunchError } from './error
 import { detachedArgv, scancelArgv, squeueStepsArgv, srunArgv, type StepRuntime } from './commands';
 import { parseStepLines } from './parse';
 import { fetchLogs, type LogRef } from './logs';
-import { setupErrorOf, sleep, type SlurmQueries } from './queries';
+import { allEnded, setupErrorOf, sleep, type SlurmQueries } from './queries';
 
 export interface StepHandle extends LogRef {
   stepName: string;
@@ -167,9 +167,7 @@ export async function stepStatus(q: SlurmQueries, h: StepRef): Promise<StepState
  * delays the others' scancel); the first failure is thrown once every stop has ended.
  */
 export async function stopSteps(q: SlurmQueries, handles: StepRef[], timeoutMs?: number): Promise<void> {
-  const stops = await Promise.allSettled(handles.map((h) => stopStep(q, h, timeoutMs)));
-  const failed = stops.find((c): c is PromiseRejectedResult => c.status === 'rejected');
-  if (failed) throw failed.reason;
+  await allEnded(handles.map((h) => stopStep(q, h, timeoutMs)));
 }
 
 /** scancel J.S (a step that is already gone is success); waits until the step has left squeue. */

@@ -51,7 +51,7 @@ export async function recoverAttempt(
   const failed = classifyAttempt(run, pt, f);
   const held = failed && run.state.allocations.find((a) => a.jobId && a.jobId === failed.record.jobId);
   const noted = failed
-    ? await quarantineSuspects(run.act, run.plan, run.input.sweepId, failed, held ? held.nodes : [])
+    ? await quarantineSuspects(run.act, run.plan, run.input.sweepId, failed, held?.nodes ?? [])
     : undefined;
   const action = failed?.decision.action;
   const label = failed ? ` [${failed.seen.class}${noted ? `; ${noted}` : ''}]` : '';
