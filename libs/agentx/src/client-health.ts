@@ -62,6 +62,42 @@ export function healthVerdict(m: HealthMeasure, limits: AgentxSettings['clientHe
 }
 
 /**
+ * The most streamed responses, as a share of a point's, a client may have read whole before the point is invalid:
+ * the share of its event-loop ticks our own client's p99 gate lets run late ({@link healthVerdict}).
+ */
+export const MAX_COLLAPSED_STREAM_SHARE = 0.01;
+
+/**
+ * Streams the client read whole (pure): profiled, successful requests of two or more output tokens whose first and
+ * last content the client timestamped at the same instant (ITL exactly 0). A client that stamps each transport read,
+ * as aiperf 0.13 does (aiperf/transports/aiohttp_client.py `tracked_content_stream`: one `perf_counter_ns` per
+ * `iter_any` read, shared by every SSE message in it; `http_req_chunks_received` counts those reads), reads a whole
+ * response in one read when its event loop was blocked for the response's decode: that request's TTFT then reads its
+ * E2E latency and its ITL 0, wrong numbers in the point's distributions. Measured 2026-12-05 on the real vLLM CPU
+ * engine, aiperf alone on a quiet 2-core host: 6 of 122 responses of 96 tokens read whole (TTFT 0.89–1.05 s against
+ * the engine's 0.09–0.29 s), libs/agentx/README.md "The referee". Over {@link MAX_COLLAPSED_STREAM_SHARE} of the
+ * streamed responses → `client_saturated`; fewer, but any → a warning (never silent). Our own client stamps each SSE
+ * event and has the event-loop gate above.
+ */
+export function collapsedStreams(
+  records: readonly { phase: string; ok: boolean; osl: number | null; itl_ms: number | null }[],
+): { collapsed: number; streamed: number; reason: string | null; warning: string | null } {
+  const streamed = records.filter((r) => r.phase === 'profiling' && r.ok && r.osl !== null && r.osl >= 2);
+  const collapsed = streamed.filter((r) => r.itl_ms === 0).length;
+  if (collapsed === 0) return { collapsed, streamed: streamed.length, reason: null, warning: null };
+  const text =
+    `${collapsed} of ${streamed.length} streamed responses read whole (≥ 2 output tokens in one read, ITL 0, TTFT = ` +
+    `E2E): the client's reads stalled`;
+  const over = collapsed / streamed.length > MAX_COLLAPSED_STREAM_SHARE;
+  return {
+    collapsed,
+    streamed: streamed.length,
+    reason: over ? `${text} (> ${MAX_COLLAPSED_STREAM_SHARE * 100} %)` : null,
+    warning: over ? null : `collapsed_streams: ${text} (≤ ${MAX_COLLAPSED_STREAM_SHARE * 100} %, the point stands)`,
+  };
+}
+
+/**
  * This thread's scheduler counters (Linux `/proc/thread-self/schedstat`: ns on a CPU, ns waiting on
  * the run queue), read with one pread per call; null where the file does not exist.
  */

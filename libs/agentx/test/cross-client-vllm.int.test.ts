@@ -39,6 +39,10 @@ import type { VllmEngine } from '@infersweep/testkit/vllm-engine';
  * Amended 2026-12-05 after an inconclusive CI run (our client's host saturated: event-loop p99 164 ms, its thread
  * waiting for a CPU 46 % of the window): a pair whose window found our client's host saturated is measured once
  * more, and a host saturated in both fails the verdict test by name. The statistic, bounds and half-width rule stand.
+ * Amended again 2026-12-05 after two failed quiet-host runs (aiperf `inconclusive`, then `fail` at −4.20 %): aiperf
+ * had read 6 of 122 responses whole, in one read (ITL 0, TTFT = E2E, ../src/client-health.ts collapsedStreams). The
+ * product now refuses such an aiperf point (`client_saturated`); aiperf's verdict must be `pass` unless its point was
+ * refused so. Our client's verdict must still be `pass`; the statistic, bounds and half-width rule stand.
  */
 /** Pairs of windows at most: a second when the first found our client's host saturated. */
 const PAIRS = 2;
@@ -133,7 +137,16 @@ describe('two clients on the real vLLM CPU engine (mid-dense, c=2, one after the
     const r = engineRefereed(ours, aiperf);
     console.info(`real vLLM, ${r.line}; our client's health ${JSON.stringify(ours.result.client_health)}`);
     expect(r.ours.verdict).toBe('pass');
-    expect(r.aiperf.verdict).toBe('pass');
+    // aiperf passes, or the product refused its point because aiperf read whole responses in one read (its loop
+    // stalled; amendment of 2026-12-05, libs/agentx/README.md "The referee"): never a wrong number passed on
+    const refused = aiperf.result.client_health.reason;
+    console.info(`aiperf: ${r.aiperf.verdict}; its point ${refused === null ? 'stands' : `refused: ${refused}`}`);
+    const refusedForStalls =
+      /read whole/.test(refused ?? '') &&
+      aiperf.result.submission_invalid_reasons.some((x) => x.startsWith('client_saturated'));
+    expect(r.aiperf.verdict === 'pass' || refusedForStalls, `aiperf ${r.aiperf.verdict}, its point not refused`).toBe(
+      true,
+    );
   });
 
   it(`the referee flags the fault-injected control (our window, ITL +${INJECTED_FAULT.itlBias * 100} %, first token read ${INJECTED_FAULT.lateFirstMs} ms late)`, () => {

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { POINT_RECORD_FILE, POINT_REQUESTS_FILE, tail } from '@infersweep/core';
 import type { AgentxSettings } from '@infersweep/topology';
+import { collapsedStreams } from '../client-health';
 import { AiperfError } from '../errors';
 import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from '../metrics/aggregate';
@@ -89,6 +90,7 @@ function measure(
   const profStart = profiled.length ? Math.min(...profiled.map((r) => r.start_ms)) : null;
   const server = serverMetrics(c, snaps.start, snaps.end);
   const roleChecks = aiperfRoleChecks(c, snaps, records, agg);
+  const collapse = collapsedStreams(records);
   const serverMissing: string[] = [];
   if (c.input.metricsEndpoints.length === 0) serverMissing.push('no metrics endpoints given');
   else if (server.tokens.generation === null) serverMissing.push('generation-token counter delta unavailable');
@@ -97,7 +99,7 @@ function measure(
     accounting: acc,
     successes: profiled.filter((r) => r.ok).length,
     coverage: profStart === null ? 0 : metricCoverage(records, profStart, c.settings.profileDurationSeconds),
-    clientSaturatedReason: null,
+    clientSaturatedReason: collapse.reason,
     concurrencyHeld: null,
     runCancelledReason: out.exitCode === 0 ? null : `aiperf exited ${out.exitCode}`,
     serverMetricsMissing: serverMissing,
@@ -120,6 +122,7 @@ function measure(
     reasons,
     valid: v.valid && (agg.metadata?.submission_valid ?? true),
     measuredSeconds,
+    collapse,
   };
 }
 
@@ -157,7 +160,7 @@ export function aiperfRecord(
       subagent_requests_profiled: m.profiled.filter((r) => r.kind === 'subagent').length,
       plays_started: 0,
     },
-    client_health: clientHealth(out, concurrentPointsMax),
+    client_health: clientHealth(out, concurrentPointsMax, m.collapse.reason),
     server_metrics: m.server,
     idle_rank_checks: [checkIdleRanks([], null, 'post-warmup', input.family ?? 'vllm')].map((ch) =>
       input.expectedEngines
@@ -176,6 +179,7 @@ export function aiperfRecord(
     },
     submission_valid: m.valid,
     submission_invalid_reasons: m.reasons,
+    warnings: m.collapse.warning === null ? [] : [m.collapse.warning],
     artifacts: { record: recordPath, requests_jsonl: reqPath, command: c.commandPath, raw_dir: c.artifactDir },
   });
   writeJsonlAtomic(reqPath, m.records);
@@ -203,7 +207,8 @@ function aiperfRoleChecks(
   return checkRoles(snaps.start, snaps.end, roles, client, c.input.family);
 }
 
-function clientHealth(out: AiperfRunOutcome, concurrentPointsMax: number | null) {
+/** aiperf's health: its CPU, and its streams read whole (../client-health.ts collapsedStreams). */
+function clientHealth(out: AiperfRunOutcome, concurrentPointsMax: number | null, collapsed: string | null) {
   const cpu = out.childCpuSeconds !== null && out.wallSeconds > 0 ? out.childCpuSeconds / out.wallSeconds : null;
   return {
     ...(concurrentPointsMax === null ? {} : { concurrent_points_max: concurrentPointsMax }),
@@ -211,8 +216,8 @@ function clientHealth(out: AiperfRunOutcome, concurrentPointsMax: number | null)
     event_loop_delay_max_ms: null,
     cpu_fraction: cpu,
     peak_rss_bytes: null,
-    saturated: false,
-    reason: null,
+    saturated: collapsed !== null,
+    reason: collapsed,
   };
 }
 
