@@ -126,6 +126,18 @@ describe('status and progress views', () => {
       /55(\.0)? tok\/s\/user\s+21\.5 tok\/s\/user E2E-norm P90\s+goodput 96(\.0)? % \[90\.2, 98\.4\]/,
     );
   });
+  it("shows a spec-decode point's acceptance length and a valid point's warnings", () => {
+    const line = pointLine({
+      ...pts[0]!,
+      summary: {
+        ...pts[0]!.summary!,
+        specAcceptanceLength: 3.9412,
+        warnings: ['collapsed_streams: 1 of 200 streamed responses read whole'],
+      },
+    });
+    expect(line).toMatch(/valid\s.*acceptance length 3\.94\s+warnings: collapsed_streams: 1 of 200 streamed/);
+    expect(pointLine(pts[0]!)).not.toMatch(/acceptance length|warnings:/);
+  });
   it('shows what went wrong on an allocation without ending it (a failed log capture) and a release that failed', () => {
     const p = progress(pts);
     p.allocations = [

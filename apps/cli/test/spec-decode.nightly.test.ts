@@ -4,7 +4,7 @@
  * the random-weight model's looping output gives drafts that hit) swept at c=1 and c=2 through the
  * production workflow and activities. Each point record carries the spec-decode block computed from the
  * engine's own counters over the profiling window (libs/agentx/src/server/spec-decode.ts), and the
- * report (the same code as `infersweep report`) shows its acceptance length. One vLLM at a time (~5 GB).
+ * report (the same code as `infersweep report`) and `status` show its acceptance length. One vLLM at a time (~5 GB).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -24,6 +24,7 @@ import {
 import { loadSweepResults } from '../src/report/records';
 import { renderReport, toCsv } from '../src/report/html';
 import { fmtNum } from '../src/report/chart';
+import { pointLine } from '../src/ops/render';
 
 const CLUSTER = 'local-vllm';
 const ORIENTATION = 'spec-ngram';
@@ -78,6 +79,12 @@ describe('speculative decoding on the real vLLM CPU engine', () => {
       lengths.set(c, sd!.acceptance_length!);
     }
     console.log(`spec-ngram acceptance length: ${POINTS.map((c) => `c=${c} ${lengths.get(c)}`).join(', ')}`);
+
+    // status: the workflow's point summaries carry the length and `status` prints it (../src/ops/render.ts pointLine)
+    for (const pt of result.points) {
+      expect(pt.summary?.specAcceptanceLength).toBe(lengths.get(pt.concurrency));
+      expect(pointLine(pt)).toContain(`acceptance length ${lengths.get(pt.concurrency)!.toFixed(2)}`);
+    }
 
     // the report: the acceptance length in each point's row of the HTML table and in the CSV column
     const sweep = loadSweepResults(input.resultsDir, undefined, input.sweepId);

@@ -302,6 +302,8 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
   const lat = m.latency;
   const val = (x: number | null | undefined) => (x === null || x === undefined ? undefined : x);
   const ms = (s: number | null | undefined) => (s === null || s === undefined ? undefined : s * 1000);
+  // optional chains: records written before server metrics or warnings existed still summarise
+  const sd = r.server_metrics?.spec_decode?.acceptance_length;
   return {
     concurrency: r.conc,
     valid: r.submission_valid,
@@ -337,6 +339,8 @@ export function pointSummary(r: PointResult, where: { resultPath: string; reused
     e2elP50Ms: ms(lat.e2el.p50),
     e2elP99Ms: ms(lat.e2el.p99),
     ...(r.slo_uncertainty ? { logSe: logSeOf(r.slo_uncertainty) } : {}),
+    ...(sd === null || sd === undefined ? {} : { specAcceptanceLength: sd }),
+    ...(r.warnings?.length ? { warnings: r.warnings } : {}),
     ...(r.timing.warmup_seconds === null ? {} : { phaseSeconds: { warmup: r.timing.warmup_seconds } }),
   };
 }

@@ -4,9 +4,11 @@ import {
   ACCEPTANCE_TOLERANCE,
   acceptanceWarning,
   parsePrometheus,
+  pointSummary,
   serverMetricsWindow,
   specDecodeWindow,
   type EndpointSnapshot,
+  type PointResult,
   type SpecDecodeWindow,
 } from '@infersweep/agentx';
 
@@ -66,5 +68,48 @@ describe("speculative decoding from vLLM's spec-decode counters (server/spec-dec
     expect(acceptanceWarning(null, 2.51)).toMatch(/exports no spec-decode counters/);
     // no expected value (no recipe target): nothing to judge
     expect(acceptanceWarning(w(1.2), undefined)).toBeNull();
+  });
+});
+
+describe('the point summary carries what status shows (result.ts pointSummary)', () => {
+  const record = (over: Record<string, unknown>) =>
+    ({
+      conc: 2,
+      submission_valid: true,
+      submission_invalid_reasons: [],
+      identity: { jobId: 'j', nodes: [], attempt: 1 },
+      gpu_count: 1,
+      request_accounting: { records_profiled: 1, records_error_dropped: 0 },
+      artifacts: {},
+      request_metrics: {
+        latency: { ttft: {}, itl: {}, e2el: {}, intvty: {}, e2e_norm_intvty: {} },
+        throughput: { per_gpu: {} },
+      },
+      timing: { warmup_seconds: null },
+      ...over,
+    }) as unknown as PointResult;
+  const where = { resultPath: 'x', reused: false };
+
+  it("the real capture's acceptance length and the record's warnings reach the summary", () => {
+    const window = serverMetricsWindow(start, end, [], 'vllm');
+    const s = pointSummary(record({ server_metrics: window, warnings: ['collapsed_streams: 1 of 200'] }), where);
+    expect(s.specAcceptanceLength).toBe(1 + 276 / 96);
+    expect(s.warnings).toEqual(['collapsed_streams: 1 of 200']);
+  });
+
+  it('absent without speculative decoding, without warnings, and in records written before either existed', () => {
+    const plain = serverMetricsWindow(
+      snap('vllm-cpu-metrics-window-start.txt'),
+      snap('vllm-cpu-metrics-window-end.txt'),
+      [],
+      'vllm',
+    );
+    for (const s of [
+      pointSummary(record({ server_metrics: plain, warnings: [] }), where),
+      pointSummary(record({}), where),
+    ]) {
+      expect('specAcceptanceLength' in s).toBe(false);
+      expect('warnings' in s).toBe(false);
+    }
   });
 });

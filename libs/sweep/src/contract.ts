@@ -51,6 +51,10 @@ export interface PointSummary {
    * (libs/agentx `sloUncertainty`): the search's per-point uncertainty. Absent: a point estimate only.
    */
   logSe?: Partial<Record<SloStatistic, number>>;
+  /** speculative decoding: mean tokens per verification step over the window (vLLM's spec-decode counters); absent without */
+  specAcceptanceLength?: number;
+  /** the record's warnings (a collapsed stream under the gate's share, an acceptance drift, dropped metric samples); absent when none */
+  warnings?: string[];
   /** seconds of the point's activity spent waiting for the drain gate and warming up (the GPU-hour ledger splits the point's time by them) */
   phaseSeconds?: { drain?: number; warmup?: number };
 }

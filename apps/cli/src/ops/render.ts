@@ -67,7 +67,9 @@ export function pointLine(pt: PointState, live?: LiveDetail): string {
       parts.push(
         `goodput ${f1(100 * s.goodput.attainment)} % [${f1(100 * s.goodput.lower)}, ${f1(100 * s.goodput.upper)}]`,
       );
+    if (s.specAcceptanceLength !== undefined) parts.push(`acceptance length ${s.specAcceptanceLength.toFixed(2)}`);
     if (!s.valid && s.reasons.length) parts.push(`(${s.reasons.join('; ')})`);
+    if (s.warnings?.length) parts.push(`warnings: ${s.warnings.join('; ')}`);
   }
   parts.push(`attempts ${pt.attempts}`);
   if (pt.resultPath) parts.push(pt.resultPath);
