@@ -1140,21 +1140,29 @@ describe('every failed attempt gets a class, and the decision follows from it', 
     expect(callsOf(input, 'allocate')).toHaveLength(2);
   });
 
-  it('a "success" with zero output tokens is an invalid point, classified zero-output', async () => {
+  it('a "success" with zero output tokens is an invalid point, classified zero-output; the ledger books its time as a failed attempt, not measurement', async () => {
     const input = sweep(
       {
-        runPoint: (i) => ({
-          ...(defaults.runPoint(i) as PointSummary),
-          valid: false,
-          reasons: ['zero_output_tokens: 12 successful requests returned 0 output tokens'],
-        }),
+        // the activity takes real time (the workflow clock runs with it), so the ledger has time to book
+        runPoint: async (i) => {
+          await new Promise((r) => setTimeout(r, 50));
+          return {
+            ...(defaults.runPoint(i) as PointSummary),
+            valid: false,
+            reasons: ['zero_output_tokens: 12 successful requests returned 0 output tokens'],
+          };
+        },
       },
-      { points: [1] },
+      { points: [1], ...gpuPlan },
     );
     const r = await (await run(input)).result;
     expect(r.points[0]).toMatchObject({ status: 'invalid', attempts: 1 });
     expect(r.points[0]!.failures).toEqual([
       expect.objectContaining({ class: 'zero-output', rule: 'zero-output-tokens', action: 'fail-point' }),
     ]);
+    const booked = r.ledger!.points['1']!;
+    expect(booked.failedAttempts).toBeGreaterThan(0);
+    expect([booked.measurement, booked.warmup, booked.drain]).toEqual([0, 0, 0]);
+    expect(r.ledger!.sweep.measurement).toBe(0);
   });
 });

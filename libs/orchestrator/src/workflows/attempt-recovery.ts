@@ -101,12 +101,12 @@ export async function quarantineSuspects(
 
 /**
  * An invalid point whose reasons a rule classifies (zero output tokens: a "success" that generated
- * nothing) gets the class on its record, like a failed attempt; other invalid points are measurements
- * that failed a gate, not failed attempts.
+ * nothing) gets the class on its record, like a failed attempt, and true (its GPU time is then booked as a failed
+ * attempt); other invalid points are measurements that failed a gate, not failed attempts.
  */
-export function recordInvalidPoint(pt: PointState, reasons: string[], jobId: string, now: string): void {
+export function recordInvalidPoint(pt: PointState, reasons: string[], jobId: string, now: string): boolean {
   const seen = classifyAttempt({ message: reasons.join('\n') });
-  if (seen.class !== 'zero-output') return;
+  if (seen.class !== 'zero-output') return false;
   const decision = decideAttempt({
     class: seen.class,
     during: 'point',
@@ -124,4 +124,5 @@ export function recordInvalidPoint(pt: PointState, reasons: string[], jobId: str
     at: now,
   };
   pt.failures = [...(pt.failures ?? []), record].slice(-KEPT);
+  return true;
 }

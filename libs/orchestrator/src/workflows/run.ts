@@ -209,11 +209,10 @@ export class SweepRun implements LeaseHolder, OperatorHost, RecoveringSweep {
     );
     this.pointScope = undefined;
     finishPoint(pt, summary, now());
-    this.ledger((l) =>
-      ledgerPointEnded(l, a.jobId, pt.concurrency, Date.now(), { ok: true, ...phaseSeconds(summary) }),
-    );
-    // an invalid point whose reasons name a class (zero output tokens) records it like a failed attempt
-    if (!summary.valid) recordInvalidPoint(pt, summary.reasons, a.jobId, now());
+    // an invalid point a rule classifies (zero output tokens) is a failed attempt: recorded and booked as one
+    const failed = !summary.valid && recordInvalidPoint(pt, summary.reasons, a.jobId, now());
+    const booked = failed ? ({ ok: false } as const) : ({ ok: true, ...phaseSeconds(summary) } as const);
+    this.ledger((l) => ledgerPointEnded(l, a.jobId, pt.concurrency, Date.now(), booked));
     this.state.currentPoint = undefined;
     this.lease.pointDone();
     const verdict = summary.valid ? 'valid' : `invalid: ${summary.reasons.join('; ')}`;
