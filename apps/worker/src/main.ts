@@ -9,10 +9,17 @@
  * INFERSWEEP_WORKER_{CLUSTERS,SECRETS,SECRETS_FILES,AIPERF,NODE_BINARIES,RESULTS_ROOTS,TRUST_REMOTE_CODE_TOKENIZERS},
  * site profiles by name from the sweep config INFERSWEEP_WORKER_CONFIG (libs/orchestrator/src/worker-settings.ts).
  * INFERSWEEP_WORKER_COMPLETING_PATIENCE_SECONDS: how long release waits for a cancelled job stuck COMPLETING
- * (default 600, at most 840).
+ * (default 600, at most 840). INFERSWEEP_WORKER_POLL_SECONDS: the activities' poll period, readiness, step exit and
+ * (twice it) liveness, one squeue on the login node each (default 1, at most 60; docs/cluster.md item 4).
  */
 import { Command } from 'commander';
-import { completingPatienceMs, createSweepWorker, loadWorkerSettings, temporalTarget } from '@infersweep/orchestrator';
+import {
+  completingPatienceMs,
+  createSweepWorker,
+  loadWorkerSettings,
+  pollMsFromEnv,
+  temporalTarget,
+} from '@infersweep/orchestrator';
 import { taskQueueFor } from '@infersweep/core';
 
 function bundle(): { codePath: string } | undefined {
@@ -36,7 +43,7 @@ const program = new Command('infersweep-worker')
       cluster: opts.cluster,
       target,
       taskQueue: opts.taskQueue,
-      deps: { settings, completingPatienceMs: patience },
+      deps: { settings, completingPatienceMs: patience, pollMs: pollMsFromEnv() },
       workflowBundle: bundle(),
     });
     const queue = opts.taskQueue ?? taskQueueFor(opts.cluster);

@@ -260,12 +260,40 @@ const MAX_COMPLETING_PATIENCE_SECONDS = 14 * 60;
  * before it marks the job and its nodes stuck and moves on, ms; unset: the activities' default (10 min).
  */
 export function completingPatienceMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = env[COMPLETING_PATIENCE_ENV];
+  return secondsVariable(
+    env,
+    COMPLETING_PATIENCE_ENV,
+    MAX_COMPLETING_PATIENCE_SECONDS,
+    "the release activity's 15-minute limit less a minute",
+  );
+}
+
+export const POLL_ENV = 'INFERSWEEP_WORKER_POLL_SECONDS';
+const MAX_POLL_SECONDS = 60;
+
+/**
+ * The activities' poll period, ms: a server's readiness, an aiperf step's exit, and (at twice it) the
+ * allocation's and server steps' liveness, one `squeue` on the login node each; unset: the activities'
+ * default (1 s). A sweep sends ~1.6 login-node commands a second at the default (docs/cluster.md item 4);
+ * a busy login node or slurmctld wants 10 s or more, at the cost of seeing a lost server up to twice that late.
+ */
+export function pollMsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  return secondsVariable(
+    env,
+    POLL_ENV,
+    MAX_POLL_SECONDS,
+    'the liveness poll is twice it: a lost server seen within ~2 min',
+  );
+}
+
+/** A worker's duration in seconds from its variable, in ms; unset or empty: undefined. A bad value stops the worker, named. */
+function secondsVariable(env: NodeJS.ProcessEnv, name: string, max: number, why: string): number | undefined {
+  const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
   const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0 || s > MAX_COMPLETING_PATIENCE_SECONDS)
+  if (!Number.isFinite(s) || s <= 0 || s > max)
     throw new WorkerSettingsError(
-      `${COMPLETING_PATIENCE_ENV}=${JSON.stringify(raw)}: give seconds, more than 0 and at most ${MAX_COMPLETING_PATIENCE_SECONDS} (the release activity's 15-minute limit less a minute)`,
+      `${name}=${JSON.stringify(raw)}: give seconds, more than 0 and at most ${max} (${why})`,
     );
   return Math.round(s * 1000);
 }

@@ -9,6 +9,8 @@ import {
   COMPLETING_PATIENCE_ENV,
   WorkerSettingsError,
   completingPatienceMs,
+  pollMsFromEnv,
+  POLL_ENV,
   gpuHourPrice,
   loadWorkerSettings,
   siteProfileFromConfig,
@@ -144,6 +146,17 @@ describe('worker settings (read once at worker start)', () => {
     for (const bad of ['0', '-5', 'ten', '900'])
       expect(() => completingPatienceMs({ [COMPLETING_PATIENCE_ENV]: bad })).toThrow(
         new RegExp(`${COMPLETING_PATIENCE_ENV}="${bad}": give seconds, more than 0 and at most 840`),
+      );
+  });
+
+  it('the poll period: seconds from its variable, unset keeps the default, a bad value names variable, value and range', () => {
+    expect(pollMsFromEnv({})).toBeUndefined();
+    expect(pollMsFromEnv({ [POLL_ENV]: ' ' })).toBeUndefined();
+    expect(pollMsFromEnv({ [POLL_ENV]: '10' })).toBe(10_000);
+    expect(pollMsFromEnv({ [POLL_ENV]: '0.5' })).toBe(500);
+    for (const bad of ['0', '-1', '10s', '61'])
+      expect(() => pollMsFromEnv({ [POLL_ENV]: bad })).toThrow(
+        new RegExp(`${POLL_ENV}="${bad}": give seconds, more than 0 and at most 60 \\(the liveness poll is twice it`),
       );
   });
 
