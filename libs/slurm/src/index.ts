@@ -12,7 +12,7 @@ export * from './commands';
 export * from './parse';
 export * from './liveness';
 export * from './cluster';
-export { SlurmQueries, sleep, type JobInfo, type SlurmClusterOptions } from './queries';
+export { SlurmQueries, jobTimeLeft, sleep, type JobInfo, type SlurmClusterOptions } from './queries';
 export * from './allocation';
 export * from './steps';
 export * from './logs';

@@ -44,6 +44,14 @@ export interface JobInfo {
   endTime: string | null;
 }
 
+/**
+ * Seconds a job has left by one read of it: a job that is not RUNNING has none; null when squeue gives no duration
+ * (UNLIMITED, N/A; infersweep's allocations always ask for a time limit).
+ */
+export function jobTimeLeft(info: Pick<JobInfo, 'state' | 'timeLeftSeconds'>): number | null {
+  return info.state === 'RUNNING' ? info.timeLeftSeconds : 0;
+}
+
 export interface SlurmClusterOptions {
   /** How often to poll squeue while waiting for a state change (default 500 ms). */
   pollIntervalMs?: number;
@@ -265,8 +273,7 @@ export class SlurmQueries {
   }
 
   async timeLeft(jobId: string): Promise<number | null> {
-    const info = await this.describe(jobId);
-    return info.state === 'RUNNING' ? info.timeLeftSeconds : 0;
+    return jobTimeLeft(await this.describe(jobId));
   }
 
   /** The workflow's time guard: does a piece of work of `budgetSeconds` fit before the allocation ends? */

@@ -12,7 +12,7 @@ import {
   type Progress,
 } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
-import type { SlurmCluster } from '@infersweep/slurm';
+import { fitsInTime, jobTimeLeft, type JobInfo, type SlurmCluster } from '@infersweep/slurm';
 import { InsufficientTimeError, ServerLostError } from './errors';
 import { attemptSignal, progress } from './liveness';
 import { headNodeAiperfRunner } from './aiperf-step';
@@ -43,9 +43,9 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
       const dep = req.deployment;
       const step = `point:c=${req.concurrency}`;
       progress({ phase: 'checking', concurrency: req.concurrency });
-      // a dead allocation is a loss, not a lack of time: check liveness first
-      await slurm.assertAlive(dep.jobId, step);
-      await timeGuard(slurm, plan, req, step);
+      // one read of the job for both checks: a dead allocation is a loss, not a lack of time (with two reads, a node
+      // failing between them made the job's 0 s left an InsufficientTimeError, and the loss went unclassified)
+      timeGuard(await slurm.assertAlive(dep.jobId, step), plan, req, step);
 
       // a cancelled activity or a stalled attempt (./liveness.ts) stops the client and its aiperf step
       const signal = attemptSignal();
@@ -84,14 +84,14 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
   };
 }
 
-/** Time guard: never start a point the allocation cannot finish. */
-async function timeGuard(slurm: SlurmCluster, plan: SweepPlan, req: PointRequest, step: string): Promise<void> {
+/** Time guard: never start a point the allocation cannot finish (`job`: the read that found it alive). */
+export function timeGuard(job: JobInfo, plan: SweepPlan, req: PointRequest, step: string): void {
   const jobId = req.deployment.jobId;
   const margin = TIME_GUARD_MARGIN_SECONDS;
   const budget =
     plan.pointBudgets.find((b) => b.concurrency === req.concurrency)?.totalSeconds ?? req.pointBudgetSeconds;
-  if (await slurm.canFinish(jobId, budget, margin)) return;
-  const left = await slurm.timeLeft(jobId);
+  const left = jobTimeLeft(job);
+  if (fitsInTime(left, budget, margin)) return;
   throw new InsufficientTimeError(
     `allocation ${jobId} has ${left ?? '?'} s left, point c=${req.concurrency} needs ${budget} s + ${margin} s margin`,
     {

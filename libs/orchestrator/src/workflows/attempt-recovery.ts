@@ -57,10 +57,9 @@ export function recordFailedAttempt(
   };
   if (during === 'point') pt.failures = [...(pt.failures ?? []), record].slice(-KEPT);
   else state.setupFailures = [...(state.setupFailures ?? []), record].slice(-KEPT);
-  if (state.allocation) {
-    const rec = state.allocations.find((a) => a.jobId === state.allocation!.jobId);
-    if (rec) rec.failureClass = seen.class;
-  }
+  // the allocation the failure names (else the one held): its record carries the class
+  const rec = jobId === undefined ? undefined : state.allocations.find((a) => a.jobId === jobId);
+  if (rec) rec.failureClass = seen.class;
   return { seen, decision, record };
 }
 
