@@ -60,6 +60,8 @@ export interface PointGpuTelemetry {
   intervalSeconds: number;
   /** The worker's price of one GPU-hour of the deployment's GPU model (absent: no $/M tokens). */
   pricePerGpuHour?: number;
+  /** A P/D deployment's role of each node (a target's `host`): the energy is split per role. */
+  nodeRoles?: Readonly<Record<string, 'prefill' | 'decode'>>;
 }
 
 export interface RunPointHooks {
@@ -251,7 +253,7 @@ function pointRecord(p: PointRecordParts) {
     server_metrics: server,
     ...(window.dcgm === undefined || input.gpuTelemetry === undefined
       ? {}
-      : { energy: windowEnergy(r, window.dcgm, input.gpuCount, input.gpuTelemetry.pricePerGpuHour) }),
+      : { energy: windowEnergy(r, window.dcgm, input.gpuCount, input.gpuTelemetry) }),
     idle_rank_checks: window.idleChecks,
     ...(roleChecks === undefined ? {} : { role_checks: roleChecks }),
     timing: pointTiming(r, settings.profileDurationSeconds, p.startedAt, p.endedAt),
@@ -280,7 +282,7 @@ export function windowEnergy(
   r: Pick<ReplayResult, 'records' | 'originWallMs' | 'profileStartMs' | 'profileEndMs'>,
   dcgm: Pick<DcgmSampler, 'scrapes'>,
   gpus: number,
-  pricePerGpuHour: number | undefined,
+  telemetry: Pick<PointGpuTelemetry, 'pricePerGpuHour' | 'nodeRoles'> = {},
 ): PointEnergy | undefined {
   if (r.profileStartMs === null || r.profileEndMs === null) return undefined;
   const wall = (ms: number) => (r.originWallMs + ms) / 1000;
@@ -294,7 +296,8 @@ export function windowEnergy(
       output: ok.reduce((a, x) => a + (x.osl ?? 0), 0),
       requests: ok.length,
     },
-    ...(pricePerGpuHour === undefined ? {} : { pricePerGpuHour }),
+    ...(telemetry.pricePerGpuHour === undefined ? {} : { pricePerGpuHour: telemetry.pricePerGpuHour }),
+    ...(telemetry.nodeRoles === undefined ? {} : { nodeRoles: telemetry.nodeRoles }),
   });
 }
 

@@ -127,7 +127,9 @@ describe('windowEnergy: the record energy of a point', () => {
   const scrapesEvery = (ms: number[]) => ({ scrapes: ms.map((t) => ({ t, host: 'n1', text: t4 })) });
 
   it("the window on the replay's clock; a constant recorded power integrates to watts × seconds; J/token over profiled successes", () => {
-    const e = windowEnergy(run, scrapesEvery([900, 2000, 4000, 6000, 8000, 10_000, 11_050]), 1, 0.5)!;
+    const e = windowEnergy(run, scrapesEvery([900, 2000, 4000, 6000, 8000, 10_000, 11_050]), 1, {
+      pricePerGpuHour: 0.5,
+    })!;
     expect(e.window).toEqual({ start: (origin + 1000) / 1000, end: (origin + 11_000) / 1000 });
     expect(e.power_valid).toBe(true);
     expect(e.per_gpu_j['424773df46e0/0']).toBeCloseTo(8.969 * 10, 9);
@@ -137,6 +139,6 @@ describe('windowEnergy: the record energy of a point', () => {
   });
 
   it('no profile (a cancelled point): no energy block', () => {
-    expect(windowEnergy({ ...run, profileStartMs: null }, scrapesEvery([0]), 1, undefined)).toBeUndefined();
+    expect(windowEnergy({ ...run, profileStartMs: null }, scrapesEvery([0]), 1)).toBeUndefined();
   });
 });

@@ -330,3 +330,55 @@ describe('dcgmPointEnergy: timed scrapes of the allocation nodes, a failed scrap
     expect(garbled.invalid_reasons).toEqual([expect.stringMatching(/^dcgm_scrape_failed: n at 101: /)]);
   });
 });
+
+describe('dcgmPointEnergy on a P/D deployment: each GPU takes the role of the node whose exporter reported it', () => {
+  // the timed scrapes as node1 (prefill) and the same profile as node2 (decode): 2250 J each over the window
+  const node2 = scrapes.map((s) => ({
+    ...s,
+    host: 'node2',
+    text: s.text.replaceAll('Hostname="node1"', 'Hostname="node2"'),
+  }));
+  const base = {
+    window,
+    gpus: 4,
+    tokens: { input: 9000, output: 1000, requests: 10 },
+    scrapes: [...scrapes, ...node2],
+  };
+
+  it('splits the joules and the per-token metrics by role (InferenceX aggregate_power_multinode.py)', () => {
+    const e = dcgmPointEnergy({ ...base, nodeRoles: { node1: 'prefill', node2: 'decode' } });
+    expect(pointEnergySchema.parse(e)).toEqual(e);
+    expect(e.power_valid).toBe(true);
+    expect(e.per_role_j!.prefill).toBeCloseTo(2250, 9);
+    expect(e.per_role_j!.decode).toBeCloseTo(2250, 9);
+    expect(e.metrics!.prefill_joules_per_input_token).toBeCloseTo(2250 / 9000, 12);
+    expect(e.metrics!.decode_joules_per_output_token).toBeCloseTo(2250 / 1000, 12);
+    expect(e.per_role_unavailable).toBeUndefined();
+  });
+
+  it('a GPU of a node without one role: no split, said why; the energy itself stands', () => {
+    const e = dcgmPointEnergy({ ...base, nodeRoles: { node1: 'prefill' } });
+    expect(e.power_valid).toBe(true);
+    expect(e.metrics!.total_gpu_energy_j).toBeCloseTo(4500, 9);
+    expect(e.per_role_j).toBeUndefined();
+    expect(e.metrics!.prefill_joules_per_input_token).toBeUndefined();
+    expect(e.per_role_unavailable).toBe('GPU node2/0 reported by node2, which hold no one role');
+  });
+
+  it('one GPU reported by nodes of both roles (one exporter for both): no split', () => {
+    const shared = node2.map((s) => ({ ...s, text: scrapes.find((x) => x.t === s.t)!.text }));
+    const e = dcgmPointEnergy({
+      ...base,
+      gpus: 2,
+      scrapes: [...scrapes, ...shared],
+      nodeRoles: { node1: 'prefill', node2: 'decode' },
+    });
+    expect(e.per_role_j).toBeUndefined();
+    expect(e.per_role_unavailable).toBe('GPU node1/0 reported by node1, node2, which hold both roles');
+  });
+
+  it('an aggregated deployment has neither a split nor a reason for none', () => {
+    const e = dcgmPointEnergy({ ...base });
+    expect('per_role_j' in e || 'per_role_unavailable' in e).toBe(false);
+  });
+});

@@ -268,6 +268,8 @@ export const pointEnergySchema = z
     per_gpu_j: z.record(z.string(), z.number()),
     /** Joules per role of a P/D deployment (absent on an aggregated one). */
     per_role_j: z.object({ prefill: z.number(), decode: z.number() }).strict().optional(),
+    /** Why a P/D deployment's energy has no per-role split (a GPU of no role's node, or of nodes of both roles). */
+    per_role_unavailable: z.string().optional(),
     /** null when power is not valid (never a number from an incomplete window). */
     metrics: z.record(z.string(), z.number()).nullable(),
     /** The worker's price of one GPU-hour of this GPU model; null without one. */
@@ -323,22 +325,59 @@ export type DcgmScrape = { t: number; host: string } & ({ text: string } | { err
  * reason naming the node, the time and the error, and no metrics.
  */
 export function dcgmPointEnergy(
-  i: Omit<PointEnergyInput, 'source' | 'samples'> & { scrapes: readonly DcgmScrape[] },
+  i: Omit<PointEnergyInput, 'source' | 'samples' | 'roles'> & {
+    scrapes: readonly DcgmScrape[];
+    /** The role of each scraped node (the scrape's `host`) on a P/D deployment: the GPUs it reports take it. */
+    nodeRoles?: Readonly<Record<string, 'prefill' | 'decode'>>;
+  },
 ): PointEnergy {
   const failures: string[] = [];
   const samples: PowerSample[] = [];
+  const gpuNodes = new Map<string, Set<string>>();
   for (const s of i.scrapes) {
     try {
       // each scrape parsed once: a text that does not parse fails like an exporter that did not answer
       if ('error' in s) throw new Error(s.error);
-      samples.push(...dcgmPowerSamples([s]));
+      const got = dcgmPowerSamples([s]);
+      samples.push(...got);
+      for (const g of got) gpuNodes.set(g.gpu, (gpuNodes.get(g.gpu) ?? new Set()).add(s.host));
     } catch (e) {
       failures.push(`dcgm_scrape_failed: ${s.host} at ${s.t}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  const e = pointEnergy({ ...i, source: 'dcgm', samples });
-  if (failures.length === 0) return e;
-  return { ...e, power_valid: false, invalid_reasons: [...e.invalid_reasons, ...failures], metrics: null };
+  const { nodeRoles, ...rest } = i;
+  const split = nodeRoles === undefined ? undefined : gpuRoles(gpuNodes, nodeRoles);
+  const e = pointEnergy({
+    ...rest,
+    source: 'dcgm',
+    samples,
+    ...(split?.roles === undefined ? {} : { roles: split.roles }),
+  });
+  const withRoles = split?.unavailable === undefined ? e : { ...e, per_role_unavailable: split.unavailable };
+  if (failures.length === 0) return withRoles;
+  return { ...withRoles, power_valid: false, invalid_reasons: [...e.invalid_reasons, ...failures], metrics: null };
+}
+
+/**
+ * Each GPU's role from the roles of the nodes whose exporter reported it (pure). A GPU reported by a node without
+ * one role (not in the map: e.g. nodes of both roles behind one exporter), or by nodes of both roles, leaves the
+ * split unavailable, said why: the per-role joules are then absent, never a split with a GPU in the wrong role.
+ */
+function gpuRoles(
+  gpuNodes: ReadonlyMap<string, ReadonlySet<string>>,
+  nodeRoles: Readonly<Record<string, 'prefill' | 'decode'>>,
+): { roles?: Record<string, 'prefill' | 'decode'>; unavailable?: string } {
+  const roles: Record<string, 'prefill' | 'decode'> = {};
+  for (const [gpu, nodes] of [...gpuNodes].sort(([a], [b]) => a.localeCompare(b))) {
+    const of = new Set([...nodes].map((n) => nodeRoles[n]));
+    const [role] = of;
+    if (of.size > 1 || role === undefined)
+      return {
+        unavailable: `GPU ${gpu} reported by ${[...nodes].join(', ')}, which ${of.size > 1 ? 'hold both roles' : 'hold no one role'}`,
+      };
+    roles[gpu] = role;
+  }
+  return { roles };
 }
 
 /** InferenceX's power schema version (utils/aggregate_power.py POWER_METRIC_SCHEMA_VERSION). */

@@ -173,7 +173,28 @@ async function gpuTelemetryOf(
     ),
     intervalSeconds: telemetry.intervalSeconds,
     ...(price === undefined ? {} : { pricePerGpuHour: price }),
+    ...(plan.disaggregation === undefined ? {} : { nodeRoles: nodeRolesOf(plan.disaggregation, nodes, addresses) }),
   };
+}
+
+/**
+ * A P/D plan's role of each allocation node, by name (pure): its workers' node ranks (plan-disagg.ts `workerNodes`)
+ * on the allocation's nodes. A node whose address it shares with a node of the other role gets none: one exporter
+ * answers for both (libs/agentx/src/server/dcgm-sampler.ts scrapes an address once), its GPUs cannot be told apart.
+ */
+export function nodeRolesOf(
+  pd: NonNullable<SweepPlan['disaggregation']>,
+  nodes: readonly string[],
+  addresses: Readonly<Record<string, string>>,
+): Record<string, 'prefill' | 'decode'> {
+  const roleOf = new Map<string, 'prefill' | 'decode'>();
+  for (const r of pd.roles) for (const rank of r.workerNodes.flat()) if (nodes[rank]) roleOf.set(nodes[rank], r.role);
+  const rolesAt = new Map<string, Set<string>>();
+  for (const [node, role] of roleOf) {
+    const at = addresses[node] ?? node;
+    rolesAt.set(at, (rolesAt.get(at) ?? new Set()).add(role));
+  }
+  return Object.fromEntries([...roleOf].filter(([node]) => rolesAt.get(addresses[node] ?? node)!.size === 1));
 }
 
 const pointDirOf = (layout: ResultsLayout, req: PointRequest): string =>
