@@ -2,7 +2,8 @@
  * The point-state machine: pure functions over SweepProgress. The cursor is derived, never
  * stored: the next point is the first one still pending, so skip/retry edits compose.
  */
-import type { AllocationEnd, PointState, PointSummary, SweepInput, SweepProgress } from './contract';
+import type { AllocationEnd, PointState, PointSummary, SweepInput, SweepProgress, SweepResult } from './contract';
+import { ledgerClosed, ledgerGranted } from './ledger';
 
 export function initialProgress(input: SweepInput, now: string): SweepProgress {
   return {
@@ -135,6 +136,64 @@ export function recordAllocationEnd(
   a.ended = ended;
   a.reason = reason;
   a.endedAt = now;
+}
+
+/**
+ * An allocation attempt was granted (pure): the attempt's record (the last) gets the job, its nodes, the grant
+ * time, the GPUs it holds and the nodes it was asked to avoid; the sweep holds it now; the GPU-hour ledger, when
+ * the sweep keeps one, books its queue wait.
+ */
+export function recordAllocationGranted(
+  p: SweepProgress,
+  attempt: number,
+  a: { jobId: string; nodes: string[]; grantedAt: string; timeLimitMinutes: number; excluded?: string[] },
+  heldGpus: number,
+): void {
+  const rec = p.allocations[p.allocations.length - 1]!;
+  const gpus = Number.isFinite(heldGpus) && heldGpus > 0 ? heldGpus : 0;
+  Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt, gpus });
+  if (a.excluded) rec.excluded = a.excluded;
+  const waited = (Date.parse(a.grantedAt) - Date.parse(rec.requestedAt)) / 1000;
+  if (p.ledger) ledgerGranted(p.ledger, a.jobId, gpus, Number.isFinite(waited) ? waited : 0);
+  const { jobId, nodes, grantedAt, timeLimitMinutes } = a;
+  p.allocation = { jobId, nodes, attempt, grantedAt, timeLimitMinutes };
+}
+
+/**
+ * A held allocation was released (pure): its end (Slurm's own terminal state wins over the caller's), the
+ * seconds it held its nodes (Slurm's start and end when Slurm still knew the job, else granted → ended here), and
+ * the ledger's close of it.
+ */
+export function recordAllocationReleased(
+  p: SweepProgress,
+  a: { jobId: string; jobName: string; grantedAt: string },
+  r: { ended: AllocationEnd; reason?: string; heldSeconds?: number },
+  end: { ended: AllocationEnd; reason: string | undefined; at: string; atMs: number },
+): void {
+  recordAllocationEnd(p, a.jobName, r.ended !== 'released' ? r.ended : end.ended, end.reason ?? r.reason, end.at);
+  const rec = p.allocations.find((x) => x.jobName === a.jobName);
+  const seen = (Date.parse(rec?.endedAt ?? end.at) - Date.parse(a.grantedAt)) / 1000;
+  const held = r.heldSeconds ?? (Number.isFinite(seen) ? seen : 0);
+  if (rec) rec.heldSeconds = held;
+  if (p.ledger) ledgerClosed(p.ledger, a.jobId, held, end.atMs);
+}
+
+/**
+ * What a sweep returns (pure): its points, allocations and results folder, and what `status` and `report` show of
+ * a closed sweep with no worker to answer a query (the search, the replicates, the last message, the ledger).
+ */
+export function sweepResultOf(p: SweepProgress, where: { sweepId: string; resultsDir: string }): SweepResult {
+  return {
+    sweepId: where.sweepId,
+    status: p.phase === 'aborted' ? 'aborted' : 'completed',
+    points: p.points,
+    allocations: p.allocations,
+    resultsDir: where.resultsDir,
+    ...(p.search ? { search: p.search } : {}),
+    ...(p.replicates ? { replicates: p.replicates } : {}),
+    ...(p.message ? { message: p.message } : {}),
+    ...(p.ledger ? { ledger: p.ledger } : {}),
+  };
 }
 
 /** Counts for a one-line summary (memo, status lines). */

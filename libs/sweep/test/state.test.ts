@@ -7,11 +7,16 @@ import {
   finishPoint,
   initialProgress,
   nextPoint,
+  emptyLedger,
+  ledgerTotal,
   recordAllocationEnd,
+  recordAllocationGranted,
+  recordAllocationReleased,
   requeuePoint,
   skipPoint,
   startPoint,
   summaryLine,
+  sweepResultOf,
   validateSkip,
   type SweepInput,
 } from '../src';
@@ -144,5 +149,80 @@ describe('point state machine', () => {
     expect(clusterUnavailable(p, 1)).toBe(true);
     p.allocations[2]!.clusterUnavailable = undefined;
     expect(clusterUnavailable(p, 1)).toBe(false);
+  });
+});
+
+describe('an allocation granted and released: its record, the held allocation and the GPU-hour ledger', () => {
+  const granted = () => {
+    const p = { ...initialProgress(input([4]), 't0'), ledger: emptyLedger() };
+    p.allocations.push({ attempt: 1, jobName: 'j-a1', nodes: [], requestedAt: '2026-12-05T10:00:00.000Z' });
+    recordAllocationGranted(
+      p,
+      1,
+      {
+        jobId: '77',
+        nodes: ['n1', 'n2'],
+        grantedAt: '2026-12-05T10:30:00.000Z',
+        timeLimitMinutes: 240,
+        excluded: ['n3'],
+      },
+      16,
+    );
+    return p;
+  };
+
+  it('granted: the record gets job, nodes, GPUs and exclusions; the sweep holds it; the queue wait is booked', () => {
+    const p = granted();
+    expect(p.allocations[0]).toMatchObject({ jobId: '77', nodes: ['n1', 'n2'], gpus: 16, excluded: ['n3'] });
+    expect(p.allocation).toEqual({
+      jobId: '77',
+      nodes: ['n1', 'n2'],
+      attempt: 1,
+      grantedAt: '2026-12-05T10:30:00.000Z',
+      timeLimitMinutes: 240,
+    });
+    // 30 minutes in the queue, for 16 GPUs
+    expect([p.ledger.queueWaitSeconds, p.ledger.queueWaitGpuSeconds]).toEqual([1800, 1800 * 16]);
+    expect(Object.keys(p.ledger.open)).toEqual(['77']);
+  });
+
+  it("released: Slurm's own terminal state wins over the caller's; held by Slurm's times, else granted to now", () => {
+    const p = granted();
+    const a = { jobId: '77', jobName: 'j-a1', grantedAt: '2026-12-05T10:30:00.000Z' };
+    const at = '2026-12-05T11:30:00.000Z';
+    recordAllocationReleased(
+      p,
+      a,
+      { ended: 'NODE_FAIL', reason: 'NodeDown' },
+      { ended: 'released', reason: undefined, at, atMs: Date.parse(at) },
+    );
+    expect(p.allocations[0]).toMatchObject({ ended: 'NODE_FAIL', reason: 'NodeDown', endedAt: at, heldSeconds: 3600 });
+    // the ledger books the held time x GPUs and closes the allocation
+    expect([p.ledger.heldGpuSeconds, ledgerTotal(p.ledger.sweep), p.ledger.open]).toEqual([3600 * 16, 3600 * 16, {}]);
+
+    const q = granted();
+    recordAllocationReleased(
+      q,
+      a,
+      { ended: 'released', heldSeconds: 3500 },
+      { ended: 'insufficient-time', reason: 'time guard', at, atMs: Date.parse(at) },
+    );
+    expect(q.allocations[0]).toMatchObject({ ended: 'insufficient-time', reason: 'time guard', heldSeconds: 3500 });
+  });
+
+  it("the sweep's result: points, allocations and what a closed sweep's status shows", () => {
+    const p = granted();
+    p.message = 'done';
+    const r = sweepResultOf(p, { sweepId: 's', resultsDir: '/r' });
+    expect(r).toEqual({
+      sweepId: 's',
+      status: 'completed',
+      points: p.points,
+      allocations: p.allocations,
+      resultsDir: '/r',
+      message: 'done',
+      ledger: p.ledger,
+    });
+    expect(sweepResultOf({ ...p, phase: 'aborted' }, { sweepId: 's', resultsDir: '/r' }).status).toBe('aborted');
   });
 });

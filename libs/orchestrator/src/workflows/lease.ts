@@ -8,11 +8,11 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import {
-  ledgerClosed,
-  ledgerGranted,
   ledgerStart,
   ledgerStop,
   recordAllocationEnd,
+  recordAllocationGranted,
+  recordAllocationReleased,
   type AllocationEnd,
   type GpuLedger,
   type SweepInput,
@@ -21,23 +21,12 @@ import {
 } from '@infersweep/sweep';
 import { allocationJobName, CLUSTER_UNAVAILABLE, ResultsLayout } from '@infersweep/core';
 import type { Allocation, Deployment, PlanInput, ReleaseResult } from '../activities/types';
+import type { LeaseSnapshot } from './carry-over';
 import { planOf, type SweepVerbs } from './activities';
 import { classify, messageOf } from './failures';
 
 /** The failure type a sweep ends with when it could not release a job it holds (never retried). */
 export const RELEASE_FAILED = 'ReleaseFailed';
-
-export interface LeaseSnapshot {
-  allocation?: Allocation;
-  deployment?: Deployment;
-  /** servers launched so far in this sweep (names each server's log folder) */
-  serverIndex: number;
-  /** the server has run a point since it became ready (the next point drains it first) */
-  serverUsed: boolean;
-  pointsOnAllocation: number;
-  /** The job the image was last imported on (imageImport.on = head-node; a repeat is a cached check). */
-  importedOnJob?: string;
-}
 
 /** The sweep holding the lease (./run.ts): the progress it records in, publishes and asks the operator through. */
 export interface LeaseHolder {
@@ -175,15 +164,7 @@ export class Lease {
     }
     this.data.allocation = a;
     this.data.pointsOnAllocation = 0;
-    const rec = state.allocations[state.allocations.length - 1]!;
-    const held = this.input.plan.slurm.nodes * this.input.plan.slurm.gpusPerNode;
-    const gpus = Number.isFinite(held) && held > 0 ? held : 0;
-    Object.assign(rec, { jobId: a.jobId, nodes: a.nodes, grantedAt: a.grantedAt, gpus });
-    if (a.excluded) rec.excluded = a.excluded;
-    const waited = (Date.parse(a.grantedAt) - Date.parse(rec.requestedAt)) / 1000;
-    this.ledger((l) => ledgerGranted(l, a.jobId, gpus, Number.isFinite(waited) ? waited : 0));
-    const { jobId, nodes, grantedAt, timeLimitMinutes } = a;
-    state.allocation = { jobId, nodes, attempt, grantedAt, timeLimitMinutes };
+    recordAllocationGranted(state, attempt, a, this.input.plan.slurm.nodes * this.input.plan.slurm.gpusPerNode);
   }
 
   /** The deployment policy after a point: keep the server, restart it, or release the allocation. */
@@ -222,17 +203,10 @@ export class Lease {
       }
       if (a) {
         const r = await this.releaseHeld(a);
-        // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins; a job we released
-        // ourselves ended the way the caller says (released, insufficient-time, server-lost, …)
-        recordAllocationEnd(state, a.jobName, r.ended !== 'released' ? r.ended : ended, reason ?? r.reason, now());
-        // held by Slurm's own start and end when it still knew the job, else granted → released here
-        const rec = state.allocations.find((x) => x.jobName === a.jobName);
-        const seen = (Date.parse(rec?.endedAt ?? now()) - Date.parse(a.grantedAt)) / 1000;
-        const held = r.heldSeconds ?? (Number.isFinite(seen) ? seen : 0);
-        if (rec) rec.heldSeconds = held;
-        this.ledger((l) => ledgerClosed(l, a.jobId, held, Date.now()));
+        // Slurm's own terminal state (CANCELLED, NODE_FAIL, TIMEOUT, …) wins over the caller's (released,
+        // insufficient-time, server-lost, …); forgotten only now that its release succeeded (see releaseHeld)
+        recordAllocationReleased(state, a, r, { ended, reason, at: now(), atMs: Date.now() });
         if (r.state === 'COMPLETING' && r.reason) this.warn(a.jobId, r.reason);
-        // forgotten only now that its release succeeded (a failed release keeps it, see releaseHeld)
         this.data.allocation = undefined;
         state.allocation = undefined;
       }

@@ -33,6 +33,7 @@ import {
   skipPoint,
   startPoint,
   summaryLine,
+  sweepResultOf,
   type GpuLedger,
   type PointState,
   type SweepPhase,
@@ -291,19 +292,7 @@ export class SweepRun implements LeaseHolder, OperatorHost, RecoveringSweep {
   }
 
   result(): SweepResult {
-    const s = this.state;
-    return {
-      sweepId: this.input.sweepId,
-      status: s.phase === 'aborted' ? 'aborted' : 'completed',
-      points: s.points,
-      allocations: s.allocations,
-      resultsDir: this.input.resultsDir,
-      ...this.judgement.resultFields(),
-      // what `status` and `report` show of a closed sweep with no worker to answer a query
-      ...(s.search ? { search: s.search } : {}),
-      ...(s.replicates ? { replicates: s.replicates } : {}),
-      ...(s.message ? { message: s.message } : {}),
-      ...(s.ledger ? { ledger: s.ledger } : {}),
-    };
+    const { sweepId, resultsDir } = this.input;
+    return { ...sweepResultOf(this.state, { sweepId, resultsDir }), ...this.judgement.resultFields() };
   }
 }
