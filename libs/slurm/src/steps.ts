@@ -105,27 +105,18 @@ async function startDetached(
   return pid;
 }
 
-/** Wait until Slurm lists the step, so a watcher never mistakes "not registered yet" for "gone". */
+/**
+ * Wait until Slurm lists the step, so a watcher never mistakes "not registered yet" for "gone". A listed step
+ * counts only while its srun launcher lives: a program that does not exist is listed for a moment before its
+ * execve fails, and that failure must be read from its log (a SetupError naming the program), not returned.
+ */
 async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContext): Promise<StepHandle> {
   const { stepName, node } = handle;
   const deadline = Date.now() + q.stepVisible;
   for (;;) {
-    if (await findStep(q, handle)) return handle;
-    if (!(await q.launcherAlive(handle))) {
-      if (await findStep(q, handle)) return handle;
-      const [log] = await fetchLogs(q, [handle], { tailLines: 30 });
-      const setup = log
-        ? setupErrorOf(null, log.tail, '', `step ${stepName} on ${node} failed to start`, ctx)
-        : undefined;
-      if (setup) throw setup;
-      if (log && /srun: error|slurmstepd[^:]*: error|execve|Unable to|Invalid/i.test(log.tail)) {
-        throw new StepLaunchError(`step ${stepName} on ${node} failed to start`, {
-          kind: 'fatal',
-          context: { ...ctx, logTail: log.tail },
-        });
-      }
-      return handle; // it ran and already finished
-    }
+    const listed = await findStep(q, handle);
+    if (!(await q.launcherAlive(handle))) return exitedStep(q, handle, ctx);
+    if (listed) return handle;
     if (Date.now() >= deadline) {
       await stopStep(q, handle).catch(() => undefined);
       throw new StepLaunchError(`step ${stepName} on ${node} not visible in squeue after ${q.stepVisible} ms`, {
@@ -134,6 +125,21 @@ async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContex
     }
     await sleep(q.poll);
   }
+}
+
+/** The step's launcher has exited: a start that failed (its log says why) throws; else it ran and already finished. */
+async function exitedStep(q: SlurmQueries, handle: StepHandle, ctx: ErrorContext): Promise<StepHandle> {
+  const { stepName, node } = handle;
+  const [log] = await fetchLogs(q, [handle], { tailLines: 30 });
+  const setup = log ? setupErrorOf(null, log.tail, '', `step ${stepName} on ${node} failed to start`, ctx) : undefined;
+  if (setup) throw setup;
+  if (log && /srun: error|slurmstepd[^:]*: error|execve|Unable to|Invalid/i.test(log.tail)) {
+    throw new StepLaunchError(`step ${stepName} on ${node} failed to start`, {
+      kind: 'fatal',
+      context: { ...ctx, logTail: log.tail },
+    });
+  }
+  return handle;
 }
 
 /** The step of this name in the job, as squeue lists it (null: none, or the job is gone). */
