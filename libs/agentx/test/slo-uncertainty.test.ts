@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '@infersweep/stats';
-import { pointSummary, sloUncertainty, type PointResult } from '../src';
-import { requestRecord } from '@infersweep/testkit/records-fixture';
+import { pointSummary, sloUncertainty } from '../src';
+import { requestRecord, summaryRecord } from '@infersweep/testkit/records-fixture';
 
 const WINDOWS = 60;
 const REQUESTS = 200;
@@ -57,25 +57,10 @@ describe('sloUncertainty: the bootstrap SE of a point’s latency statistics (do
     const one = sloUncertainty([requestRecord()], 8);
     expect(one.log_se.ttft_p99).toBeNull();
     const u = sloUncertainty(recs, 8);
-    const r = { slo_uncertainty: { ...u, log_se: { ...u.log_se, itl_p50: null } } } as unknown as PointResult;
-    const logSe = pointSummary(
-      {
-        ...r,
-        conc: 8,
-        submission_valid: true,
-        submission_invalid_reasons: [],
-        identity: { jobId: 'j', nodes: [], attempt: 1 },
-        gpu_count: 1,
-        request_accounting: { records_profiled: 1, records_error_dropped: 0 },
-        artifacts: {},
-        request_metrics: {
-          latency: { ttft: {}, itl: {}, e2el: {}, intvty: {}, e2e_norm_intvty: {} },
-          throughput: { per_gpu: {} },
-        },
-        timing: { warmup_seconds: null },
-      } as unknown as PointResult,
-      { resultPath: 'x', reused: false },
-    ).logSe!;
+    const logSe = pointSummary(summaryRecord({ slo_uncertainty: { ...u, log_se: { ...u.log_se, itl_p50: null } } }), {
+      resultPath: 'x',
+      reused: false,
+    }).logSe!;
     expect(logSe.ttftP99Ms).toBe(u.log_se.ttft_p99);
     expect('itlP50Ms' in logSe).toBe(false);
   });

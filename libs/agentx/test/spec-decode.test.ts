@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { summaryRecord } from '@infersweep/testkit/records-fixture';
 import {
   ACCEPTANCE_TOLERANCE,
   acceptanceWarning,
@@ -8,7 +9,6 @@ import {
   serverMetricsWindow,
   specDecodeWindow,
   type EndpointSnapshot,
-  type PointResult,
   type SpecDecodeWindow,
 } from '@infersweep/agentx';
 
@@ -72,27 +72,11 @@ describe("speculative decoding from vLLM's spec-decode counters (server/spec-dec
 });
 
 describe('the point summary carries what status shows (result.ts pointSummary)', () => {
-  const record = (over: Record<string, unknown>) =>
-    ({
-      conc: 2,
-      submission_valid: true,
-      submission_invalid_reasons: [],
-      identity: { jobId: 'j', nodes: [], attempt: 1 },
-      gpu_count: 1,
-      request_accounting: { records_profiled: 1, records_error_dropped: 0 },
-      artifacts: {},
-      request_metrics: {
-        latency: { ttft: {}, itl: {}, e2el: {}, intvty: {}, e2e_norm_intvty: {} },
-        throughput: { per_gpu: {} },
-      },
-      timing: { warmup_seconds: null },
-      ...over,
-    }) as unknown as PointResult;
   const where = { resultPath: 'x', reused: false };
 
   it("the real capture's acceptance length and the record's warnings reach the summary", () => {
     const window = serverMetricsWindow(start, end, [], 'vllm');
-    const s = pointSummary(record({ server_metrics: window, warnings: ['collapsed_streams: 1 of 200'] }), where);
+    const s = pointSummary(summaryRecord({ server_metrics: window, warnings: ['collapsed_streams: 1 of 200'] }), where);
     expect(s.specAcceptanceLength).toBe(1 + 276 / 96);
     expect(s.warnings).toEqual(['collapsed_streams: 1 of 200']);
   });
@@ -105,8 +89,8 @@ describe('the point summary carries what status shows (result.ts pointSummary)',
       'vllm',
     );
     for (const s of [
-      pointSummary(record({ server_metrics: plain, warnings: [] }), where),
-      pointSummary(record({}), where),
+      pointSummary(summaryRecord({ server_metrics: plain, warnings: [] }), where),
+      pointSummary(summaryRecord({}), where),
     ]) {
       expect('specAcceptanceLength' in s).toBe(false);
       expect('warnings' in s).toBe(false);

@@ -19,7 +19,6 @@ import {
   squeueTimesArgv,
 } from './commands';
 import {
-  fitsInTime,
   isLive,
   isPlainJobId,
   missingTool,
@@ -270,15 +269,6 @@ export class SlurmQueries {
       if (pred(info) || Date.now() >= deadline) return info;
       await sleep(this.poll);
     }
-  }
-
-  async timeLeft(jobId: string): Promise<number | null> {
-    return jobTimeLeft(await this.describe(jobId));
-  }
-
-  /** The workflow's time guard: does a piece of work of `budgetSeconds` fit before the allocation ends? */
-  async canFinish(jobId: string, budgetSeconds: number, marginSeconds: number): Promise<boolean> {
-    return fitsInTime(await this.timeLeft(jobId), budgetSeconds, marginSeconds);
   }
 
   /** Seconds the job held its nodes, by slurmctld's own start and end times; null when it has none (yet). */

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AllocationLostError, type JobInfo } from '../src/index';
+import { AllocationLostError, fitsInTime, jobTimeLeft, type JobInfo } from '../src/index';
 import { allocRequest, PREFIX, repoRoot, shared, sshCluster, stackDir, uniqueName } from './helpers';
 import { until } from '@infersweep/testkit/wait';
 
@@ -54,7 +54,7 @@ describe('allocation loss is detected and typed', () => {
       {},
       join(shared(), uniqueName('timeout'), `${a.headNode}.log`),
     );
-    expect(await cluster.canFinish(a.jobId, 120, 0)).toBe(false);
+    expect(fitsInTime(jobTimeLeft(await cluster.describe(a.jobId)), 120, 0)).toBe(false);
     await cluster.assertAlive(a.jobId, 'test');
     const info: JobInfo = await cluster.waitFor(
       a.jobId,
@@ -68,7 +68,7 @@ describe('allocation loss is detected and typed', () => {
     await expectLost(a.jobId, 'TIMEOUT');
     expect(await cluster.stepStatus(h)).toBe('exited');
     expect((await cluster.fetchLogs([h]))[0]!.tail).toMatch(/DUE TO TIME LIMIT/);
-    expect(await cluster.timeLeft(a.jobId)).toBe(0);
+    expect(jobTimeLeft(await cluster.describe(a.jobId))).toBe(0);
   });
 
   it.concurrent('an allocated node set down yields NODE_FAIL', async () => {

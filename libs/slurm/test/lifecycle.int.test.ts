@@ -2,7 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AllocationError, AllocationLostError, SlurmCluster, SshExecutor, type StepHandle } from '../src/index';
+import {
+  AllocationError,
+  AllocationLostError,
+  fitsInTime,
+  jobTimeLeft,
+  SlurmCluster,
+  SshExecutor,
+  type StepHandle,
+} from '../src/index';
 import { allocRequest, PREFIX, shared, sshCluster, sshOptions, sshSessionPid, uniqueName } from './helpers';
 import { until } from '@infersweep/testkit/wait';
 
@@ -46,8 +54,9 @@ describe('allocation lifecycle on the real cluster', () => {
       expect(info.state).toBe('RUNNING');
       expect(info.nodes).toEqual(a.nodes);
       expect(info.timeLeftSeconds).toBeGreaterThan(240);
-      expect(await cluster.canFinish(a.jobId, 200, 30)).toBe(true);
-      expect(await cluster.canFinish(a.jobId, 400, 30)).toBe(false);
+      // the point's time guard (libs/orchestrator/src/activities/point.ts timeGuard) on this read
+      expect(fitsInTime(jobTimeLeft(info), 200, 30)).toBe(true);
+      expect(fitsInTime(jobTimeLeft(info), 400, 30)).toBe(false);
       const addrs = await cluster.nodeAddresses(a.nodes);
       expect(Object.values(addrs).every((x) => x === '127.0.0.1')).toBe(true);
 

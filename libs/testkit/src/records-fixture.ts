@@ -1,5 +1,5 @@
 /** A request record for unit tests: a successful profiled 1000-token request; override what a test is about. */
-import type { RequestRecord } from '@infersweep/agentx';
+import type { PointResult, RequestRecord } from '@infersweep/agentx';
 
 export const requestRecord = (p: Partial<RequestRecord> = {}): RequestRecord => ({
   id: 'x',
@@ -30,3 +30,24 @@ export const requestRecord = (p: Partial<RequestRecord> = {}): RequestRecord => 
   error: null,
   ...p,
 });
+
+/**
+ * The least of a point record `pointSummary` reads (libs/agentx/src/result.ts): a valid c=8 point with empty
+ * metrics; override what a test is about. A cast: the summary never reads the rest.
+ */
+export const summaryRecord = (over: Record<string, unknown> = {}): PointResult =>
+  ({
+    conc: 8,
+    submission_valid: true,
+    submission_invalid_reasons: [],
+    identity: { jobId: 'j', nodes: [], attempt: 1 },
+    gpu_count: 1,
+    request_accounting: { records_profiled: 1, records_error_dropped: 0 },
+    artifacts: {},
+    request_metrics: {
+      latency: { ttft: {}, itl: {}, e2el: {}, intvty: {}, e2e_norm_intvty: {} },
+      throughput: { per_gpu: {} },
+    },
+    timing: { warmup_seconds: null },
+    ...over,
+  }) as unknown as PointResult;
