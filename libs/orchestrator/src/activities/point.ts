@@ -69,9 +69,13 @@ export function pointActivities(ctx: ActivityContext): PointActivities {
         const measured = await measure(ctx, slurm, plan, req, abort.signal);
         // the drain gate's time, for the GPU-hour ledger (libs/sweep/src/ledger.ts)
         const summary = { ...measured, phaseSeconds: { ...measured.phaseSeconds, drain } };
-        // requests that failed because the server died are a lost server, not an invalid measurement
-        // (the client can see the loss before the liveness watch's consecutive polls do)
-        if (!summary.valid && !lost) await throwIfServerGone(slurm, dep.steps, step, summary.reasons[0]);
+        // requests that failed because the server died are a lost server, not an invalid measurement (the client
+        // can see the loss before the liveness watch's consecutive polls do); a dead allocation first: a node set
+        // down ends the job NODE_FAIL and then kills its steps, and that loss is the node's, not the server's
+        if (!summary.valid && !lost) {
+          await slurm.assertAlive(dep.jobId, step);
+          await throwIfServerGone(slurm, dep.steps, step, summary.reasons[0]);
+        }
         if (lost) throw lost;
         return summary;
       } catch (err) {
