@@ -98,7 +98,7 @@ export const UNIT_NICE = 10;
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
   unit: { tests: 1227, files: 155 },
-  integration: { tests: 173, files: 50 },
+  integration: { tests: 174, files: 50 },
   production: { tests: 12, files: 6 },
   nightly: { tests: 15, files: 7 },
 };

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { tail, type ErrorContext } from '@infersweep/core';
 import type { RunResult } from './executor';
-import { CommandFailedError, SshConnectionError, StepLaunchError } from './errors';
+import { CommandFailedError, SshConnectionError, StepLaunchError, type SetupError } from './errors';
 import { detachedArgv, scancelArgv, squeueStepsArgv, srunArgv, type StepRuntime } from './commands';
 import { parseStepLines } from './parse';
 import { fetchLogs, type LogRef } from './logs';
@@ -131,7 +131,7 @@ async function untilListed(q: SlurmQueries, handle: StepHandle, ctx: ErrorContex
 async function exitedStep(q: SlurmQueries, handle: StepHandle, ctx: ErrorContext): Promise<StepHandle> {
   const { stepName, node } = handle;
   const [log] = await fetchLogs(q, [handle], { tailLines: 30 });
-  const setup = log ? setupErrorOf(null, log.tail, '', `step ${stepName} on ${node} failed to start`, ctx) : undefined;
+  const setup = log ? setupErrorIn(log.tail, handle, ctx) : undefined;
   if (setup) throw setup;
   if (log && /srun: error|slurmstepd[^:]*: error|execve|Unable to|Invalid/i.test(log.tail)) {
     throw new StepLaunchError(`step ${stepName} on ${node} failed to start`, {
@@ -140,6 +140,23 @@ async function exitedStep(q: SlurmQueries, handle: StepHandle, ctx: ErrorContext
     });
   }
   return handle;
+}
+
+const setupErrorIn = (logTail: string, h: Pick<StepHandle, 'stepName' | 'node'>, ctx: ErrorContext) =>
+  setupErrorOf(null, logTail, '', `step ${h.stepName} on ${h.node} failed to start`, ctx);
+
+/**
+ * A gone step whose program never ran: the SetupError naming the missing tool its log shows (exit 127, "command not
+ * found", execve's "No such file"), else undefined. Slurm lists such a step for a moment before its execve fails, so
+ * a launch can return its handle first; whoever then sees the step gone asks this before calling it a lost server.
+ */
+export async function stepSetupError(
+  q: SlurmQueries,
+  h: LogRef & Pick<StepHandle, 'stepName'>,
+  ctx: ErrorContext,
+): Promise<SetupError | undefined> {
+  const [log] = await fetchLogs(q, [h], { tailLines: 30 }).catch(() => []);
+  return log ? setupErrorIn(log.tail, h, ctx) : undefined;
 }
 
 /** The step of this name in the job, as squeue lists it (null: none, or the job is gone). */

@@ -177,9 +177,11 @@ describe('site states and missing tools', () => {
     await cluster.release(a.jobId);
   });
 
-  it('a step whose program does not exist is a SetupError naming it', async () => {
+  it('a step whose program does not exist is a SetupError naming it: at launch, or once the step is seen gone', async () => {
     const a = await cluster.allocate(allocRequest('missing'));
     jobs.add(a.jobId);
+    // Slurm lists the step for a moment before its execve fails: under load the launch can return the handle first,
+    // and the watcher that then sees the step gone asks stepSetupError (libs/orchestrator context.ts, point.ts)
     const err = await cluster
       .launchStep(
         a.jobId,
@@ -188,11 +190,35 @@ describe('site states and missing tools', () => {
         {},
         join(shared(), uniqueName('missing'), 'step.log'),
       )
+      .then(async (h) => {
+        await until('the missing program’s step gone', async () => (await cluster.stepStatus(h)) === 'exited', 30_000);
+        return cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' });
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SetupError);
     expect((err as SetupError).tool).toBe('infersweep-no-such-engine');
     expect((err as SetupError).kind).toBe('fatal');
     expect((err as SetupError).message).toContain('`infersweep-no-such-engine` was not found on the cluster');
+    await cluster.release(a.jobId);
+  });
+
+  it('a started step whose launcher script runs a missing engine: the launch returns, the gone step is a SetupError naming it', async () => {
+    const a = await cluster.allocate(allocRequest('missing-later'));
+    jobs.add(a.jobId);
+    // listed and running for 2 s before the missing program is asked for: the launch cannot see it, the watcher must
+    const h = await cluster.launchStep(
+      a.jobId,
+      a.headNode,
+      ['bash', '-c', 'sleep 2; infersweep-no-such-engine --port 1'],
+      {},
+      join(shared(), uniqueName('missing-later'), 'step.log'),
+    );
+    expect(await cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' })).toBeUndefined();
+    await until('the step gone', async () => (await cluster.stepStatus(h)) === 'exited', 30_000);
+    const err = await cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' });
+    expect(err).toBeInstanceOf(SetupError);
+    expect(err?.tool).toBe('infersweep-no-such-engine');
+    expect(err?.context.step).toBe('readiness');
     await cluster.release(a.jobId);
   });
 

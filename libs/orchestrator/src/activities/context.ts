@@ -145,6 +145,9 @@ export class ActivityContext {
         return;
       }
       const s = dep.steps.find((x) => x.stepName === v.step.stepName) ?? dep.steps[0]!;
+      // a program that never ran (not found on the node) is a setup failure no retry mends, not a lost server
+      const setup = await slurm.stepSetupError(s, { jobId: dep.jobId, node: s.node, step });
+      if (setup) return onLoss(setup);
       const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
       onLoss(
         new ServerLostError(

@@ -257,6 +257,8 @@ async function throwIfServerGone(
 ): Promise<void> {
   for (const s of steps) {
     if ((await slurm.stepStatus(s)) !== 'exited') continue;
+    const setup = await slurm.stepSetupError(s, { jobId: s.jobId, node: s.node, step });
+    if (setup) throw setup;
     const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
     throw new ServerLostError(
       `server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone during the point${why ? ` (${why})` : ''}`,
