@@ -25,7 +25,6 @@ export const LANE_A = [
   'libs/orchestrator/test/sweep.int.test.ts',
   'libs/orchestrator/test/lifecycle.int.test.ts',
   'apps/cli/test/history-unmeasured.int.test.ts',
-  'libs/orchestrator/test/fidelity.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
   'libs/agentx/test/aiperf.int.test.ts',
   'libs/agentx/test/cross-client.int.test.ts',
@@ -46,9 +45,15 @@ export const LANE_A = [
  * (with one lane, at the end of it). The real-vLLM referee: its client's window is no measurement when the host is
  * saturated, and beside the other lanes it was in both pairs of a CI run (load 6.2 and 10.5 on 2 CPUs). The client
  * against the simulator's constants (TTFT and ITL within 2 %): beside four lanes on 2 cores the simulator's own
- * timers ran late, both means +2.2 % in the CI of 01e87ec, a host's lag and not the client's error.
+ * timers ran late, both means +2.2 % in the CI of 01e87ec, a host's lag and not the client's error. The InferenceX
+ * export of a valid point from each client: at lane A's start the product refused ours as `host_saturated` (load 8.7
+ * on 2 CPUs, CI of 9112f14; load 7.1 at 87a4c40), rightly, and the test needs a valid record.
  */
-export const QUIET = ['libs/agentx/test/agentx.int.test.ts', 'libs/agentx/test/cross-client-vllm.int.test.ts'];
+export const QUIET = [
+  'libs/agentx/test/agentx.int.test.ts',
+  'libs/orchestrator/test/fidelity.int.test.ts',
+  'libs/agentx/test/cross-client-vllm.int.test.ts',
+];
 
 /** Lane C: the Slurm-only files, then light files moved from lane B to even the lanes' wall times. */
 export const LANE_C = [
