@@ -113,6 +113,16 @@ export const ATTEMPT_RULES: readonly AttemptRule[] = [
     false,
     'SchedMD/slurm: doc/man/man1/sacct.1 (JOB STATE CODES: CA CANCELLED)',
   ),
+  // ---- a program that never ran: the step's log already read (its "command not found" line is the cause, srun's
+  // "task 0: Exited with exit code 127" below it the consequence)
+  rule(
+    'missing-program',
+    'setup',
+    'error-type',
+    'SetupError',
+    false,
+    'libs/slurm/src/errors.ts SetupError (libs/slurm/src/parse.ts missingTool reads the log)',
+  ),
   // ---- log lines: node health
   rule(
     'gpu-xid',

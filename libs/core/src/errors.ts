@@ -72,6 +72,7 @@ export class InfersweepError extends Error {
  *  - `scheduler`: Slurm ended the job (time limit, preemption, a cancel by someone else);
  *  - `zero-output`: the point "succeeded" with no output tokens (no measurement);
  *  - `client`: the load client itself failed;
+ *  - `setup`: a program the plan runs is not on the cluster (a SetupError: exit 127, "command not found");
  *  - `unknown`: no rule matched.
  */
 export const ATTEMPT_CLASSES = [
@@ -85,6 +86,7 @@ export const ATTEMPT_CLASSES = [
   'scheduler',
   'zero-output',
   'client',
+  'setup',
   'unknown',
 ] as const;
 export type AttemptClass = (typeof ATTEMPT_CLASSES)[number];

@@ -130,6 +130,15 @@ const EXAMPLES: Record<string, { e: AttemptEvidence; nodes?: string[] }> = {
   'zero-output-tokens': {
     e: { message: 'client_saturated: x\nzero_output_tokens: 40 successful requests returned 0 output tokens' },
   },
+  'missing-program': {
+    e: {
+      errorType: 'SetupError',
+      node: 'node1',
+      message:
+        "step infersweep-s1-r0 on node1 failed to start: `vllm` was not found on the cluster (exit ?); install it or put it on the login user's PATH",
+      logTail: 'bash: line 1: vllm: command not found\nsrun: error: node1: task 0: Exited with exit code 127',
+    },
+  },
   'image-import-error': { e: { errorType: 'ImageImportError', message: 'enroot import exited 1' } },
   'image-lock-timeout': { e: { errorType: 'ImageLockTimeout', message: 'lock not acquired within 600 s' } },
   'ssh-connection': { e: { errorType: 'SshConnectionError', message: 'ssh dropped' } },
@@ -196,6 +205,12 @@ describe('classifyAttempt: one table, one test per rule', () => {
         "NCCL WARN Cuda failure 'unspecified launch failure'\nNVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
     });
     expect(xid).toMatchObject({ class: 'node-health', rule: 'gpu-xid', nodes: ['node2'] });
+  });
+
+  it("a missing program is set-up, not the engine crash srun's exit code 127 below its line would say", () => {
+    expect(classifyAttempt(EXAMPLES['missing-program']!.e)).toMatchObject({ class: 'setup', nodes: [] });
+    const { errorType: _, ...asLogOnly } = EXAMPLES['missing-program']!.e;
+    expect(classifyAttempt(asLogOnly)).toMatchObject({ class: 'engine-crash', rule: 'srun-task-exit' });
   });
 
   it('every class but unknown is reachable from some rule', () => {

@@ -73,6 +73,12 @@ const TABLE: Record<
     quarantine: 'none',
     why: 'no output tokens: no measurement',
   },
+  setup: {
+    point: 'fail-point',
+    setup: 'wait-operator',
+    quarantine: 'none',
+    why: 'a program the plan runs is not on the cluster: no retry finds it',
+  },
   unknown: { point: 'retry-here', setup: 'retry-here', quarantine: 'none', why: 'no rule knows this failure: retried' },
 };
 

@@ -45,6 +45,12 @@ describe('decideAttempt: the workflow decision follows from the class', () => {
     }
   });
 
+  it('a program missing on the cluster waits for an operator during set-up and fails the point under one', () => {
+    expect(setup('setup')).toMatchObject({ action: 'wait-operator', quarantine: 'none' });
+    expect(setup('setup').why).toMatch(/not on the cluster.*cannot run as it is/);
+    expect(point('setup', 1, 5)).toMatchObject({ action: 'fail-point', quarantine: 'none' });
+  });
+
   it('a zero-output "success" fails the point (it is no measurement)', () => {
     expect(point('zero-output')).toMatchObject({ action: 'fail-point' });
   });
