@@ -142,7 +142,8 @@ async function exitedStep(q: SlurmQueries, handle: StepHandle, ctx: ErrorContext
   return handle;
 }
 
-const setupErrorIn = (logTail: string, h: Pick<StepHandle, 'stepName' | 'node'>, ctx: ErrorContext) =>
+/** The SetupError naming the missing tool a step's log tail shows (exit 127, "command not found", execve's "No such file"), else undefined. Pure. */
+export const setupErrorIn = (logTail: string, h: Pick<StepHandle, 'stepName' | 'node'>, ctx: ErrorContext) =>
   setupErrorOf(null, logTail, '', `step ${h.stepName} on ${h.node} failed to start`, ctx);
 
 /**

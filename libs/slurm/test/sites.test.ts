@@ -13,6 +13,7 @@ import {
   isPlainJobId,
   knownKeysFor,
   missingTool,
+  setupErrorIn,
   parseJobLine,
   parseJobLinesTolerant,
   redactAssignments,
@@ -86,6 +87,26 @@ describe('missing tools are setup errors naming the tool', () => {
     expect(missingTool(1, 'curl: (28) Connection timed out\n')).toBeUndefined();
     expect(
       missingTool(72, '[ERROR] URL https://registry/v2/x/manifests/y returned error code: 404 Not Found\n'),
+    ).toBeUndefined();
+  });
+
+  it("a gone step's log tail names its missing program; an engine's crash does not", () => {
+    const h = { stepName: 'infersweep-server0-r0', node: 'node2' };
+    const ctx = { jobId: '41', node: 'node2', step: 'readiness' };
+    const err = setupErrorIn(
+      'bash: line 1: infersweep-no-such-engine: command not found\nsrun: error: node2: task 0: Exited with exit code 127\n',
+      h,
+      ctx,
+    );
+    expect(err?.tool).toBe('infersweep-no-such-engine');
+    expect(err?.message).toContain('step infersweep-server0-r0 on node2 failed to start');
+    expect(err?.context).toMatchObject({ jobId: '41', node: 'node2', step: 'readiness' });
+    expect(
+      setupErrorIn(
+        'RuntimeError: CUDA error: out of memory\nsrun: error: node2: task 0: Exited with exit code 1\n',
+        h,
+        ctx,
+      ),
     ).toBeUndefined();
   });
 

@@ -17,7 +17,7 @@ import type { LoginHost, SweepPlan } from '@infersweep/topology';
 import { defaultWorkerSettings, type WorkerSettings } from '../worker-settings';
 import { RefusedInputError, assertAllowed, isUnder } from './input-checks';
 import { PlanStore } from './plans';
-import { ServerLostError } from './errors';
+import { goneStepError } from './gone-step';
 import type { Deployment, PlanInput } from './types';
 
 /** How long a cancelled job may stay COMPLETING before release reports it stuck and moves on (ActivityDeps.completingPatienceMs). */
@@ -145,19 +145,12 @@ export class ActivityContext {
         return;
       }
       const s = dep.steps.find((x) => x.stepName === v.step.stepName) ?? dep.steps[0]!;
-      // a program that never ran (not found on the node) is a setup failure no retry mends, not a lost server
-      const setup = await slurm.stepSetupError(s, { jobId: dep.jobId, node: s.node, step });
-      if (setup) return onLoss(setup);
-      const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
       onLoss(
-        new ServerLostError(
+        await goneStepError(
+          slurm,
+          s,
           `server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone: not listed by Slurm on ${v.observations} consecutive polls`,
-          {
-            jobId: dep.jobId,
-            node: s.node,
-            step,
-            logTail: logs?.[0]?.tail ?? '',
-          },
+          { jobId: dep.jobId, node: s.node, step },
         ),
       );
     });

@@ -13,7 +13,8 @@ import {
 } from '@infersweep/agentx';
 import type { ActivityContext } from './context';
 import { fitsInTime, jobTimeLeft, type JobInfo, type SlurmCluster } from '@infersweep/slurm';
-import { InsufficientTimeError, ServerLostError } from './errors';
+import { InsufficientTimeError } from './errors';
+import { goneStepError } from './gone-step';
 import { attemptSignal, progress } from './liveness';
 import { headNodeAiperfRunner } from './aiperf-step';
 import { storedResult } from './results-store';
@@ -248,7 +249,7 @@ function invalidRecord(err: unknown, req: PointRequest): PointSummary {
   };
 }
 
-/** Throws ServerLostError (with the step's log tail) when a server step of the point has exited. */
+/** Throws when a server step of the point has exited: a SetupError or a ServerLostError with its log tail (./gone-step.ts). */
 async function throwIfServerGone(
   slurm: SlurmCluster,
   steps: StepRef[],
@@ -257,17 +258,11 @@ async function throwIfServerGone(
 ): Promise<void> {
   for (const s of steps) {
     if ((await slurm.stepStatus(s)) !== 'exited') continue;
-    const setup = await slurm.stepSetupError(s, { jobId: s.jobId, node: s.node, step });
-    if (setup) throw setup;
-    const logs = await slurm.fetchLogs([s], { tailLines: 30 }).catch(() => undefined);
-    throw new ServerLostError(
+    throw await goneStepError(
+      slurm,
+      s,
       `server step ${s.stepName} on ${s.node} (rank ${s.rank}) gone during the point${why ? ` (${why})` : ''}`,
-      {
-        jobId: s.jobId,
-        node: s.node,
-        step,
-        logTail: logs?.[0]?.tail ?? '',
-      },
+      { jobId: s.jobId, node: s.node, step },
     );
   }
 }
