@@ -18,8 +18,8 @@ export type Project = 'unit' | 'integration' | 'production' | 'nightly';
 
 /**
  * Lane A, in this order (test/lane-sequencer.ts): whole sweeps first, while the unit project and the other lanes'
- * first files load the CPU, then the files that measure timing accuracy (TTFT/ITL within 2 %, two clients within
- * 5 %) and the real-vLLM files.
+ * first files load the CPU, then aiperf's own file and the real-vLLM files (the files that measure timing accuracy
+ * against a bound run in the quiet lane).
  */
 export const LANE_A = [
   'libs/orchestrator/test/sweep.int.test.ts',
@@ -27,7 +27,6 @@ export const LANE_A = [
   'apps/cli/test/history-unmeasured.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
   'libs/agentx/test/aiperf.int.test.ts',
-  'libs/agentx/test/cross-client.int.test.ts',
   'libs/orchestrator/test/local-vllm.int.test.ts',
   'libs/orchestrator/test/hybrid-lb.int.test.ts',
   'libs/orchestrator/test/gpu-energy.int.test.ts',
@@ -47,9 +46,12 @@ export const LANE_A = [
  * against the simulator's constants (TTFT and ITL within 2 %): beside four lanes on 2 cores the simulator's own
  * timers ran late, both means +2.2 % in the CI of 01e87ec, a host's lag and not the client's error. The InferenceX
  * export of a valid point from each client: at lane A's start the product refused ours as `host_saturated` (load 8.7
- * on 2 CPUs, CI of 9112f14; load 7.1 at 87a4c40), rightly, and the test needs a valid record.
+ * on 2 CPUs, CI of 9112f14; load 7.1 at 87a4c40), rightly, and the test needs a valid record. The two clients side by
+ * side on the simulator (within 5 %): beside four lanes aiperf's output throughput read 5.34 % under ours (CI of
+ * 8f5df76; within 2.2 % in the four CIs before it): aiperf's worker, like the simulator's timers above, ran late.
  */
 export const QUIET = [
+  'libs/agentx/test/cross-client.int.test.ts',
   'libs/agentx/test/agentx.int.test.ts',
   'libs/orchestrator/test/fidelity.int.test.ts',
   'libs/agentx/test/cross-client-vllm.int.test.ts',
