@@ -34,12 +34,21 @@ export async function ensureWorkflowBundle(): Promise<string> {
   return file;
 }
 
-/** Integration tests need the local stack: bring it up if `status` says any part is down. */
+/**
+ * Integration tests need the local stack: bring it up if `status` says any part is down. `vitest list` runs no test
+ * but its files read the stack's env as they load, so it needs a stack up and starts none: a count of the tests must
+ * not take another run's slot (a `vitest list` once started slot 0's stack under a running CI and failed its start).
+ */
 export default async function setup(): Promise<void> {
   const script = fileURLToPath(new URL('../scripts/stack.sh', import.meta.url));
   try {
     execFileSync('bash', [script, 'status'], { stdio: 'ignore' });
   } catch {
+    if (process.argv.slice(2).includes('list'))
+      throw new Error(
+        `vitest list: the local stack of slot ${process.env.INFERSWEEP_STACK_SLOT ?? 0} is not up, and listing starts none; ` +
+          'bring one up on a slot of your own first: INFERSWEEP_STACK_SLOT=1 INFERSWEEP_DATA=$PWD/.infersweep-1 bash scripts/stack.sh up',
+      );
     execFileSync('bash', [script, 'up'], { stdio: 'inherit' });
   }
   await ensureWorkflowBundle();
