@@ -105,7 +105,7 @@ export const UNIT_NICE = 10;
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
   unit: { tests: 1230, files: 155 },
-  integration: { tests: 174, files: 50 },
+  integration: { tests: 175, files: 50 },
   production: { tests: 12, files: 6 },
   nightly: { tests: 15, files: 7 },
 };

@@ -8,7 +8,9 @@
  *  - a server that dies with an NCCL error line on a node that stays bad: nccl, a strike per death,
  *    the second quarantines the node, the point re-placed on the other nodes;
  *  - a server that answers every request 200 with no generated token: the point invalid
- *    (zero_output_tokens), zero-output, failed at once, the class in the status and the history.
+ *    (zero_output_tokens), zero-output, failed at once, the class in the status and the history;
+ *  - an engine the nodes do not have (not on their PATH): setup, the sweep waits for an operator naming
+ *    the program, no node suspected; an abort ends it with nothing held.
  * The server faults come from scripts/stack.sh's faulty-sim (the simulator behind a watcher of a
  * per-node fault file), which the plan launches in place of the simulator; the lines are the ones
  * the rules of libs/core/src/attempt-class.ts were built from.
@@ -31,12 +33,13 @@ import type { Client } from '@temporalio/client';
 import { LocalExecutor } from '@infersweep/slurm';
 import { openQuarantine } from '@infersweep/orchestrator';
 import { openStore } from '@infersweep/history';
-import { progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
+import { abortUpdate, progressQuery, type SweepProgress, type SweepResult } from '@infersweep/sweep';
 import type { SweepConfig, SweepPlan } from '@infersweep/topology';
 import {
   allowingNodeBinaries,
   cleanupStarted,
   client as connect,
+  expectNoLeak,
   localSlurm,
   notSaturationGated,
   partitionUp,
@@ -150,12 +153,20 @@ const drainAtLeast =
     p.slurm.timeLimitMinutes += Math.ceil((more * p.pointBudgets.length) / 60);
   };
 
-/** The simulator behind the fault watcher, as an operator would configure it. */
-const withFaultySim = (c: SweepConfig): void => {
-  const o = c.clusters.local?.engineOverride;
-  if (o?.kind !== 'simulator') throw new Error(`the local cluster has no simulator override: ${JSON.stringify(o)}`);
-  o.binary = faultySim;
-};
+/** The engine override's executable set to `binary`, as an operator would configure it. */
+const withEngine =
+  (binary: string) =>
+  (c: SweepConfig): void => {
+    const o = c.clusters.local?.engineOverride;
+    if (o?.kind !== 'simulator') throw new Error(`the local cluster has no simulator override: ${JSON.stringify(o)}`);
+    o.binary = binary;
+  };
+
+/** The simulator behind the fault watcher. */
+const withFaultySim = withEngine(faultySim);
+
+/** An engine no node has: a bare name srun looks up on the node's PATH. */
+const MISSING_ENGINE = 'infersweep-no-such-engine';
 
 beforeAll(async () => {
   if (!existsSync(faultySim)) throw new Error(`${faultySim} missing: run scripts/stack.sh up (it writes faulty-sim)`);
@@ -374,5 +385,32 @@ describe('faulty nodes on the real stack: classified, quarantined or failed as t
     } finally {
       await store.close();
     }
+  }, 600_000);
+
+  it('an engine the nodes do not have: setup, the sweep waits for an operator naming the program, no node suspected; abort ends it with nothing held', async () => {
+    const input = testInput(
+      testPlan('latency', [1], notSaturationGated, withEngine(MISSING_ENGINE)),
+      'fleet-missing-engine',
+    );
+    const { worker, h } = await startOnNewWorker(c, input, allowingNodeBinaries('local', MISSING_ENGINE));
+    const { result, waiting } = await worker.runUntil(async () => {
+      const waiting = await waitProgress(h, (q) => q.phase === 'awaiting-operator', 240_000, 'awaiting-operator');
+      await h.executeUpdate(abortUpdate, { args: [{ reason: 'the engine is not installed' }] });
+      return { result: (await h.result()) as SweepResult, waiting };
+    });
+
+    console.info(`awaiting an operator: ${waiting.awaitingOperator?.reason}`);
+    // srun's execve on the node found no such program (at launch, or in the gone step's log): one failed set-up,
+    // classified setup by the error's type, the operator asked, with the program named; no retry, no new allocation
+    expect(waiting.awaitingOperator?.reason).toContain(`\`${MISSING_ENGINE}\` was not found on the cluster`);
+    expect(waiting.setupFailures).toEqual([
+      expect.objectContaining({ class: 'setup', rule: 'missing-program', nodes: [], action: 'wait-operator' }),
+    ]);
+    expect(waiting.allocations).toHaveLength(1);
+    expect(waiting.allocations[0]).toMatchObject({ ended: 'launch-failed', failureClass: 'setup' });
+    expect(waiting.points[0]).toMatchObject({ concurrency: 1, status: 'pending', attempts: 0 });
+    expect(result.status).toBe('aborted');
+    expect(await quarantine.list()).toEqual([]);
+    await expectNoLeak(slurm, result);
   }, 600_000);
 });

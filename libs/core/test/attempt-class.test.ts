@@ -135,7 +135,7 @@ const EXAMPLES: Record<string, { e: AttemptEvidence; nodes?: string[] }> = {
       errorType: 'SetupError',
       node: 'node1',
       message:
-        "step infersweep-s1-r0 on node1 failed to start: `vllm` was not found on the cluster (exit ?); install it or put it on the login user's PATH",
+        "step infersweep-s1-r0 on node1 failed to start: `vllm` was not found on the cluster; install it or put it on the login user's PATH",
       logTail: 'bash: line 1: vllm: command not found\nsrun: error: node1: task 0: Exited with exit code 127',
     },
   },

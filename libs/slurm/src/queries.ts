@@ -95,7 +95,7 @@ export function setupErrorOf(
   if (tool === undefined) return undefined;
   return new SetupError(
     tool,
-    `${what}: \`${tool}\` was not found on the cluster (exit ${code ?? '?'}); install it or put it on the login user's PATH (a module load in the login shell's rc file, or the image for container steps)`,
+    `${what}: \`${tool}\` was not found on the cluster${code === null ? '' : ` (exit ${code})`}; install it or put it on the login user's PATH (a module load in the login shell's rc file, or the image for container steps)`,
     { context: { ...context, logTail: tail(output) } },
   );
 }
