@@ -11,7 +11,7 @@ import {
   clientFigures,
   crossClientDiff,
   engineRefereed,
-  REFEREE_PROFILE_S,
+  REFEREE_WINDOW_S,
   REFEREED_OUT,
   refereedWindows,
   sameWorkloadCorpus,
@@ -46,7 +46,7 @@ export async function crossClientBench(concs: number[], duration: number, out: s
 /**
  * The real engine: vLLM's CPU build serving the generated mid-dense model (the engine and not this host sets the
  * pace), c=2, prompts built with the model's own tokenizer on both sides. The two clients run one after the other,
- * each window from an empty prefix cache, {@link REFEREE_PROFILE_S} s long, and judged by the pre-registered referee
+ * each window from an empty prefix cache and as long as {@link REFEREE_WINDOW_S} says, and judged by the pre-registered referee
  * against the engine's per-request clock (libs/testkit/src/cross-client.ts refereedWindows, engineRefereed; side by
  * side on 2 cores aiperf starves: libs/agentx/README.md).
  */
@@ -58,12 +58,12 @@ async function vllmRow(out: string): Promise<void> {
       engine,
       traces,
       identity: { ...simPoint(engine, 2).identity, model: 'mid-dense', image: 'vllm-cpu' },
-      settings: { profileDurationSeconds: REFEREE_PROFILE_S, nonCanonical: true, minMetricCoverage: 0 },
+      settings: { nonCanonical: true, minMetricCoverage: 0 },
       dirs: { ours: join(out, 'cross-ours-vllm'), aiperf: join(out, 'cross-aiperf-vllm') },
       ours: runOurs,
     });
     console.log(
-      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, ${REFEREED_OUT}-token outputs, ${REFEREE_PROFILE_S} s each, one after the other); infersweep / aiperf\n` +
+      `\n## Cross-client on the real vLLM CPU engine (mid-dense, c=2, ${REFEREED_OUT}-token outputs, ${REFEREE_WINDOW_S.ours} s / ${REFEREE_WINDOW_S.aiperf} s, one after the other); infersweep / aiperf\n` +
         engineRefereed(w.ours, w.aiperf).line,
     );
   } finally {
