@@ -110,19 +110,26 @@ describe('nightly regression detection', () => {
     const last = runs[4]!;
     const verdict = readVerdict(join(root, last.childId))!;
     expect(verdict.regressions).toBe(1);
-    const tput = verdict.points[0]!.metrics.find((m) => m.metric === 'throughputPerGpu')!;
-    expect(tput.status).toBe('regression');
-    expect(tput.baselineRunIds).toEqual(runs.slice(0, 3).map((r) => r.childId));
-    expect(tput.windowRunIds).toEqual(runs.slice(3).map((r) => r.childId));
+    // the flag is on interactivity, the primary metric a 5x slower ITL moves in every request. Throughput per GPU
+    // counts input tokens too, over the 3-10 requests of c=1's 10 s window, so it moves with which requests the window
+    // holds: in the CI of 9e8986d its three baseline runs differed so much (4, 10 and 10 requests) that its gate,
+    // scaled to its measured noise (docs/history.md), was 78 % and its -58 % was rightly not called. It must move the
+    // same way, flagged or not.
+    const metric = (name: string) => verdict.points[0]!.metrics.find((m) => m.metric === name)!;
+    const intv = metric('interactivityP50');
+    expect(intv.status).toBe('regression');
+    expect(intv.baselineRunIds).toEqual(runs.slice(0, 3).map((r) => r.childId));
+    expect(intv.windowRunIds).toEqual(runs.slice(3).map((r) => r.childId));
     // the simulator setting reached the plan: the change is attributed to the config (plan hash)
-    expect(tput.change?.attribution.map((a) => a.field)).toEqual(['planHash']);
+    expect(intv.change?.attribution.map((a) => a.field)).toEqual(['planHash']);
+    expect(metric('throughputPerGpu').relativeChange).toBeLessThan(0);
 
     const report = join(root, 'report.html');
     const r = await cli(['report', last.childId, '--out', report], {}, 180_000);
     expect(r.code, r.stderr).toBe(0);
     const section = readFileSync(report, 'utf8').split('<h2 id="history">')[1] ?? '';
     expect(section).toContain('<b>regressions: 1</b>');
-    expect(section).toMatch(/<tr class="bad"><td>c=1<\/td><td>tok\/s\/GPU<\/td>/);
+    expect(section).toMatch(/<tr class="bad"><td>c=1<\/td><td>interactivity p50<\/td>/);
 
     const hist = await cli(['history', '--root', root]);
     expect(hist.code, hist.stderr).toBe(0);
