@@ -53,8 +53,6 @@ export default defineConfig({
           exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/*.nightly.test.ts', '**/node_modules/**'],
           // a bound on hangs, not on speed: `npm test` runs this project niced beside the integration lanes
           testTimeout: 60_000,
-          // the workers nice themselves when test/gate.ts asks (INFERSWEEP_WORKER_NICE); vitest's main process does not
-          setupFiles: ['test/worker-nice.ts'],
         },
       },
       {

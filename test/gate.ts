@@ -255,12 +255,11 @@ async function runLane(lane: Lane, out: string, prefix: boolean): Promise<{ rc: 
   for (const f of [report, durations, errors]) rmSync(f, { force: true });
   const vitest = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
   const argv = [...vitest, '--reporter=./test/file-durations-reporter.ts', ...lane.args];
-  // a niced lane's workers nice themselves (test/worker-nice.ts); vitest's main process keeps its share
-  const child = spawn('npx', argv, {
+  const [cmd, args] = lane.nice ? ['nice', ['-n', String(lane.nice), 'npx', ...argv]] : ['npx', argv];
+  const child = spawn(cmd, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
-      ...(lane.nice ? { INFERSWEEP_WORKER_NICE: String(lane.nice) } : {}),
       INFERSWEEP_STACK_SLOT: lane.slot,
       INFERSWEEP_DATA: lane.data,
       INFERSWEEP_FILE_DURATIONS: durations,
