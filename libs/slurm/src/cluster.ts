@@ -12,7 +12,7 @@ import type { LivenessJudgeOptions, LivenessVerdict, WatchedStep } from './liven
 import { copyLogs, fetchLogs, type LogRef, type LogTail } from './logs';
 import { parseNodeStates, type LivenessObservation } from './parse';
 import { SlurmQueries } from './queries';
-import { launchStep, stepSetupError, stepStatus, stopStep, stopSteps, type StepHandle, type StepState } from './steps';
+import { goneStepLog, launchStep, stepStatus, stopStep, stopSteps, type StepHandle, type StepState } from './steps';
 
 type StepRef = Pick<StepHandle, 'jobId' | 'node' | 'stepName' | 'launcherPid'>;
 /** A part's parameters after the cluster it runs on. */
@@ -45,9 +45,9 @@ export class SlurmCluster extends SlurmQueries {
     return stepStatus(this, h);
   }
 
-  /** A gone step whose program never ran: the SetupError its log shows, else undefined (./steps.ts). */
-  stepSetupError(...args: AfterCluster<typeof stepSetupError>): ReturnType<typeof stepSetupError> {
-    return stepSetupError(this, ...args);
+  /** A gone step's log tail, read once, and the SetupError it shows for a program that never ran (./steps.ts). */
+  goneStepLog(...args: AfterCluster<typeof goneStepLog>): ReturnType<typeof goneStepLog> {
+    return goneStepLog(this, ...args);
   }
 
   stopStep(h: StepRef, timeoutMs?: number): Promise<void> {

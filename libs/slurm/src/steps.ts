@@ -147,17 +147,20 @@ export const setupErrorIn = (logTail: string, h: Pick<StepHandle, 'stepName' | '
   setupErrorOf(null, logTail, '', `step ${h.stepName} on ${h.node} failed to start`, ctx);
 
 /**
- * A gone step whose program never ran: the SetupError naming the missing tool its log shows (exit 127, "command not
- * found", execve's "No such file"), else undefined. Slurm lists such a step for a moment before its execve fails, so
- * a launch can return its handle first; whoever then sees the step gone asks this before calling it a lost server.
+ * A gone step's log, read once: its tail, and the SetupError naming the missing tool when the tail shows one (exit 127,
+ * "command not found", execve's "No such file"). Slurm lists such a step for a moment before its execve fails, so a
+ * launch can return its handle first; whoever then sees the step gone reads this before calling it a lost server
+ * (libs/orchestrator/src/activities/gone-step.ts). An unreadable log reads as an empty tail.
  */
-export async function stepSetupError(
+export async function goneStepLog(
   q: SlurmQueries,
   h: LogRef & Pick<StepHandle, 'stepName'>,
   ctx: ErrorContext,
-): Promise<SetupError | undefined> {
+): Promise<{ logTail: string; setup?: SetupError }> {
   const [log] = await fetchLogs(q, [h], { tailLines: 30 }).catch(() => []);
-  return log ? setupErrorIn(log.tail, h, ctx) : undefined;
+  const logTail = log?.tail ?? '';
+  const setup = logTail ? setupErrorIn(logTail, h, ctx) : undefined;
+  return setup ? { logTail, setup } : { logTail };
 }
 
 /** The step of this name in the job, as squeue lists it (null: none, or the job is gone). */

@@ -181,7 +181,7 @@ describe('site states and missing tools', () => {
     const a = await cluster.allocate(allocRequest('missing'));
     jobs.add(a.jobId);
     // Slurm lists the step for a moment before its execve fails: under load the launch can return the handle first,
-    // and the watcher that then sees the step gone asks stepSetupError (libs/orchestrator context.ts, point.ts)
+    // and the watcher that then sees the step gone reads goneStepLog (libs/orchestrator activities/gone-step.ts)
     const err = await cluster
       .launchStep(
         a.jobId,
@@ -192,7 +192,7 @@ describe('site states and missing tools', () => {
       )
       .then(async (h) => {
         await until('the missing program’s step gone', async () => (await cluster.stepStatus(h)) === 'exited', 30_000);
-        return cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' });
+        return (await cluster.goneStepLog(h, { jobId: h.jobId, node: h.node, step: 'readiness' })).setup;
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SetupError);
@@ -213,9 +213,10 @@ describe('site states and missing tools', () => {
       {},
       join(shared(), uniqueName('missing-later'), 'step.log'),
     );
-    expect(await cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' })).toBeUndefined();
+    expect((await cluster.goneStepLog(h, { jobId: h.jobId, node: h.node, step: 'readiness' })).setup).toBeUndefined();
     await until('the step gone', async () => (await cluster.stepStatus(h)) === 'exited', 30_000);
-    const err = await cluster.stepSetupError(h, { jobId: h.jobId, node: h.node, step: 'readiness' });
+    const { setup: err, logTail } = await cluster.goneStepLog(h, { jobId: h.jobId, node: h.node, step: 'readiness' });
+    expect(logTail).toContain('infersweep-no-such-engine');
     expect(err).toBeInstanceOf(SetupError);
     expect(err?.tool).toBe('infersweep-no-such-engine');
     expect(err?.context.step).toBe('readiness');
