@@ -4,8 +4,7 @@
  * Four integration lanes, each on its own local stack, beside the unit project (niced):
  * - lane A: the files that load the CPU or are gated on client saturation (every real-vLLM file, so two vLLM
  *   deployments never overlap; every saturation-gated file, so two of them never overlap), in this order, then
- *   light files that even the lanes (moved from B and C when cross-client.int left for the quiet lane: secrets.int,
- *   schedule-run.int, aiperf-head-node.int, ~110 s; CI of 9e8986d: A 813 s, B 961, C 986, D 893);
+ *   light files that even the lanes;
  * - lane C: the Slurm-only files, which mostly wait on slurmd timeouts and queues, then files that load little
  *   CPU and are not saturation-gated, so the lanes end near the same time;
  * - lane B: every other integration file (a new file lands here), then the production project (its stack uses
