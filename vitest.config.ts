@@ -53,6 +53,9 @@ export default defineConfig({
           exclude: ['**/*.int.test.ts', '**/*.prod.test.ts', '**/*.nightly.test.ts', '**/node_modules/**'],
           // a bound on hangs, not on speed: `npm test` runs this project niced beside the integration lanes
           testTimeout: 60_000,
+          // one event-loop turn after every test, so a file of long synchronous tests does not time out vitest's
+          // own RPC (./test/unit-setup.ts)
+          setupFiles: ['test/unit-setup.ts'],
         },
       },
       {

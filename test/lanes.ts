@@ -105,7 +105,7 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 1231, files: 155 },
+  unit: { tests: 1233, files: 156 },
   integration: { tests: 175, files: 50 },
   production: { tests: 12, files: 6 },
   nightly: { tests: 15, files: 7 },
