@@ -17,21 +17,22 @@
 export type Project = 'unit' | 'integration' | 'production' | 'nightly';
 
 /**
- * Lane A, in this order (test/lane-sequencer.ts): whole sweeps first, while the unit project and the other lanes'
- * first files load the CPU, then aiperf's own file and the real-vLLM files (the files that measure timing accuracy
- * against a bound run in the quiet lane).
+ * Lane A, in this order (test/lane-sequencer.ts): first the files that need no valid point (every lane starts at
+ * once, so the load peaks there, and a point measured then can rightly be refused `host_saturated`, as sweep.int's
+ * c=4 was), then whole sweeps while the unit project loads the CPU, then aiperf's own file and the real-vLLM files
+ * (the files that measure timing accuracy against a bound run in the quiet lane).
  */
 export const LANE_A = [
-  'libs/orchestrator/test/sweep.int.test.ts',
-  'libs/orchestrator/test/lifecycle.int.test.ts',
   'apps/cli/test/history-unmeasured.int.test.ts',
+  'libs/orchestrator/test/namespace-check.int.test.ts',
+  'test/stack-hygiene.int.test.ts',
+  'libs/orchestrator/test/lifecycle.int.test.ts',
+  'libs/orchestrator/test/sweep.int.test.ts',
   'libs/orchestrator/test/concurrent-points.int.test.ts',
   'libs/agentx/test/aiperf.int.test.ts',
   'libs/orchestrator/test/local-vllm.int.test.ts',
   'libs/orchestrator/test/hybrid-lb.int.test.ts',
   'libs/orchestrator/test/gpu-energy.int.test.ts',
-  'libs/orchestrator/test/namespace-check.int.test.ts',
-  'test/stack-hygiene.int.test.ts',
   'test/vllm/plugin.int.test.ts',
   'libs/orchestrator/test/secrets.int.test.ts',
   'apps/cli/test/schedule-run.int.test.ts',
