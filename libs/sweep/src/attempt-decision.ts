@@ -77,7 +77,7 @@ const TABLE: Record<
     point: 'fail-point',
     setup: 'wait-operator',
     quarantine: 'none',
-    why: 'a program the plan runs is not on the cluster: no retry finds it',
+    why: 'a program the plan runs is not on the cluster',
   },
   unknown: { point: 'retry-here', setup: 'retry-here', quarantine: 'none', why: 'no rule knows this failure: retried' },
 };

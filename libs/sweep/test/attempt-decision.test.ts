@@ -47,7 +47,7 @@ describe('decideAttempt: the workflow decision follows from the class', () => {
 
   it('a program missing on the cluster waits for an operator during set-up and fails the point under one', () => {
     expect(setup('setup')).toMatchObject({ action: 'wait-operator', quarantine: 'none' });
-    expect(setup('setup').why).toMatch(/not on the cluster.*cannot run as it is/);
+    expect(setup('setup').why).toBe('a program the plan runs is not on the cluster: the plan cannot run as it is');
     expect(point('setup', 1, 5)).toMatchObject({ action: 'fail-point', quarantine: 'none' });
   });
 
