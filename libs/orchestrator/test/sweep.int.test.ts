@@ -1,7 +1,7 @@
 /**
  * The durable sweep on the real stack: Temporal dev server + local Slurm over the loopback sshd +
  * the simulator launched per allocation through srun. Short durations (the `local` profile).
- * These sweeps measure: they keep the client-health gate, so the file runs in lane A (test/lanes.ts). Tests 2-8
+ * Test 1 measures: it keeps the client-health gate, so the file runs in lane A (test/lanes.ts). Tests 2-8
  * (recovery: losses, restarts, cancel, time guard, operator wait) are in ./sweep-recovery.int.test.ts.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import {
   keepHistory,
   expectNoLeak as expectNoLeakOf,
   localSlurm,
+  notSaturationGated,
   readPoint,
   realStackSuite,
   startOnNewWorker,
@@ -56,14 +57,19 @@ describe('durable sweep on the real stack', () => {
   it.each(['server-per-point', 'allocation-per-point'] as const)(
     '9. deployment policy %s: fresh server or allocation per point, recorded in every result',
     async (policy) => {
+      // a path, not a measurement: the CI of ee56a54 refused its c=1 as host_saturated (load 7.77 on 2 CPUs)
       const plan = testPlan('latency', [1, 2], (p) => {
+        notSaturationGated(p);
         p.deployment.policy = policy;
       });
       const input = testInput(plan, policy);
       const { worker, h } = await startOnNewWorker(suite.client(), input);
       const result = (await worker.runUntil(h.result())) as SweepResult;
       expect(result.status).toBe('completed');
-      expect(result.points.every((p) => p.status === 'done')).toBe(true);
+      expect(result.points.map((p) => [p.concurrency, p.status, p.summary?.reasons ?? []])).toEqual([
+        [1, 'done', []],
+        [2, 'done', []],
+      ]);
       expect(result.allocations.map((a) => a.ended)).toEqual(
         policy === 'allocation-per-point' ? ['released', 'released'] : ['released'],
       );
