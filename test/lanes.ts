@@ -106,8 +106,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 1233, files: 156 },
-  integration: { tests: 175, files: 50 },
+  unit: { tests: 1237, files: 157 },
+  integration: { tests: 176, files: 50 },
   production: { tests: 12, files: 6 },
   nightly: { tests: 15, files: 7 },
 };

@@ -20,7 +20,7 @@ import {
   type PointIdentityInput,
   type PointResult,
 } from './result';
-import { DcgmSampler, type DcgmTarget } from './server/dcgm-sampler';
+import { pointDcgmSampler, type DcgmSampler, type DcgmTarget } from './server/dcgm-sampler';
 import { dcgmPointEnergy, type PointEnergy } from './server/energy';
 import type { EngineFamily } from './server/families';
 import { parsePrometheus } from './server/prometheus';
@@ -150,13 +150,8 @@ export async function runPoint(input: RunPointInput, hooks: RunPointHooks = {}):
     () => snapshot(input.metricsEndpoints, scrapeTimeout),
     input.gpuTelemetry === undefined
       ? undefined
-      : new DcgmSampler({
-          targets: input.gpuTelemetry.targets,
-          intervalSeconds: input.gpuTelemetry.intervalSeconds,
-          fetchText: (url) => scrapeText(url, scrapeTimeout),
-          // the replay's clock (client/replay.ts: performance.now() offsets), mapped to wall time with its origin
-          now: () => performance.now(),
-        }),
+      : // the replay's clock (client/replay.ts: performance.now() offsets), mapped to wall time with its origin
+        pointDcgmSampler(input.gpuTelemetry, scrapeTimeout, () => performance.now()),
   );
   if (hooks.concurrentPoints) {
     const health = window.health;

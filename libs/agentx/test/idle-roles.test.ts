@@ -1,16 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   checkRoles,
   idleRoleMessages,
   parsePrometheus,
-  pointResultSchema,
   servedPerEngine,
   type EndpointSnapshot,
 } from '@infersweep/agentx';
-import { aiperfRecord } from '../src/aiperf/record';
+import { data, recordedAiperfPoint } from './aiperf-fixture';
 
 /** The real DP=2 vLLM scrape under load (its header), standing for a worker that served requests. */
 const busy = parsePrometheus(
@@ -113,42 +110,15 @@ describe('idle-role gate of a P/D point (rule 27)', () => {
  * says how they were made), with the real llm-d simulator scrapes above as the run's edges.
  */
 describe('idle-role gate of a P/D point measured by aiperf', () => {
-  const data = (f: string) => readFileSync(new URL(`./data/${f}`, import.meta.url), 'utf8');
   const sim = (f: string) => parsePrometheus(data(`llm-d-sim-pd-${f}.txt`)).samples;
   const PS = 'http://127.0.0.1:23901/metrics';
   const DS = 'http://127.0.0.1:23902/metrics';
-  const recorded = pointResultSchema.parse(JSON.parse(data('aiperf-sim-pd-c2-result.json')));
 
   function aiperfPoint(start: EndpointSnapshot[], end: EndpointSnapshot[], metricsRoles?: string[]) {
-    const outDir = mkdtempSync(join(tmpdir(), 'aiperf-pd-'));
-    const artifactDir = join(outDir, 'aiperf_artifacts');
-    mkdirSync(artifactDir);
-    writeFileSync(join(artifactDir, 'profile_export.jsonl'), data('aiperf-sim-pd-c2-profile-export.jsonl'));
-    writeFileSync(join(artifactDir, 'profile_export_aiperf.json'), data('aiperf-sim-pd-c2-profile-export-aiperf.json'));
-    writeFileSync(join(artifactDir, 'server_metrics_export.json'), data('aiperf-sim-pd-c2-server-metrics-export.json'));
-    const input = {
-      concurrency: 2,
-      endpoints: recorded.endpoints,
-      metricsEndpoints: [PS, DS],
-      servedModel: recorded.served_model,
-      settings: recorded.settings,
-      gpuCount: recorded.gpu_count,
-      identity: recorded.identity,
-      outDir,
-      ...(metricsRoles === undefined ? {} : { metricsRoles }),
-    };
-    const c = {
-      input,
-      settings: recorded.settings,
-      identity: recorded.identity,
-      artifactDir,
-      commandPath: join(outDir, 'benchmark_command.txt'),
-      loader: 'weka_trace',
-      entries: 16,
-      startedAt: new Date(),
-    };
-    const out = { exitCode: 0, wallSeconds: 30, childCpuSeconds: null, logTail: '', aborted: false };
-    return aiperfRecord(c, out, { start, end });
+    return recordedAiperfPoint({
+      input: { metricsEndpoints: [PS, DS], ...(metricsRoles === undefined ? {} : { metricsRoles }) },
+      snaps: { start, end },
+    });
   }
 
   it('an idle prefill role and a decode role that served fewer than aiperf completed make the point invalid', () => {

@@ -6,7 +6,7 @@
  * integral (8.969 W × the window's seconds). The local stack's nodes all have NodeAddr 127.0.0.1 and one
  * port serves one exporter, so the deployment is one node with one GPU (the capture's one T4): the test
  * covers the plan field, the endpoint from the node's NodeAddr, the timed sampler over the window, the
- * record, the worker's price and the scrape-failure gate; a multi-node allocation's several exporters are
+ * record (of either client), the worker's price and the scrape-failure gate; a multi-node allocation's several exporters are
  * covered by the unit tests of libs/agentx/test/dcgm-sampler.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SweepResult } from '@infersweep/sweep';
 import { loadWorkerSettings } from '@infersweep/orchestrator';
+import { assertAiperfAvailable, measureWithLocalAiperf } from '@infersweep/testkit/aiperf-env';
 import {
   localSlurm,
   notSaturationGated,
@@ -125,5 +126,41 @@ describe('GPU energy from a DCGM exporter over the profile window (real stack)',
       expect(Number(m[2])).toBeGreaterThan(result.killedAt);
       expect(m[3]).toMatch(/ECONNREFUSED/);
     }
+  });
+
+  it('aiperf measures the point: the same energy block, over the span of its profiled requests on the wall clock', async () => {
+    assertAiperfAvailable();
+    const exporter = await startExporter();
+    exporters.push(exporter.proc);
+    const plan = testPlan('latency', [1], notSaturationGated, (c) => {
+      const local = c.clusters.local!;
+      local.gpusPerNode = 1;
+      local.gpuTelemetry = { dcgmExporterPort: exporter.port, intervalSeconds: 1 };
+      c.orientations.latency!.topology = { tp: 1, pp: 1, dp: 1, ep: 1, nodes: 1 } as never;
+    });
+    measureWithLocalAiperf(plan);
+    const input = testInput(plan, 'gpu-energy-aiperf');
+    const settings = loadWorkerSettings('local');
+    const clusters = { ...settings.clusters, local: { ...settings.clusters.local!, gpuTelemetry: plan.gpuTelemetry } };
+    const { worker, h } = await startOnNewWorker(suite.client(), input, { settings: { ...settings, clusters } });
+    const result = (await worker.runUntil(h.result())) as SweepResult;
+    expect(result.status).toBe('completed');
+
+    const p1 = readPoint(input.resultsDir, 1);
+    expect(p1.client.name).toBe('aiperf');
+    const e = p1.energy!;
+    expect(e.source).toBe('dcgm');
+    expect(e.invalid_reasons).toEqual([]);
+    expect(e.power_valid).toBe(true);
+    // the window is the profiled requests' span (the record's measured seconds), inside the point's wall-clock run
+    const seconds = e.window.end - e.window.start;
+    expect(seconds).toBeCloseTo(p1.timing.measured_profile_seconds!, 3);
+    expect(e.window.start * 1000).toBeGreaterThan(Date.parse(p1.timing.started_at));
+    expect(e.window.end * 1000).toBeLessThan(Date.parse(p1.timing.ended_at));
+    const joules = e.per_gpu_j['424773df46e0/0']!;
+    expect(Math.abs(joules / (T4_WATTS * seconds) - 1)).toBeLessThan(0.01);
+    const tokens = tokensOf(p1.artifacts.requests_jsonl!);
+    expect(tokens).toBeGreaterThan(0);
+    expect(e.metrics!.joules_per_total_token).toBeCloseTo(joules / tokens, 12);
   });
 });

@@ -9,7 +9,8 @@ import { writeFileAtomic, writeJsonlAtomic } from '../io';
 import { accounting, metricCoverage, requestGoodput, requestMetrics, sloUncertainty } from '../metrics/aggregate';
 import { outputTokensOf, prefixCacheGate, validity } from '../metrics/validity';
 import { pointResultSchema, type PointIdentity, type PointResult, type RequestRecord } from '../result';
-import { recordHeader, type RunPointInput } from '../point';
+import { recordHeader, windowEnergy, type RunPointInput } from '../point';
+import type { DcgmSampler } from '../server/dcgm-sampler';
 import type { EndpointSnapshot } from '../server/window';
 import { checkIdleRanks, checkRoles } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
@@ -35,7 +36,7 @@ function readExports(
   artifactDir: string,
   out: AiperfRunOutcome,
   endpoint: string,
-): { agg: AiperfAggregate; records: RequestRecord[] } {
+): { agg: AiperfAggregate; records: RequestRecord[]; originWallMs: number } {
   const aggPath = join(artifactDir, 'profile_export_aiperf.json');
   const jsonlPath = join(artifactDir, 'profile_export.jsonl');
   if (!existsSync(aggPath) || !existsSync(jsonlPath))
@@ -47,7 +48,10 @@ function readExports(
       },
     );
   const agg = aiperfAggregateSchema.parse(JSON.parse(readFileSync(aggPath, 'utf8')));
-  return { agg, records: aiperfToRecords(parseAiperfJsonl(readFileSync(jsonlPath, 'utf8')), endpoint) };
+  const rows = parseAiperfJsonl(readFileSync(jsonlPath, 'utf8'));
+  // the records' clock: ms from the first request's start, aiperf's request_start_ns (epoch ns, ./parse.ts)
+  const originWallMs = rows.length === 0 ? 0 : Math.min(...rows.map((r) => r.metadata.request_start_ns)) / 1e6;
+  return { agg, records: aiperfToRecords(rows, endpoint), originWallMs };
 }
 
 /** aiperf's own per-phase server metrics (what InferenceX aggregates); the snapshots only as a fallback. */
@@ -81,7 +85,7 @@ function measure(
   out: AiperfRunOutcome,
   snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
 ) {
-  const { agg, records } = readExports(c.artifactDir, out, c.input.endpoints[0]!);
+  const { agg, records, originWallMs } = readExports(c.artifactDir, out, c.input.endpoints[0]!);
   const acc = accounting(records);
   const metrics = requestMetrics(records, c.input.gpuCount);
   const tch = agg.theoretical_prefix_cache_hit?.avg;
@@ -123,6 +127,11 @@ function measure(
     valid: v.valid && (agg.metadata?.submission_valid ?? true),
     measuredSeconds,
     collapse,
+    window: {
+      originWallMs,
+      profileStartMs: profStart,
+      profileEndMs: profStart !== null && Number.isFinite(lastEnd) ? lastEnd : null,
+    },
   };
 }
 
@@ -132,9 +141,23 @@ export function aiperfRecord(
   out: AiperfRunOutcome,
   snaps: { start: EndpointSnapshot[]; end: EndpointSnapshot[] },
   concurrentPointsMax: number | null = null,
+  dcgm?: Pick<DcgmSampler, 'scrapes'>,
 ): PointResult {
   const m = measure(c, out, snaps);
   const { input, settings } = c;
+  // the GPU energy of the window the record's profiled requests span, on the records' clock (the same integral
+  // and gates as infersweep's client, ../point.ts windowEnergy); run.ts scraped on the wall clock. aiperf's
+  // aggregate start_time / end_time are naive local times of the host it ran on, so they are not used.
+  const o = m.window.originWallMs;
+  const energy =
+    dcgm === undefined
+      ? undefined
+      : windowEnergy(
+          { ...m.window, records: m.records },
+          { scrapes: dcgm.scrapes.map((s) => ({ ...s, t: s.t - o })) },
+          input.gpuCount,
+          input.gpuTelemetry,
+        );
   const recordPath = join(input.outDir, POINT_RECORD_FILE);
   const reqPath = join(input.outDir, POINT_REQUESTS_FILE);
   const result = pointResultSchema.parse({
@@ -162,6 +185,7 @@ export function aiperfRecord(
     },
     client_health: clientHealth(out, concurrentPointsMax, m.collapse.reason),
     server_metrics: m.server,
+    ...(energy === undefined ? {} : { energy }),
     idle_rank_checks: [checkIdleRanks([], null, 'post-warmup', input.family ?? 'vllm')].map((ch) =>
       input.expectedEngines
         ? { ...ch, message: 'not checked by the aiperf adapter (run checkIdleRanks on the deployment)' }

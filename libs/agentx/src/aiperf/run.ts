@@ -7,9 +7,10 @@ import { PointAbortedError } from '../errors';
 import { writeFileAtomic } from '../io';
 import { identitySchema, type PointResult } from '../result';
 import { snapshot, type RunPointInput } from '../point';
+import { pointDcgmSampler } from '../server/dcgm-sampler';
 import { AIPERF_ENV, buildAiperfArgv } from './argv';
 import { aiperfRecord, type AiperfRunContext } from './record';
-import { localAiperfRunner, type AiperfProcessStats, type AiperfRunner } from './runner';
+import { localAiperfRunner, type AiperfProcessStats, type AiperfRunOutcome, type AiperfRunner } from './runner';
 
 export interface RunAiperfInput extends Omit<RunPointInput, 'outDir'> {
   /** Required: the argv, logs and aiperf artifacts live here. */
@@ -94,16 +95,27 @@ export async function runAiperfPoint(
   const { c, argv } = await prepare(input, runner);
   const scrape = c.settings.drain.scrapeTimeoutSeconds;
   const start = await snapshot(input.metricsEndpoints, scrape);
-  const out = await runner.run({
-    binary: c.settings.aiperf.binary,
-    argv,
-    env: { ...AIPERF_ENV, ...input.env },
-    logFile: join(input.outDir, 'benchmark.log'),
-    artifactDir: c.artifactDir,
-    hardTimeoutMs: (c.settings.profileDurationSeconds + c.settings.aiperf.processTimeoutSeconds) * 1000,
-    ...(hooks.signal ? { signal: hooks.signal } : {}),
-    ...(hooks.onLog ? { onLog: hooks.onLog } : {}),
-  });
+  // the nodes' DCGM exporters over the whole aiperf run, on the wall clock: the record's energy window is the span of
+  // aiperf's profiled requests on its request clock, epoch ns (./record.ts); on the head node that is the head
+  // node's clock, NTP-close to this host's next to the scrapes' 1 s spacing
+  const dcgm =
+    input.gpuTelemetry === undefined ? undefined : pointDcgmSampler(input.gpuTelemetry, scrape, () => Date.now());
+  await dcgm?.start();
+  let out: AiperfRunOutcome;
+  try {
+    out = await runner.run({
+      binary: c.settings.aiperf.binary,
+      argv,
+      env: { ...AIPERF_ENV, ...input.env },
+      logFile: join(input.outDir, 'benchmark.log'),
+      artifactDir: c.artifactDir,
+      hardTimeoutMs: (c.settings.profileDurationSeconds + c.settings.aiperf.processTimeoutSeconds) * 1000,
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+      ...(hooks.onLog ? { onLog: hooks.onLog } : {}),
+    });
+  } finally {
+    await dcgm?.stop();
+  }
   if (out.aborted) throw new PointAbortedError('aiperf point aborted by caller', { logTail: tail(out.logTail) });
   const end = await snapshot(input.metricsEndpoints, scrape);
   const stats: AiperfProcessStats = {
@@ -111,5 +123,5 @@ export async function runAiperfPoint(
     wallSeconds: out.wallSeconds,
     childCpuSeconds: out.childCpuSeconds,
   };
-  return { ...aiperfRecord(c, out, { start, end }, hooks.concurrentPointsMax?.() ?? null), aiperf: stats };
+  return { ...aiperfRecord(c, out, { start, end }, hooks.concurrentPointsMax?.() ?? null, dcgm), aiperf: stats };
 }

@@ -1,4 +1,5 @@
 import type { DcgmScrape } from './energy';
+import { scrapeText } from './scrape';
 
 /** One node's DCGM exporter: the node it measures and its URL. */
 export interface DcgmTarget {
@@ -79,4 +80,22 @@ export class DcgmSampler {
     this.round = round;
     return round;
   }
+}
+
+/**
+ * The sampler of a point's telemetry (the plan's exporters and interval), each scrape bounded by the point's scrape
+ * timeout and stamped by `now`: the replay's clock for infersweep's client (../point.ts), the wall clock for aiperf
+ * (../aiperf/run.ts).
+ */
+export function pointDcgmSampler(
+  telemetry: { targets: readonly DcgmTarget[]; intervalSeconds: number },
+  scrapeTimeoutSeconds: number,
+  now: () => number,
+): DcgmSampler {
+  return new DcgmSampler({
+    targets: telemetry.targets,
+    intervalSeconds: telemetry.intervalSeconds,
+    fetchText: (url) => scrapeText(url, scrapeTimeoutSeconds),
+    now,
+  });
 }
