@@ -9,7 +9,8 @@
 #      through --load-format dummy)                    $INFERSWEEP_TOOLS/models/{tiny-dense,tiny-moe}
 # Each step is skipped when its result is already there, fails with a message naming the step, and
 # its duration is appended to $INFERSWEEP_TOOLS/vllm-setup-times.log. INFERSWEEP_VLLM=0 skips all of it.
-# `--uv-only` stops after step 1 (scripts/setup.sh runs it first: the aiperf venv is installed by the same uv).
+# `--uv-only` stops after step 1 (scripts/setup.sh runs it first: the aiperf venv is installed by the same uv);
+# `--engine-only` after step 4 and the engine's check (scripts/setup.sh runs it beside `npm ci`: step 5 needs tsx).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
@@ -97,6 +98,14 @@ if [ ! -e "$PLUGIN_STAMP" ]; then
   timed plugin install_plugin
 fi
 
+# ---- check (after any engine step ran): the CLI starts and finds its own metadata (~15-30 s of imports)
+check() { HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 "$VENV/bin/vllm" --version >/dev/null; }
+[ ${#ran[@]} -eq 0 ] || timed check check
+if [ "${1:-}" = --engine-only ]; then
+  step "engine done in $(( $(date +%s) - t0 )) s${ran[*]:+ (this run: $(IFS=,; echo "${ran[*]}"))}"
+  exit 0
+fi
+
 # ---- 5. tiny models (the generator is part of the plugin package; it skips what is already there)
 # the AgentX client's filler words (libs/agentx/src/trace/prompt.ts) become one token each, so synthetic
 # prompts have the token counts their traces ask for
@@ -113,9 +122,6 @@ if [ ! -s "$MODELS/tiny-dense/config.json" ] || [ ! -s "$MODELS/mid-dense/config
   rm -f "$MODELS"/.stamp-* && echo ok >"$MODELS/.stamp-$plugin_hash"
 fi
 
-# ---- check (after any change): the CLI starts and finds its own metadata (~30 s of imports)
-check() { HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 "$VENV/bin/vllm" --version >/dev/null; }
-[ ${#ran[@]} -eq 0 ] || timed check check
 
 total=$(( $(date +%s) - t0 ))
 [ ${#ran[@]} -eq 0 ] || echo "$(date -u +%FT%TZ) total $total" >>"$TIMES"

@@ -17,7 +17,7 @@ fail() { echo "[setup] FAILED: $*" >&2; exit 1; }
 apt_safe_install "${APT_PACKAGES[@]}" || fail "apt-get install ${APT_PACKAGES[*]} (see above)"
 bash "$ROOT/scripts/setup-sites.sh" || fail "scripts/setup-sites.sh"
 
-# ---- three independent branches at once, each logging to $INFERSWEEP_TOOLS/setup-logs/<branch>.log (and to this
+# ---- independent branches at once, each logging to $INFERSWEEP_TOOLS/setup-logs/<branch>.log (and to this
 # output, prefixed): the Go builds load both cores; npm and the Python venvs mostly wait on downloads and disk.
 # One after the other a cold machine took ~19 min (docs/measurements.md, "Dated measurements").
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)' \
@@ -68,10 +68,9 @@ go_branch() { # the Go binaries into the git-ignored tools folder, then the prod
   fi
 }
 
-node_vllm_branch() { # npm packages first (the model step of scripts/setup-vllm.sh runs tsx), then the real vLLM CPU
-  # engine, its plugin and tiny models
-  npm_branch
-  bash "$ROOT/scripts/setup-vllm.sh" || fail "the vLLM CPU engine (scripts/setup-vllm.sh, the step it names above)"
+vllm_branch() { # the real vLLM CPU engine and its plugin, beside `npm ci` (its tiny models need tsx: after the branches)
+  bash "$ROOT/scripts/setup-vllm.sh" --engine-only \
+    || fail "the vLLM CPU engine (scripts/setup-vllm.sh, the step it names above)"
 }
 
 aiperf_branch() { # the aiperf peer (benchmarks and the InferenceX adapter) in its own venv, by the uv installed before
@@ -108,7 +107,8 @@ pids=()
 names=()
 # uv first (seconds; skipped when there): the vLLM and aiperf venvs both use it
 bash "$ROOT/scripts/setup-vllm.sh" --uv-only || fail "uv (scripts/setup-vllm.sh --uv-only)"
-branch node+vllm node_vllm_branch
+branch node npm_branch
+branch vllm vllm_branch
 branch go go_branch
 branch aiperf aiperf_branch
 branch otava otava_branch
@@ -121,6 +121,8 @@ if [ ${#failed[@]} -gt 0 ]; then
   done
   fail "${failed[*]} (see above)"
 fi
+# the tiny models of scripts/setup-vllm.sh (step 5 runs tsx from node_modules; the engine's steps are done: skipped)
+bash "$ROOT/scripts/setup-vllm.sh" || fail "the vLLM CPU engine's models (scripts/setup-vllm.sh, the step it names above)"
 
 # ---- the repository's git hooks (.githooks: the commit-message check), in a git checkout only; idempotent
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
