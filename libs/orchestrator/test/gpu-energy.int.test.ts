@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SweepResult } from '@infersweep/sweep';
-import { loadWorkerSettings } from '@infersweep/orchestrator';
+import type { SweepPlan } from '@infersweep/topology';
+import { loadWorkerSettings, type WorkerSettings } from '@infersweep/orchestrator';
 import { assertAiperfAvailable, measureWithLocalAiperf } from '@infersweep/testkit/aiperf-env';
 import {
   localSlurm,
@@ -63,26 +64,35 @@ const tokensOf = (jsonl: string): number =>
     .filter((r) => r.phase === 'profiling' && r.ok)
     .reduce((a, r) => a + (r.isl ?? 0) + (r.osl ?? 0), 0);
 
+/**
+ * A one-node, one-GPU plan (the recorded scrape's one Tesla T4) whose cluster scrapes `exporter`, and the worker
+ * settings of `local` naming the same exporter (the telemetry port is the site's), with `prices` when given.
+ */
+function energyPlan(
+  exporter: { port: number },
+  points: number[],
+  prices?: Record<string, number>,
+): { plan: SweepPlan; settings: WorkerSettings } {
+  const plan = testPlan('latency', points, notSaturationGated, (c) => {
+    const local = c.clusters.local!;
+    local.gpusPerNode = 1;
+    local.gpuTelemetry = { dcgmExporterPort: exporter.port, intervalSeconds: 1 };
+    c.orientations.latency!.topology = { tp: 1, pp: 1, dp: 1, ep: 1, nodes: 1 } as never;
+  });
+  const settings = loadWorkerSettings('local');
+  const clusters = { ...settings.clusters, local: { ...settings.clusters.local!, gpuTelemetry: plan.gpuTelemetry } };
+  return { plan, settings: { ...settings, clusters, ...(prices === undefined ? {} : { gpuHourPrices: prices }) } };
+}
+
 describe('GPU energy from a DCGM exporter over the profile window (real stack)', () => {
   it('c=1: energy = recorded watts × window per GPU, power valid, J/token and $/M tokens; c=2 with the exporter stopped mid-window: power invalid, dcgm_scrape_failed', async () => {
     const exporter = await startExporter();
     exporters.push(exporter.proc);
-    const plan = testPlan('latency', [1, 2], notSaturationGated, (c) => {
-      const local = c.clusters.local!;
-      // one node with one GPU: the recorded scrape's one Tesla T4
-      local.gpusPerNode = 1;
-      local.gpuTelemetry = { dcgmExporterPort: exporter.port, intervalSeconds: 1 };
-      c.orientations.latency!.topology = { tp: 1, pp: 1, dp: 1, ep: 1, nodes: 1 } as never;
-    });
+    const { plan, settings } = energyPlan(exporter, [1, 2], { FAKE: 2.5 });
     expect(plan.topology.gpus).toBe(1);
     expect(plan.gpuTelemetry).toEqual({ dcgmExporterPort: exporter.port, intervalSeconds: 1 });
     const input = testInput(plan, 'gpu-energy');
-    // the telemetry port is the site's: the worker's profile of `local` names the same exporter
-    const settings = loadWorkerSettings('local');
-    const clusters = { ...settings.clusters, local: { ...settings.clusters.local!, gpuTelemetry: plan.gpuTelemetry } };
-    const { worker, h } = await startOnNewWorker(suite.client(), input, {
-      settings: { ...settings, clusters, gpuHourPrices: { FAKE: 2.5 } },
-    });
+    const { worker, h } = await startOnNewWorker(suite.client(), input, { settings });
     const result = (await worker.runUntil(async () => {
       // the second point's window is open: its exporter goes away
       await waitHeartbeat(h, (d) => d.concurrency === 2 && d.phase === 'profiling', 180_000, 'c=2 profiling');
@@ -132,17 +142,10 @@ describe('GPU energy from a DCGM exporter over the profile window (real stack)',
     assertAiperfAvailable();
     const exporter = await startExporter();
     exporters.push(exporter.proc);
-    const plan = testPlan('latency', [1], notSaturationGated, (c) => {
-      const local = c.clusters.local!;
-      local.gpusPerNode = 1;
-      local.gpuTelemetry = { dcgmExporterPort: exporter.port, intervalSeconds: 1 };
-      c.orientations.latency!.topology = { tp: 1, pp: 1, dp: 1, ep: 1, nodes: 1 } as never;
-    });
+    const { plan, settings } = energyPlan(exporter, [1]);
     measureWithLocalAiperf(plan);
     const input = testInput(plan, 'gpu-energy-aiperf');
-    const settings = loadWorkerSettings('local');
-    const clusters = { ...settings.clusters, local: { ...settings.clusters.local!, gpuTelemetry: plan.gpuTelemetry } };
-    const { worker, h } = await startOnNewWorker(suite.client(), input, { settings: { ...settings, clusters } });
+    const { worker, h } = await startOnNewWorker(suite.client(), input, { settings });
     const result = (await worker.runUntil(h.result())) as SweepResult;
     expect(result.status).toBe('completed');
 

@@ -74,9 +74,14 @@ export function inferencexErrorCategory(error: unknown): string {
   return (first.split(':', 1)[0] || 'unknown').slice(0, 120);
 }
 
+/** The records' clock origin: the first request's request_start_ns (epoch ns); 0 for no rows. */
+export function aiperfOriginNs(rows: readonly AiperfRecord[]): number {
+  return rows.length === 0 ? 0 : Math.min(...rows.map((r) => r.metadata.request_start_ns));
+}
+
 export function aiperfToRecords(rows: readonly AiperfRecord[], endpoint: string): RequestRecord[] {
   if (rows.length === 0) return [];
-  const origin = Math.min(...rows.map((r) => r.metadata.request_start_ns));
+  const origin = aiperfOriginNs(rows);
   const m = (r: AiperfRecord, k: string): number | null => {
     const v = r.metrics[k]?.value;
     return typeof v === 'number' ? v : null;

@@ -14,7 +14,13 @@ import type { DcgmSampler } from '../server/dcgm-sampler';
 import type { EndpointSnapshot } from '../server/window';
 import { checkIdleRanks, checkRoles } from '../server/idle-ranks';
 import { serverMetricsWindow } from '../server/window';
-import { aiperfAggregateSchema, aiperfToRecords, parseAiperfJsonl, type AiperfAggregate } from './parse';
+import {
+  aiperfAggregateSchema,
+  aiperfOriginNs,
+  aiperfToRecords,
+  parseAiperfJsonl,
+  type AiperfAggregate,
+} from './parse';
 import type { AiperfRunOutcome } from './runner';
 import { serverMetricsFromAiperf } from './server-metrics';
 
@@ -49,9 +55,8 @@ function readExports(
     );
   const agg = aiperfAggregateSchema.parse(JSON.parse(readFileSync(aggPath, 'utf8')));
   const rows = parseAiperfJsonl(readFileSync(jsonlPath, 'utf8'));
-  // the records' clock: ms from the first request's start, aiperf's request_start_ns (epoch ns, ./parse.ts)
-  const originWallMs = rows.length === 0 ? 0 : Math.min(...rows.map((r) => r.metadata.request_start_ns)) / 1e6;
-  return { agg, records: aiperfToRecords(rows, endpoint), originWallMs };
+  // the records' clock: ms from the first request's start (./parse.ts aiperfOriginNs, epoch ns)
+  return { agg, records: aiperfToRecords(rows, endpoint), originWallMs: aiperfOriginNs(rows) / 1e6 };
 }
 
 /** aiperf's own per-phase server metrics (what InferenceX aggregates); the snapshots only as a fallback. */
@@ -127,10 +132,11 @@ function measure(
     valid: v.valid && (agg.metadata?.submission_valid ?? true),
     measuredSeconds,
     collapse,
-    window: {
-      originWallMs,
-      profileStartMs: profStart,
-      profileEndMs: profStart !== null && Number.isFinite(lastEnd) ? lastEnd : null,
+    // the profiled requests' span on the wall clock (epoch ms), where run.ts's DCGM sampler stamps its scrapes
+    wallWindow: {
+      originWallMs: 0,
+      profileStartMs: profStart === null ? null : originWallMs + profStart,
+      profileEndMs: profStart !== null && Number.isFinite(lastEnd) ? originWallMs + lastEnd : null,
     },
   };
 }
@@ -145,19 +151,13 @@ export function aiperfRecord(
 ): PointResult {
   const m = measure(c, out, snaps);
   const { input, settings } = c;
-  // the GPU energy of the window the record's profiled requests span, on the records' clock (the same integral
-  // and gates as infersweep's client, ../point.ts windowEnergy); run.ts scraped on the wall clock. aiperf's
-  // aggregate start_time / end_time are naive local times of the host it ran on, so they are not used.
-  const o = m.window.originWallMs;
+  // the GPU energy of the span of the record's profiled requests (the same integral and gates as infersweep's client,
+  // ../point.ts windowEnergy); aiperf's aggregate start_time / end_time are naive local times of the host it ran on,
+  // so they are not used
   const energy =
     dcgm === undefined
       ? undefined
-      : windowEnergy(
-          { ...m.window, records: m.records },
-          { scrapes: dcgm.scrapes.map((s) => ({ ...s, t: s.t - o })) },
-          input.gpuCount,
-          input.gpuTelemetry,
-        );
+      : windowEnergy({ ...m.wallWindow, records: m.records }, dcgm, input.gpuCount, input.gpuTelemetry);
   const recordPath = join(input.outDir, POINT_RECORD_FILE);
   const reqPath = join(input.outDir, POINT_REQUESTS_FILE);
   const result = pointResultSchema.parse({
