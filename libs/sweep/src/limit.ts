@@ -11,7 +11,9 @@
  *   listed below; a cancelled run too: the client cancels on failed requests and on a warmup that
  *   does not drain), failed or skipped: a certain fail, saturation is evidence;
  * - not-load: invalid for a reason load does not cause (an idle DP rank, missing server metrics, no
- *   cached tokens, an unsafe override): measured again before it counts;
+ *   cached tokens, an unsafe override): measured again; a point with no other window is
+ *   unmeasurable: no evidence either way, left out of the fit, never proposed again (docs/statistics.md
+ *   "Eighth registration");
  * - client: the client could not hold the load (client or host saturated, concurrency not held):
  *   measured again; if it stays client-limited it is no evidence about the server at all.
  *
@@ -140,6 +142,8 @@ export interface LimitPoint {
   pass?: number;
   /** the bound with the lowest pass probability ("saturation" for a load-invalid window) */
   binding?: string;
+  /** every window invalid for a reason not load: no evidence either way, and not a client ceiling */
+  unmeasurable?: true;
 }
 
 const settled = (s: PointState['status']) => s === 'done' || s === 'invalid' || s === 'failed' || s === 'skipped';
@@ -155,10 +159,10 @@ export function limitPoints(slo: Slo | undefined, points: readonly PointState[])
       const base = { concurrency: p.concurrency, windows: ws.length, latest };
       let counted = ws.filter((w) => w.cls === 'measured' || w.cls === 'load');
       if (counted.length === 0) {
-        // every window was invalid without load: a client limit says nothing about the server; a
-        // repeated not-load invalidity counts as a fail (the point cannot be measured)
+        // every window was invalid without load: a client limit says nothing about the server, and
+        // neither does a reason load does not cause (the point is unmeasurable, not a fail)
         if (ws.some((w) => w.cls === 'client')) return { ...base, counted: 0 };
-        return { ...base, counted: 0, pass: 0, binding: 'invalid (not load), twice' };
+        return { ...base, counted: 0, unmeasurable: true };
       }
       if (counted.some((w) => w.cls === 'load')) counted = counted.filter((w) => w.cls === 'load');
       if (counted[0]!.cls === 'load') return { ...base, counted: counted.length, pass: 0, binding: 'saturation' };
@@ -187,13 +191,15 @@ interface LimitFit {
   ceiling?: number;
   /** the points the fit uses, and their fitted pass probabilities */
   pts: LimitPoint[];
+  /** concurrencies measured without evidence (unmeasurable): never proposed again */
+  unmeasurable: Set<number>;
   lo?: LimitPoint;
   hi?: LimitPoint;
   ci: { lower: number | null; upper: number | null };
 }
 
 function fitLimit(all: readonly LimitPoint[]): LimitFit {
-  const ceiling = all.find((p) => p.pass === undefined)?.concurrency;
+  const ceiling = all.find((p) => p.pass === undefined && !p.unmeasurable)?.concurrency;
   const pts = all.filter((p) => p.pass !== undefined && (ceiling === undefined || p.concurrency < ceiling));
   const q = pts.length
     ? isotonic(
@@ -207,6 +213,7 @@ function fitLimit(all: readonly LimitPoint[]): LimitFit {
   return {
     ...(ceiling === undefined ? {} : { ceiling }),
     pts,
+    unmeasurable: new Set(all.filter((p) => p.unmeasurable).map((p) => p.concurrency)),
     ...(lastPass >= 0 ? { lo: pts[lastPass]! } : {}),
     ...(pts[lastPass + 1] ? { hi: pts[lastPass + 1]! } : {}),
     ci: {
@@ -252,24 +259,67 @@ function remeasureStep(all: readonly LimitPoint[], f: LimitFit): Next {
 
 const clientText = (c: number) => `the client could not hold c=${c} (a client-side limit, not the server's)`;
 
+/** The steps' moves around unmeasurable concurrencies (docs/statistics.md "Eighth registration"). */
+interface Moves {
+  /** the next doubling of c not in the set, up to max (undefined: none above c) */
+  up(c: number, max: number): number | undefined;
+  /** the next halving of c not in the set, down to min (undefined: none below c) */
+  down(c: number, min: number): number | undefined;
+  /** the concurrency in (lo, hi) not in the set nearest the midpoint, the lower on a tie */
+  between(lo: number, hi: number): number | undefined;
+  /** "; c=5, c=6 could not be measured (invalid for a reason not load, twice)", or "" */
+  note(lo: number, hi: number): string;
+}
+
+function moves(unmeasurable: ReadonlySet<number>): Moves {
+  const ok = (c: number) => !unmeasurable.has(c);
+  return {
+    up(c, max) {
+      for (let n = Math.min(2 * c, max); n > c; n = Math.min(2 * n, max))
+        if (ok(n) || n >= max) return ok(n) ? n : undefined;
+      return undefined;
+    },
+    down(c, min) {
+      for (let n = Math.max(Math.floor(c / 2), min); n < c; n = Math.max(Math.floor(n / 2), min))
+        if (ok(n) || n <= min) return ok(n) ? n : undefined;
+      return undefined;
+    },
+    between(lo, hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const inside = (c: number) => c > lo && c < hi;
+      for (let d = 0; inside(mid - d) || inside(mid + d); d++)
+        for (const c of [mid - d, mid + d]) if (inside(c) && ok(c)) return c;
+      return undefined;
+    },
+    note(lo, hi) {
+      const cs = [...unmeasurable].filter((c) => c >= lo && c <= hi).sort((a, b) => a - b);
+      return cs.length
+        ? `; ${cs.map((c) => `c=${c}`).join(', ')} could not be measured (invalid for a reason not load, twice)`
+        : '';
+    },
+  };
+}
+
 /** Every point so far meets the SLO: double (below a client ceiling: halve the gap to it). */
 function upwardStep(
   lo: LimitPoint,
   ceiling: number | undefined,
   max: number,
   ciText: string,
+  m: Moves,
   unresolved: (text: string) => Bracket,
 ): { bracket: Bracket; next?: Next } {
   const at = lo.concurrency;
-  const next = ceiling !== undefined && 2 * at >= ceiling ? Math.floor((at + ceiling) / 2) : Math.min(2 * at, max);
-  if (ceiling !== undefined && (at >= max || next <= at))
+  const next =
+    ceiling !== undefined && 2 * at >= ceiling ? m.between(at, ceiling) : at < max ? m.up(at, max) : undefined;
+  if (ceiling !== undefined && next === undefined)
     return {
       bracket: {
         concurrency: at,
         below: at,
         above: ceiling,
         status: 'client-bound',
-        text: `≥ ${at}: c=${at} meets the SLO, ${clientText(ceiling)}; ${ciText}`,
+        text: `≥ ${at}: c=${at} meets the SLO, ${clientText(ceiling)}${m.note(at, ceiling)}; ${ciText}`,
       },
     };
   if (at >= max)
@@ -281,15 +331,20 @@ function upwardStep(
         text: `c=${at} (maxConcurrency) meets the SLO: the limit is above the search range; ${ciText}`,
       },
     };
+  if (next === undefined) return { bracket: unresolved(`≥ ${at}${m.note(at, max)}; ${ciText}`) };
   return {
     bracket: unresolved(`≥ ${at} (no failing point yet); ${ciText}`),
-    next: { concurrency: next, reason: `bracket: c=${at} meets the SLO (P ${fmtP(lo.pass)}), doubling to c=${next}` },
+    next: {
+      concurrency: next,
+      reason: `bracket: c=${at} meets the SLO (P ${fmtP(lo.pass)}), doubling to c=${next}${m.note(at, next)}`,
+    },
   };
 }
 
 /** The noise-free bracket and bisection steps on the fitted verdicts. */
 function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Bracket; next?: Next } {
   const { lo, hi: hiPt, ceiling } = f;
+  const m = moves(f.unmeasurable);
   const min = s.minConcurrency;
   const max = ceiling !== undefined ? Math.min(s.maxConcurrency, ceiling - 1) : s.maxConcurrency;
   const unresolved = (text: string): Bracket => ({
@@ -300,14 +355,30 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
     text,
   });
   if (!lo && !hiPt) {
-    if (ceiling !== undefined && ceiling <= min)
-      return { bracket: { concurrency: null, above: ceiling, status: 'client-bound', text: clientText(ceiling) } };
+    const low = [...f.unmeasurable].filter((c) => c <= max);
+    const start = low.length === 0 ? min : m.up(Math.max(...low), max);
+    if (start !== undefined && start <= max)
+      return {
+        bracket: { concurrency: null, status: 'unresolved', text: `no point measured yet${m.note(min, max)}` },
+        next: {
+          concurrency: start,
+          reason: low.length ? `start above c=${Math.max(...low)}${m.note(min, max)}` : 'start',
+        },
+      };
+    if (ceiling !== undefined)
+      return {
+        bracket: {
+          concurrency: null,
+          above: ceiling,
+          status: 'client-bound',
+          text: `${clientText(ceiling)}${m.note(min, ceiling)}`,
+        },
+      };
     return {
-      bracket: { concurrency: null, status: 'unresolved', text: 'no point measured yet' },
-      next: { concurrency: min, reason: 'start' },
+      bracket: { concurrency: null, status: 'unresolved', text: `no concurrency could be measured${m.note(min, max)}` },
     };
   }
-  if (!hiPt) return upwardStep(lo!, ceiling, max, ciText, unresolved);
+  if (!hiPt) return upwardStep(lo!, ceiling, max, ciText, m, unresolved);
   const hi = hiPt.concurrency;
   if (!lo) {
     if (hi <= min)
@@ -319,12 +390,13 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
           text: `c=${hi} (minConcurrency) fails the SLO (P ${fmtP(hiPt.pass)}); ${ciText}`,
         },
       };
-    const next = Math.max(Math.floor(hi / 2), min);
+    const next = m.down(hi, min);
+    if (next === undefined) return { bracket: unresolved(`< ${hi}${m.note(min, hi)}; ${ciText}`) };
     return {
       bracket: unresolved(`< ${hi} (no passing point yet); ${ciText}`),
       next: {
         concurrency: next,
-        reason: `bracket: c=${hi} fails the SLO (P ${fmtP(hiPt.pass)}), halving to c=${next}`,
+        reason: `bracket: c=${hi} fails the SLO (P ${fmtP(hiPt.pass)}), halving to c=${next}${m.note(next, hi)}`,
       },
     };
   }
@@ -340,12 +412,13 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
         text: `${l}, ${ciText} (c=${l} meets the SLO, P ${fmtP(lo.pass)}; c=${hi} fails, P ${fmtP(hiPt.pass)}${hiPt.binding ? `, ${hiPt.binding}` : ''}; resolution ${res})`,
       },
     };
-  const mid = Math.floor((l + hi) / 2);
+  const mid = m.between(l, hi);
+  if (mid === undefined) return { bracket: unresolved(`in [${l}, ${hi})${m.note(l, hi)}; ${ciText}`) };
   return {
     bracket: unresolved(`in [${l}, ${hi}); ${ciText}`),
     next: {
       concurrency: mid,
-      reason: `bisect: c=${l} meets the SLO (P ${fmtP(lo.pass)}), c=${hi} fails (P ${fmtP(hiPt.pass)}); c=${mid} halves the bracket (resolution ${res})`,
+      reason: `bisect: c=${l} meets the SLO (P ${fmtP(lo.pass)}), c=${hi} fails (P ${fmtP(hiPt.pass)}); c=${mid} halves the bracket (resolution ${res})${m.note(l, hi)}`,
     },
   };
 }
@@ -355,7 +428,7 @@ export function limitStep(s: SweepSearch, points: readonly PointState[]): LimitS
   const all = limitPoints(s.slo, points);
   const lines = all.map(
     (p) =>
-      `c=${p.concurrency} P(meets the SLO) ${fmtP(p.pass)}${p.binding ? ` (${p.binding})` : ''}, ${p.windows} window(s), latest ${p.latest}`,
+      `c=${p.concurrency} ${p.unmeasurable ? 'unmeasurable (no evidence)' : `P(meets the SLO) ${fmtP(p.pass)}`}${p.binding ? ` (${p.binding})` : ''}, ${p.windows} window(s), latest ${p.latest}`,
   );
   const f = fitLimit(all);
   const binding = f.hi?.binding ?? (f.ceiling !== undefined ? 'client (could not hold the concurrency)' : undefined);

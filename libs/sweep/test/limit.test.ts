@@ -148,6 +148,89 @@ describe('limitStep: what to measure next', () => {
   });
 });
 
+describe('limitStep: a point invalid twice for a reason not load is unmeasurable (eighth registration)', () => {
+  /** a point whose window and its re-measure were both invalid with an idle DP rank */
+  const idleTwice = (c: number): PointState => ({
+    ...done(c, { valid: false, reasons: ['idle_dp_rank: engine 1 served no request'] }),
+    windows: [
+      {
+        status: 'invalid',
+        remeasureReason: 'invalid for a reason not load',
+        summary: { ...done(c, {}).summary!, valid: false, reasons: ['idle_dp_rank: engine 3 served no request'] },
+      },
+    ],
+  });
+  const pass = (c: number) => done(c, { ttftP99Ms: 100 });
+  const fail = (c: number) => done(c, { ttftP99Ms: 900 });
+
+  it('is neither a fail nor a client ceiling: no evidence, named in the lines', () => {
+    const [p] = limitPoints(search.slo, [idleTwice(16)]);
+    expect(p).toMatchObject({ concurrency: 16, windows: 2, counted: 0, unmeasurable: true });
+    expect(p!.pass).toBeUndefined();
+    const st = limitStep(search, [pass(8), idleTwice(16), fail(32)]);
+    expect(st.lines).toContain('c=16 unmeasurable (no evidence), 2 window(s), latest not-load');
+    // the first registration counted it a fail and reported 8 with a bracket [8, 16)
+    expect(st.bracket).toMatchObject({ status: 'unresolved', below: 8, above: 32 });
+  });
+
+  it('bisection takes the measurable concurrency nearest the midpoint, the lower on a tie', () => {
+    expect(limitStep(search, [pass(8), fail(32)]).next).toMatchObject({ concurrency: 20 });
+    const st = limitStep(search, [pass(8), idleTwice(20), fail(32)]);
+    expect(st.next).toMatchObject({ concurrency: 19 });
+    expect(st.next!.reason).toContain('c=20 could not be measured (invalid for a reason not load, twice)');
+    expect(limitStep(search, [pass(8), idleTwice(19), idleTwice(20), fail(32)]).next).toMatchObject({
+      concurrency: 21,
+    });
+  });
+
+  it('doubling and halving skip it', () => {
+    expect(limitStep(search, [pass(8), idleTwice(16)]).next).toMatchObject({ concurrency: 32 });
+    expect(limitStep(search, [idleTwice(4), fail(8)]).next).toMatchObject({ concurrency: 2 });
+  });
+
+  it('with no evidence, starts at the next doubling above the highest unmeasurable point (below DP)', () => {
+    const st = limitStep(search, [idleTwice(4), idleTwice(8)]);
+    expect(st.next).toMatchObject({ concurrency: 16 });
+    expect(st.next!.reason).toBe(
+      'start above c=8; c=4, c=8 could not be measured (invalid for a reason not load, twice)',
+    );
+    // under the first registration: c=8 "failed", the search halved to 4, 2, 1 and ended never-meets
+  });
+
+  it('ends unresolved, naming the points, when nothing measurable is left where the next point must go', () => {
+    const st = limitStep(search, [pass(15), idleTwice(16), fail(17)]);
+    expect(st.next).toBeUndefined();
+    expect(st.bracket).toMatchObject({ status: 'unresolved', concurrency: 15, below: 15, above: 17 });
+    expect(st.bracket.text).toContain('in [15, 17); c=16 could not be measured');
+    const top = limitStep(search, [pass(32), idleTwice(64)]);
+    expect(top.next).toBeUndefined();
+    expect(top.bracket).toMatchObject({ status: 'unresolved', concurrency: 32 });
+    expect(top.bracket.text).toContain('≥ 32; c=64 could not be measured');
+    const none = limitStep(search, [1, 2, 4, 8, 16, 32, 64].map(idleTwice));
+    expect(none.next).toBeUndefined();
+    expect(none.bracket).toMatchObject({ status: 'unresolved', concurrency: null });
+    expect(none.bracket.text).toMatch(/^no concurrency could be measured; c=1, c=2, .*c=64 could not be measured/);
+  });
+
+  it('below a client ceiling: the gap is bisected around it, and a gap of unmeasurable points is client-bound', () => {
+    const client = (c: number): PointState => ({
+      ...done(c, { valid: false, reasons: ['client_saturated: lag'] }),
+      windows: [
+        {
+          status: 'invalid',
+          remeasureReason: 'the client could not hold it',
+          summary: { ...done(c, {}).summary!, valid: false, reasons: ['client_saturated: lag'] },
+        },
+      ],
+    });
+    expect(limitStep(search, [pass(16), idleTwice(24), client(32)]).next).toMatchObject({ concurrency: 23 });
+    const st = limitStep(search, [pass(30), idleTwice(31), client(32)]);
+    expect(st.next).toBeUndefined();
+    expect(st.bracket).toMatchObject({ status: 'client-bound', concurrency: 30, above: 32, ci: { upper: null } });
+    expect(st.bracket.text).toContain('c=31 could not be measured');
+  });
+});
+
 describe('nextPointOrSearch: a re-measure is a fresh window of the same point', () => {
   it('keeps the first window, reopens the point and counts the re-measure against the cap', () => {
     const p = progress([8]);

@@ -27,6 +27,8 @@ export interface Case {
   spurious: number;
   /** windows at or above this concurrency are client-saturated */
   clientLimit?: number;
+  /** windows at or below this concurrency are invalid with an idle DP rank, every time (below the DP size) */
+  idleAtOrBelow?: number;
 }
 
 /** The SD-of-log a bootstrap reports: σ × √(χ²₃₀/30). */
@@ -42,6 +44,8 @@ function measureWindow(pt: PointState, k: Case, rng: Rng): void {
   const base = { concurrency: c, resultPath: `c${c}`, reused: false };
   const invalid = (reason: string) => finishPoint(pt, { ...base, valid: false, reasons: [reason] }, 't');
   if (k.spurious > 0 && rng.next() < k.spurious) return invalid('idle_dp_rank: engine 1 served no request');
+  if (k.idleAtOrBelow !== undefined && c <= k.idleAtOrBelow)
+    return invalid(`idle_dp_rank: ${16 - c} of 16 engines served no request`);
   if (k.clientLimit !== undefined && c >= k.clientLimit) return invalid('client_saturated: event loop lag 900 ms');
   const truth = BOUND_MS * (c / (TRUE_LIMIT + 0.5)) ** k.elasticity;
   const ttft = truth * Math.exp(k.sigma * rng.normal());
