@@ -305,13 +305,16 @@ function upwardStep(
   lo: LimitPoint,
   ceiling: number | undefined,
   max: number,
+  searchMax: number,
   ciText: string,
   m: Moves,
   unresolved: (text: string) => Bracket,
 ): { bracket: Bracket; next?: Next } {
   const at = lo.concurrency;
-  const next =
-    ceiling !== undefined && 2 * at >= ceiling ? m.between(at, ceiling) : at < max ? m.up(at, max) : undefined;
+  // the next doubling (skipping unmeasurable points); at or above a client ceiling, bisect below it
+  // instead (docs/statistics.md "Ninth registration": never capped at one below the ceiling)
+  const doubled = at < searchMax ? m.up(at, searchMax) : undefined;
+  const next = ceiling === undefined || (doubled !== undefined && doubled < ceiling) ? doubled : m.between(at, ceiling);
   if (ceiling !== undefined && next === undefined)
     return {
       bracket: {
@@ -378,7 +381,7 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
       bracket: { concurrency: null, status: 'unresolved', text: `no concurrency could be measured${m.note(min, max)}` },
     };
   }
-  if (!hiPt) return upwardStep(lo!, ceiling, max, ciText, m, unresolved);
+  if (!hiPt) return upwardStep(lo!, ceiling, max, s.maxConcurrency, ciText, m, unresolved);
   const hi = hiPt.concurrency;
   if (!lo) {
     if (hi <= min)

@@ -224,6 +224,9 @@ describe('limitStep: a point invalid twice for a reason not load is unmeasurable
       ],
     });
     expect(limitStep(search, [pass(16), idleTwice(24), client(32)]).next).toMatchObject({ concurrency: 23 });
+    // a doubling that skips an unmeasurable point to the ceiling bisects below it, never one below the
+    // ceiling (the eighth run's C2 miss walked 63, 62, … 51: docs/statistics.md "Ninth registration")
+    expect(limitStep(search, [pass(8), pass(16), idleTwice(32), client(64)]).next).toMatchObject({ concurrency: 40 });
     const st = limitStep(search, [pass(30), idleTwice(31), client(32)]);
     expect(st.next).toBeUndefined();
     expect(st.bracket).toMatchObject({ status: 'client-bound', concurrency: 30, above: 32, ci: { upper: null } });
