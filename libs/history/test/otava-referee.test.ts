@@ -8,27 +8,13 @@
  * permutations; ours keeps segments of at least 5 runs and tests 199: the same change points are
  * expected where a change is clear (steps of −10 % and +8 % at σ = 2 %), within ±2 runs.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeWhole } from '@infersweep/history';
-import { seededRng } from '@infersweep/stats';
-import { toolsDir } from '@infersweep/testkit/stack';
-import { SIM_SETTINGS, driftSeries } from '@infersweep/testkit/nights-fixture';
+import { eDivisiveCandidate } from '@infersweep/stats';
+import { SIM_SETTINGS } from '@infersweep/testkit/nights-fixture';
+import { logsOf, otava, referenceSeries } from './otava-fixture';
 
-const OTAVA_PYTHON = join(toolsDir, 'otava-venv', 'bin', 'python');
 const TOLERANCE = 2;
-
-/** 20 seeded series of 60 runs (σ 2 %): even ones step −10 % at run 20 and +8 % at run 40, odd ones are flat. */
-function referenceSeries() {
-  const rng = seededRng(808);
-  return Array.from({ length: 20 }, (_, s) =>
-    driftSeries(rng, 60, 0, 0, 0.02).map((p, t) => {
-      const factor = s % 2 === 1 ? 1 : t >= 40 ? 0.9 * 1.08 : t >= 20 ? 0.9 : 1;
-      return { ...p, metrics: { ...p.metrics, throughputPerGpu: p.metrics.throughputPerGpu! * factor } };
-    }),
-  );
-}
 
 describe('E-divisive against Apache Otava (the referee)', () => {
   // H8 as registered (the same count and positions within ±2 runs on all 20 series) was missed on its first
@@ -39,27 +25,58 @@ describe('E-divisive against Apache Otava (the referee)', () => {
   it('H8: both find the registered steps on every stepped series; 18 of 20 series agree in full (the target was 20)', () => {
     const all = referenceSeries();
     const ours = all.map((pts) => analyzeWhole(pts, 'throughputPerGpu', SIM_SETTINGS).changePoints.map((c) => c.index));
-    // the same values Otava reads: the log throughput our pass analyses
-    const logs = all.map((pts) => pts.map((p) => Math.log(p.metrics.throughputPerGpu!)));
-    const otava = JSON.parse(
-      execFileSync(OTAVA_PYTHON, [join(__dirname, 'otava-referee.py')], {
-        input: JSON.stringify(logs),
-        timeout: 120_000,
-      }).toString(),
-    ) as number[][];
-    console.log(`H8 ours ${JSON.stringify(ours)}\nH8 otava ${JSON.stringify(otava)}`);
-    expect(otava).toHaveLength(20);
+    const otavaFound = otava<number[][]>(logsOf(all));
+    console.log(`H8 ours ${JSON.stringify(ours)}\nH8 otava ${JSON.stringify(otavaFound)}`);
+    expect(otavaFound).toHaveLength(20);
     const near = (xs: readonly number[], at: number) => xs.some((i) => Math.abs(i - at) <= TOLERANCE);
     for (let s = 0; s < 20; s += 2)
       for (const step of [20, 40]) {
         expect(near(ours[s]!, step), `ours, series ${s}, step at ${step}`).toBe(true);
-        expect(near(otava[s]!, step), `otava, series ${s}, step at ${step}`).toBe(true);
+        expect(near(otavaFound[s]!, step), `otava, series ${s}, step at ${step}`).toBe(true);
       }
     const agree = all.filter(
       (_, s) =>
-        ours[s]!.length === otava[s]!.length && ours[s]!.every((i, k) => Math.abs(i - otava[s]![k]!) <= TOLERANCE),
+        ours[s]!.length === otavaFound[s]!.length &&
+        ours[s]!.every((i, k) => Math.abs(i - otavaFound[s]![k]!) <= TOLERANCE),
     ).length;
     console.log(`H8: ${agree} of 20 series agree in count and position (±${TOLERANCE} runs)`);
     expect(agree).toBeGreaterThanOrEqual(18);
+  });
+
+  // H8b (a), registered in docs/history.md before it ran: the candidate split, exactly
+  it('H8b (a): the best split and its Q̂ equal Otava’s on 480 segments, at min size 1 and 5', () => {
+    const logs = [...logsOf(referenceSeries(808)), ...logsOf(referenceSeries(8081))];
+    const segments: [number, number][] = [
+      [0, 60],
+      [0, 20],
+      [20, 40],
+      [40, 60],
+      [0, 40],
+      [20, 60],
+    ];
+    const mismatches: string[] = [];
+    let compared = 0;
+    for (const minSize of [1, 5]) {
+      const theirs = otava<([number, number] | null)[][]>({ mode: 'candidates', series: logs, segments, minSize });
+      logs.forEach((xs, s) =>
+        segments.forEach(([a, b], k) => {
+          const ours = eDivisiveCandidate(xs, a, b, minSize);
+          const ref = theirs[s]![k]!;
+          compared++;
+          const same =
+            ours !== null &&
+            ref !== null &&
+            ours.index === ref[0] &&
+            Math.abs(ours.qhat - ref[1]) <= 1e-9 * Math.abs(ref[1]);
+          if (!same)
+            mismatches.push(
+              `series ${s} [${a}, ${b}) min ${minSize}: ours ${JSON.stringify(ours)}, Otava ${JSON.stringify(ref)}`,
+            );
+        }),
+      );
+    }
+    console.log(`H8b (a): ${compared - mismatches.length} of ${compared} candidates equal`);
+    expect(compared).toBe(480);
+    expect(mismatches).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ export interface EDivisiveOptions {
   alpha?: number;
   /** permutations per candidate, default 199 */
   permutations?: number;
-  /** the shortest segment on either side of a change point, default 5 */
+  /** the shortest segment on either side of a change point, default 5 (1: any non-empty side, as Otava) */
   minSize?: number;
 }
 
@@ -54,8 +54,11 @@ function bestSplit(P: Float64Array[], s: number, e: number, minSize: number): Ca
       withinY += P[j]![j]! - P[j]![tau]!;
       const m = kappa - tau;
       if (m < minSize) continue;
+      // a side of one value has no within-side distances (Otava's B and C coefficients are 0 there)
       const energy =
-        (2 * cross) / (n * m) - withinX / ((n * (n - 1)) / 2) - (m > 1 ? withinY / ((m * (m - 1)) / 2) : 0);
+        (2 * cross) / (n * m) -
+        (n > 1 ? withinX / ((n * (n - 1)) / 2) : 0) -
+        (m > 1 ? withinY / ((m * (m - 1)) / 2) : 0);
       const qhat = ((n * m) / (n + m)) * energy;
       if (!best || qhat > best.qhat) best = { index: tau, qhat };
     }
@@ -75,10 +78,23 @@ function bestCandidate(x: readonly number[], cuts: readonly number[], minSize: n
   return best;
 }
 
+/**
+ * The best split of series[start, end) (each side at least minSize values): the index of the first
+ * value after it and its Q̂; null when the segment is too short. The candidate eDivisive tests.
+ */
+export function eDivisiveCandidate(
+  series: readonly number[],
+  start: number,
+  end: number,
+  minSize: number,
+): { index: number; qhat: number } | null {
+  return bestSplit(prefixDistances(series), start, end, Math.max(1, minSize));
+}
+
 export function eDivisive(series: readonly number[], opts: EDivisiveOptions): ChangePointFound[] {
   const alpha = opts.alpha ?? 0.05;
   const R = opts.permutations ?? 199;
-  const minSize = Math.max(2, opts.minSize ?? 5);
+  const minSize = Math.max(1, opts.minSize ?? 5);
   const found: ChangePointFound[] = [];
   for (;;) {
     const cuts = found.map((f) => f.index).sort((a, b) => a - b);
