@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { DcgmScrape } from '@infersweep/agentx';
+import { dcgmCaptures, profiledTokens, T4_WATTS } from '@infersweep/testkit/dcgm-captures';
 import { data, recordedAiperfPoint } from './aiperf-fixture';
 
 /**
@@ -10,10 +10,7 @@ import { data, recordedAiperfPoint } from './aiperf-fixture';
  * DataDog's recorded Tesla T4 exposition (data/dcgm-exporter-captures.txt, 8.969 W), timed on the wall clock as
  * run.ts's sampler times them.
  */
-const T4_WATTS = 8.969;
-const t4 = /# capture name=t4 host=\S+\n([\s\S]*?)(?=^# capture name=|(?![\s\S]))/m.exec(
-  data('dcgm-exporter-captures.txt'),
-)![1]!;
+const t4 = dcgmCaptures().t4!.text;
 const rows = data('aiperf-sim-pd-c2-profile-export.jsonl')
   .split('\n')
   .filter((l) => l.trim() !== '')
@@ -73,12 +70,7 @@ describe('the energy block of an aiperf point', () => {
     expect(joules).toHaveLength(1);
     expect(joules[0]! / (T4_WATTS * seconds)).toBeCloseTo(1, 6);
     // the tokens of the successful profiled requests, from the record's requests.jsonl
-    const tokens = readFileSync(r.artifacts.requests_jsonl!, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as { phase: string; ok: boolean; isl: number | null; osl: number | null })
-      .filter((x) => x.phase === 'profiling' && x.ok)
-      .reduce((a, x) => a + (x.isl ?? 0) + (x.osl ?? 0), 0);
+    const tokens = profiledTokens(r.artifacts.requests_jsonl!);
     expect(tokens).toBeGreaterThan(0);
     expect(e.metrics!.joules_per_total_token).toBeCloseTo(joules[0]! / tokens, 9);
     expect(e.price_per_gpu_hour).toBe(2.5);

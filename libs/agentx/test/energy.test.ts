@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { dcgmCaptures } from '@infersweep/testkit/dcgm-captures';
 import {
   dcgmCounterEnergy,
   dcgmPointEnergy,
@@ -76,15 +77,7 @@ describe("DCGM exporter exposition (NVIDIA/dcgm-exporter's format)", () => {
 });
 
 /** data/dcgm-exporter-captures.txt: real single scrapes, one per `# capture name=<id> host=<node>` section. */
-const captures = Object.fromEntries(
-  data('dcgm-exporter-captures.txt')
-    .split(/^# capture name=(\S+) host=(\S+)\n/m)
-    .slice(1)
-    .reduce<[string, { host: string; text: string }][]>((acc, x, i, all) => {
-      if (i % 3 === 0) acc.push([x, { host: all[i + 1]!, text: all[i + 2]! }]);
-      return acc;
-    }, []),
-);
+const captures = dcgmCaptures();
 
 describe('real DCGM exporter captures (data/dcgm-exporter-captures.txt, sources in its sections)', () => {
   it("DataDog's recorded Tesla T4 scrape: 8.969 W and 128996013 mJ on its Hostname, the other 16 series ignored", () => {

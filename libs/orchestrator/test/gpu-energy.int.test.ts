@@ -10,7 +10,7 @@
  * covered by the unit tests of libs/agentx/test/dcgm-sampler.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ import type { SweepResult } from '@infersweep/sweep';
 import type { SweepPlan } from '@infersweep/topology';
 import { loadWorkerSettings, type WorkerSettings } from '@infersweep/orchestrator';
 import { assertAiperfAvailable, measureWithLocalAiperf } from '@infersweep/testkit/aiperf-env';
+import { dcgmCaptures, profiledTokens, T4_WATTS } from '@infersweep/testkit/dcgm-captures';
 import {
   localSlurm,
   notSaturationGated,
@@ -33,11 +34,8 @@ import {
 const slurm = localSlurm();
 const suite = realStackSuite(slurm);
 
-/** DataDog's recorded Tesla T4 scrape, as the exporter sent it (its DCGM_FI_DEV_POWER_USAGE is 8.969 W). */
-const T4_WATTS = 8.969;
-const t4 = /# capture name=t4 host=\S+\n([\s\S]*?)(?=^# capture name=|(?![\s\S]))/m.exec(
-  readFileSync(new URL('../../agentx/test/data/dcgm-exporter-captures.txt', import.meta.url), 'utf8'),
-)![1]!;
+/** DataDog's recorded Tesla T4 scrape, as the exporter sent it (its DCGM_FI_DEV_POWER_USAGE is T4_WATTS). */
+const t4 = dcgmCaptures().t4!.text;
 
 /** `python3 -m http.server` on a free loopback port, serving `metrics` (the T4 scrape) from a folder of its own. */
 async function startExporter(): Promise<{ port: number; proc: ChildProcess }> {
@@ -55,14 +53,6 @@ async function startExporter(): Promise<{ port: number; proc: ChildProcess }> {
 
 const exporters: ChildProcess[] = [];
 afterAll(() => exporters.forEach((p) => p.kill()));
-
-const tokensOf = (jsonl: string): number =>
-  readFileSync(jsonl, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { phase: string; ok: boolean; isl: number | null; osl: number | null })
-    .filter((r) => r.phase === 'profiling' && r.ok)
-    .reduce((a, r) => a + (r.isl ?? 0) + (r.osl ?? 0), 0);
 
 /**
  * A one-node, one-GPU plan (the recorded scrape's one Tesla T4) whose cluster scrapes `exporter`, and the worker
@@ -116,7 +106,7 @@ describe('GPU energy from a DCGM exporter over the profile window (real stack)',
     const joules = e1.per_gpu_j['424773df46e0/0']!;
     expect(Object.keys(e1.per_gpu_j)).toEqual(['424773df46e0/0']);
     expect(Math.abs(joules / (T4_WATTS * seconds) - 1)).toBeLessThan(0.01);
-    const tokens = tokensOf(p1.artifacts.requests_jsonl!);
+    const tokens = profiledTokens(p1.artifacts.requests_jsonl!);
     expect(tokens).toBeGreaterThan(0);
     expect(e1.metrics!.joules_per_total_token).toBeCloseTo(joules / tokens, 12);
     expect(e1.price_per_gpu_hour).toBe(2.5);
@@ -162,7 +152,7 @@ describe('GPU energy from a DCGM exporter over the profile window (real stack)',
     expect(e.window.end * 1000).toBeLessThan(Date.parse(p1.timing.ended_at));
     const joules = e.per_gpu_j['424773df46e0/0']!;
     expect(Math.abs(joules / (T4_WATTS * seconds) - 1)).toBeLessThan(0.01);
-    const tokens = tokensOf(p1.artifacts.requests_jsonl!);
+    const tokens = profiledTokens(p1.artifacts.requests_jsonl!);
     expect(tokens).toBeGreaterThan(0);
     expect(e.metrics!.joules_per_total_token).toBeCloseTo(joules / tokens, 12);
   });
