@@ -106,8 +106,8 @@ export const UNIT_NICE = 10;
  * commit that removes tests.
  */
 export const FLOORS: Record<Project, { tests: number; files: number }> = {
-  unit: { tests: 1237, files: 157 },
+  unit: { tests: 1246, files: 158 },
   integration: { tests: 176, files: 50 },
   production: { tests: 12, files: 6 },
-  nightly: { tests: 15, files: 7 },
+  nightly: { tests: 16, files: 8 },
 };
