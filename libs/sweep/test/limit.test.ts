@@ -32,6 +32,23 @@ const done = (c: number, s: Partial<PointSummary>, windows?: PointState['windows
   summary: { concurrency: c, valid: true, reasons: [], resultPath: `c${c}`, reused: false, ...s },
 });
 
+/** A point whose window and its re-measure were both invalid, with `reason` (its tag before the colon). */
+const invalidTwice = (c: number, reason: string, remeasureReason: string): PointState => ({
+  ...done(c, { valid: false, reasons: [reason] }),
+  windows: [
+    {
+      status: 'invalid',
+      remeasureReason,
+      summary: { ...done(c, {}).summary!, valid: false, reasons: [reason] },
+    },
+  ],
+});
+const client = (c: number) =>
+  invalidTwice(c, 'client_saturated: event loop lag 900 ms', 'the client could not hold it');
+/** an idle DP rank in both windows: below the DP size, or spoiled twice */
+const idleTwice = (c: number) =>
+  invalidTwice(c, 'idle_dp_rank: engine 1 served no request', 'invalid for a reason not load');
+
 describe('invalidClass: why a window is invalid', () => {
   it('load wins; then the client; an idle rank alone is not load', () => {
     expect(invalidClass(['idle_dp_rank: engine 1 served nothing'])).toBe('not-load');
@@ -106,16 +123,6 @@ describe('limitStep: what to measure next', () => {
   });
 
   it('a client limit bounds the search and is never the server limit', () => {
-    const client = (c: number): PointState => ({
-      ...done(c, { valid: false, reasons: ['client_saturated: event loop lag 900 ms'] }),
-      windows: [
-        {
-          status: 'invalid',
-          remeasureReason: 'the client could not hold it',
-          summary: { ...done(c, {}).summary!, valid: false, reasons: ['client_saturated: lag'] },
-        },
-      ],
-    });
     const st = limitStep(search, [done(8, { ttftP99Ms: 100 }), done(15, { ttftP99Ms: 120 }), client(16)]);
     expect(st.next).toBeUndefined();
     expect(st.bracket).toMatchObject({
@@ -149,17 +156,6 @@ describe('limitStep: what to measure next', () => {
 });
 
 describe('limitStep: a point invalid twice for a reason not load is unmeasurable (eighth registration)', () => {
-  /** a point whose window and its re-measure were both invalid with an idle DP rank */
-  const idleTwice = (c: number): PointState => ({
-    ...done(c, { valid: false, reasons: ['idle_dp_rank: engine 1 served no request'] }),
-    windows: [
-      {
-        status: 'invalid',
-        remeasureReason: 'invalid for a reason not load',
-        summary: { ...done(c, {}).summary!, valid: false, reasons: ['idle_dp_rank: engine 3 served no request'] },
-      },
-    ],
-  });
   const pass = (c: number) => done(c, { ttftP99Ms: 100 });
   const fail = (c: number) => done(c, { ttftP99Ms: 900 });
 
@@ -213,16 +209,6 @@ describe('limitStep: a point invalid twice for a reason not load is unmeasurable
   });
 
   it('below a client ceiling: the gap is bisected around it, and a gap of unmeasurable points is client-bound', () => {
-    const client = (c: number): PointState => ({
-      ...done(c, { valid: false, reasons: ['client_saturated: lag'] }),
-      windows: [
-        {
-          status: 'invalid',
-          remeasureReason: 'the client could not hold it',
-          summary: { ...done(c, {}).summary!, valid: false, reasons: ['client_saturated: lag'] },
-        },
-      ],
-    });
     expect(limitStep(search, [pass(16), idleTwice(24), client(32)]).next).toMatchObject({ concurrency: 23 });
     // a doubling that skips an unmeasurable point to the ceiling bisects below it, never one below the
     // ceiling (the eighth run's C2 miss walked 63, 62, … 51: docs/statistics.md "Ninth registration")
