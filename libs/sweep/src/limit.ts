@@ -304,7 +304,6 @@ function moves(unmeasurable: ReadonlySet<number>): Moves {
 function upwardStep(
   lo: LimitPoint,
   ceiling: number | undefined,
-  max: number,
   searchMax: number,
   ciText: string,
   m: Moves,
@@ -325,7 +324,8 @@ function upwardStep(
         text: `≥ ${at}: c=${at} meets the SLO, ${clientText(ceiling)}${m.note(at, ceiling)}; ${ciText}`,
       },
     };
-  if (at >= max)
+  // below a client ceiling every remaining case returned above: from here the range ends at maxConcurrency
+  if (at >= searchMax)
     return {
       bracket: {
         concurrency: at,
@@ -334,7 +334,7 @@ function upwardStep(
         text: `c=${at} (maxConcurrency) meets the SLO: the limit is above the search range; ${ciText}`,
       },
     };
-  if (next === undefined) return { bracket: unresolved(`≥ ${at}${m.note(at, max)}; ${ciText}`) };
+  if (next === undefined) return { bracket: unresolved(`≥ ${at}${m.note(at, searchMax)}; ${ciText}`) };
   return {
     bracket: unresolved(`≥ ${at} (no failing point yet); ${ciText}`),
     next: {
@@ -358,15 +358,13 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
     text,
   });
   if (!lo && !hiPt) {
-    const low = [...f.unmeasurable].filter((c) => c <= max);
-    const start = low.length === 0 ? min : m.up(Math.max(...low), max);
+    // the highest unmeasurable point in range (idle ranks below the DP size): start above it
+    const top = Math.max(0, ...[...f.unmeasurable].filter((c) => c <= max));
+    const start = top === 0 ? min : m.up(top, max);
     if (start !== undefined && start <= max)
       return {
         bracket: { concurrency: null, status: 'unresolved', text: `no point measured yet${m.note(min, max)}` },
-        next: {
-          concurrency: start,
-          reason: low.length ? `start above c=${Math.max(...low)}${m.note(min, max)}` : 'start',
-        },
+        next: { concurrency: start, reason: top === 0 ? 'start' : `start above c=${top}${m.note(min, max)}` },
       };
     if (ceiling !== undefined)
       return {
@@ -381,7 +379,7 @@ function bracketStep(s: SweepSearch, f: LimitFit, ciText: string): { bracket: Br
       bracket: { concurrency: null, status: 'unresolved', text: `no concurrency could be measured${m.note(min, max)}` },
     };
   }
-  if (!hiPt) return upwardStep(lo!, ceiling, max, s.maxConcurrency, ciText, m, unresolved);
+  if (!hiPt) return upwardStep(lo!, ceiling, s.maxConcurrency, ciText, m, unresolved);
   const hi = hiPt.concurrency;
   if (!lo) {
     if (hi <= min)
